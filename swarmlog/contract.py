@@ -1,0 +1,110 @@
+"""The Log contract every backend keeps (DESIGN 3), and what a caller may rely on.
+
+Requirements a backend must meet (the tests in ``tests/test_log_contract.py`` check them):
+
+R1 seq is gapless and strictly increasing; a reader never sees seq k+1 before k.
+R2 an append returns only once its events are committed at the promised durability.
+R3 appending an event whose ``id`` is already stored returns the stored original.
+R4 ``expect={key: v}`` appends only when every key's version is exactly v, else
+   raises VersionConflict(key, expected, actual) and writes nothing.
+R5 ``append_many`` is atomic: all of its events are visible or none is.
+R6 ``follow`` yields every event from ``from_seq`` on, in order, each once.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from .envelope import Event
+
+if TYPE_CHECKING:
+    from .checkpoint import CheckpointStore
+
+
+class Log(abc.ABC):
+    """An append-only, totally ordered log of events."""
+
+    name: str
+    """The swarm's name; fills ``swarm`` on events that leave it empty."""
+
+    @abc.abstractmethod
+    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
+        """Append one event; return the stored event (with seq)."""
+
+    @abc.abstractmethod
+    def append_many(
+        self, events: Iterable[Event], expect: Mapping[str, int] | None = None
+    ) -> list[Event]:
+        """Append a batch atomically (all or nothing); return the stored events."""
+
+    @abc.abstractmethod
+    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
+        """Stored events with ``from_seq <= seq <= to_seq`` in seq order."""
+
+    @abc.abstractmethod
+    def follow(self, from_seq: int = 1, timeout: float | None = None) -> Iterator[Event]:
+        """Yield events from ``from_seq`` on as they are appended.
+
+        Ends when nothing new arrived for ``timeout`` seconds (never, if None).
+        """
+
+    @property
+    @abc.abstractmethod
+    def last_seq(self) -> int:
+        """Highest committed seq (0 for an empty log)."""
+
+    @abc.abstractmethod
+    def version(self, key: str) -> int:
+        """Seq of the last event carrying ``key``; 0 if none ever did."""
+
+    @abc.abstractmethod
+    def verify(self) -> VerifyReport:
+        """Check integrity of the whole log; never modifies it."""
+
+    @property
+    @abc.abstractmethod
+    def checkpoints(self) -> CheckpointStore:
+        """This log's checkpoint store."""
+
+    def wait_for_change(self, timeout: float) -> bool:
+        """Block until the log may have changed or ``timeout`` passes; True if woken."""
+        import time
+
+        time.sleep(timeout)
+        return False
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (threads, connections); the log is unusable afterwards."""
+
+    def __enter__(self) -> Log:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class VerifyReport:
+    """What ``verify()`` found: counts, problems (fatal) and notes (repairs, warnings)."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.last_seq = 0
+        self.segments = 0
+        self.problems: list[str] = []
+        self.notes: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "last_seq": self.last_seq,
+            "segments": self.segments,
+            "problems": self.problems,
+            "notes": self.notes,
+        }

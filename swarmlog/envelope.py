@@ -1,0 +1,340 @@
+"""The event envelope: one JSON object per line, fixed key order, CRC-32 as the last key.
+
+Record format (one line, UTF-8)::
+
+    {"seq":7,"id":"…","ts":1.5,"swarm":"s","agent":"a","session":"…","thread":"…",
+     "type":"memory.shared","key":"…","body":{…sorted keys…},"causes":[3,5],"more":2,"crc":123}\n
+
+Optional keys (session, thread, key, causes, more) are left out when empty. ``crc`` is the
+CRC-32 of the line's bytes up to the comma before ``"crc"`` followed by ``}``; i.e. of the
+same object without its crc. ``more`` is a storage detail of batches (how many records of the
+same batch follow); it never reaches an Event.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from .errors import InvalidEvent
+from .names import check_name, check_type
+
+CRC_SEP = b',"crc":'
+_SORT = orjson.OPT_SORT_KEYS
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits enforced at append (bytes of UTF-8)."""
+
+    max_content: int = 16 * 1024
+    max_event: int = 1024 * 1024
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+_OPTIONAL = ("swarm", "session", "thread", "key")
+_ORDER = ("seq", "id", "ts", "swarm", "agent", "session", "thread", "type", "key", "body", "causes")
+
+
+class Event:
+    """One event: an immutable view over its envelope dict.
+
+    ``seq`` is set by the log; ``id`` (uuid4 hex), ``ts`` (now) and ``swarm`` (the log's
+    name) have defaults. Construction validates names, type, ts and causes; the body is
+    validated against its type's pydantic model at append. Stored events read back from
+    a log skip validation (their crc vouches for them), which keeps reads cheap.
+    """
+
+    __slots__ = ("_d",)
+    _d: dict[str, Any]
+
+    def __init__(
+        self,
+        *,
+        agent: str,
+        type: str,
+        body: dict[str, Any] | None = None,
+        id: str | None = None,
+        ts: float | None = None,
+        swarm: str | None = None,
+        session: str | None = None,
+        thread: str | None = None,
+        key: str | None = None,
+        causes: list[int] | None = None,
+        seq: int | None = None,
+    ) -> None:
+        d: dict[str, Any] = {}
+        if seq is not None:
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+                raise InvalidEvent(f"seq must be an integer >= 1, got {seq!r}")
+            d["seq"] = seq
+        d["id"] = _new_id() if id is None else check_name("id", id)
+        if ts is None:
+            ts = time.time()
+        elif isinstance(ts, bool) or not isinstance(ts, (int, float)) or not math.isfinite(ts):
+            raise InvalidEvent(f"ts must be a finite number of unix seconds, got {ts!r}")
+        d["ts"] = float(ts)
+        if swarm is not None:
+            d["swarm"] = check_name("swarm", swarm)
+        d["agent"] = check_name("agent", agent)
+        if session is not None:
+            d["session"] = check_name("session", session)
+        if thread is not None:
+            d["thread"] = check_name("thread", thread)
+        d["type"] = check_type(type)
+        if key is not None:
+            d["key"] = check_name("key", key)
+        if body is None:
+            body = {}
+        if not isinstance(body, dict):
+            raise InvalidEvent(f"body must be an object, got {type_name(body)}")
+        d["body"] = body
+        if causes:
+            if not isinstance(causes, (list, tuple)) or any(
+                isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in causes
+            ):
+                raise InvalidEvent("causes must be a list of seqs (integers >= 1)")
+            d["causes"] = list(causes)
+        object.__setattr__(self, "_d", d)
+
+    # read-only attributes -------------------------------------------------
+    @property
+    def seq(self) -> int | None:
+        return self._d.get("seq")
+
+    @property
+    def id(self) -> str:
+        return self._d["id"]
+
+    @property
+    def ts(self) -> float:
+        return self._d["ts"]
+
+    @property
+    def swarm(self) -> str | None:
+        return self._d.get("swarm")
+
+    @property
+    def agent(self) -> str:
+        return self._d["agent"]
+
+    @property
+    def session(self) -> str | None:
+        return self._d.get("session")
+
+    @property
+    def thread(self) -> str | None:
+        return self._d.get("thread")
+
+    @property
+    def type(self) -> str:
+        return self._d["type"]
+
+    @property
+    def key(self) -> str | None:
+        return self._d.get("key")
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self._d["body"]
+
+    @property
+    def causes(self) -> list[int] | None:
+        return self._d.get("causes")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Event is immutable; use .replace(...)")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Event) and self._d == other._d
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._d.items())
+        return f"Event({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (from_stored, (dict(self._d),))
+
+    def replace(self, **changes: Any) -> Event:
+        """A validated copy with some fields changed."""
+        d = {k: self._d.get(k) for k in _ORDER}
+        d.update(changes)
+        return Event(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The envelope as a plain dict in envelope order, empty optionals left out."""
+        return {k: self._d[k] for k in _ORDER if k in self._d}
+
+    def canonical_bytes(self) -> bytes:
+        """The record line this event is stored as (with crc and trailing newline)."""
+        if self.seq is None or self.swarm is None:
+            raise InvalidEvent("only a stored event (with seq and swarm) has canonical bytes")
+        return encode(self)
+
+    @classmethod
+    def from_line(cls, line: bytes) -> Event:
+        """Parse and CRC-check one record line; raises InvalidEvent when it does not hold."""
+        ev, _ = decode(line)
+        return ev
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Event:
+        """Validate a dict (e.g. a JSONL line a user wrote) into an Event."""
+        if not isinstance(d, dict):
+            raise InvalidEvent(f"an event must be a JSON object, got {type_name(d)}")
+        unknown = set(d) - set(_ORDER) - {"crc"}
+        if unknown:
+            raise InvalidEvent(f"unknown envelope field(s): {', '.join(sorted(unknown))}")
+        if "agent" not in d or "type" not in d:
+            missing = "agent" if "agent" not in d else "type"
+            raise InvalidEvent(f"event is missing the required field {missing!r}")
+        return cls(**{k: v for k, v in d.items() if k != "crc"})
+
+
+def type_name(v: object) -> str:
+    """A short JSON-ish name of a value's type, for error messages."""
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+        type(v), type(v).__name__
+    )
+
+
+def make_event(**fields: Any) -> Event:
+    """Build an Event from keyword fields (kept for symmetry with ``Event.from_dict``)."""
+    return Event(**fields)
+
+
+def one_line(e: ValidationError) -> str:
+    """pydantic's first error as one line: ``field: message (and N more)``."""
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ())) or "event"
+    msg = str(err.get("msg", "invalid"))
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
+    return f"{loc}: {msg}{more}"
+
+
+# ---------------------------------------------------------------- body registry
+
+BodyCheck = Callable[[dict[str, Any]], None]
+_BODIES: dict[str, type[BaseModel]] = {}
+
+
+def register_body(type_name: str, model: type[BaseModel]) -> None:
+    """Declare the pydantic model that validates bodies of ``type_name`` at append."""
+    _BODIES[check_type(type_name)] = model
+
+
+def body_model(type_name: str) -> type[BaseModel] | None:
+    """The registered body model of a type, or None (unknown types are carried through)."""
+    return _BODIES.get(type_name)
+
+
+def _check_finite(obj: Any, path: str) -> None:
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise InvalidEvent(f"{path} is not a finite number")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise InvalidEvent(f"{path} has a non-string key {k!r}")
+            _check_finite(v, f"{path}.{k}")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _check_finite(v, f"{path}[{i}]")
+
+
+def validate_for_append(ev: Event, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Checks that run at append: known body shape, finite numbers, content size."""
+    _check_finite(ev.body, "body")
+    model = _BODIES.get(ev.type)
+    if model is not None:
+        try:
+            model.model_validate(ev.body)
+        except ValidationError as e:
+            raise InvalidEvent(f"{ev.type} body: {one_line(e)}") from None
+    content = ev.body.get("content")
+    if isinstance(content, str):
+        n = len(content.encode("utf-8"))
+        if n > limits.max_content:
+            raise InvalidEvent(f"content is {n} bytes (max {limits.max_content})")
+
+
+# ---------------------------------------------------------------- encode / decode
+
+
+def encode(ev: Event, seq: int | None = None, swarm: str | None = None, more: int = 0) -> bytes:
+    """Serialize to one record line (crc and newline included); ``seq``/``swarm`` override."""
+    src = ev._d
+    d: dict[str, Any] = {"seq": src.get("seq") if seq is None else seq}
+    for k in _ORDER[1:]:
+        if k == "swarm" and swarm is not None:
+            d["swarm"] = swarm
+        elif k in src:
+            d[k] = src[k]
+    try:
+        d["body"] = orjson.Fragment(orjson.dumps(src["body"], option=_SORT))
+        if more:
+            d["more"] = more
+        head = orjson.dumps(d)
+    except TypeError as e:
+        raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
+    crc = zlib.crc32(memoryview(head)[:-1])
+    return head[:-1] + b',"crc":%d}\n' % crc
+
+
+def check_crc(line: bytes) -> bool:
+    """True when ``line`` (with or without its newline) carries a matching crc."""
+    end = len(line) - 1 if line.endswith(b"\n") else len(line)
+    i = line.rfind(CRC_SEP, 0, end)
+    if i < 0 or line[end - 1 : end] != b"}":
+        return False
+    digits = line[i + 7 : end - 1]
+    if not digits.isdigit():
+        return False
+    return zlib.crc32(memoryview(line)[:i]) == int(digits)
+
+
+def decode_dict(line: bytes) -> dict[str, Any]:
+    """CRC-check and parse a record line into its dict (crc removed, ``more`` kept)."""
+    if not check_crc(line):
+        raise InvalidEvent("record fails its crc check")
+    try:
+        d = orjson.loads(line)
+    except orjson.JSONDecodeError as e:
+        raise InvalidEvent(f"record is not valid JSON: {e}") from None
+    if not isinstance(d, dict) or "seq" not in d:
+        raise InvalidEvent("record is not an event object")
+    del d["crc"]
+    return d
+
+
+def decode(line: bytes) -> tuple[Event, int]:
+    """Parse a record line into (Event, more)."""
+    d = decode_dict(line)
+    more = d.pop("more", 0)
+    return from_stored(d), more
+
+
+def from_stored(d: dict[str, Any]) -> Event:
+    """Wrap a stored, CRC-checked dict as an Event without re-validating it (hot path)."""
+    ev = object.__new__(Event)
+    object.__setattr__(ev, "_d", d)
+    return ev

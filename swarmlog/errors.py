@@ -1,0 +1,52 @@
+"""Every error swarmlog raises, so callers can catch the family or one kind."""
+
+from __future__ import annotations
+
+
+class SwarmlogError(Exception):
+    """Base of all swarmlog errors; its message is one line, fit for a CLI."""
+
+
+class InvalidEvent(SwarmlogError, ValueError):
+    """An event (or a field of it) failed validation; nothing was written."""
+
+
+class VersionConflict(SwarmlogError):
+    """An expectation on a key's version did not hold; nothing was written.
+
+    ``actual`` is the key's current version (seq of its last event, 0 if none).
+    ``events`` may carry the events written on that key since ``expected``.
+    """
+
+    def __init__(self, key: str, expected: int, actual: int, events: list | None = None) -> None:
+        super().__init__(f"version conflict on {key!r}: expected {expected}, actual {actual}")
+        self.key = key
+        self.expected = expected
+        self.actual = actual
+        self.events = events or []
+
+    def __reduce__(self) -> tuple:  # picklable across processes
+        return (VersionConflict, (self.key, self.expected, self.actual, self.events))
+
+
+class CorruptionError(SwarmlogError):
+    """A record that is not the last one failed its checksum or did not parse."""
+
+    def __init__(self, segment: str, offset: int, seq: int | None, reason: str) -> None:
+        where = f"seq {seq}" if seq is not None else "unknown seq"
+        super().__init__(f"corrupt record in {segment} at byte {offset} ({where}): {reason}")
+        self.segment = segment
+        self.offset = offset
+        self.seq = seq
+        self.reason = reason
+
+    def __reduce__(self) -> tuple:
+        return (CorruptionError, (self.segment, self.offset, self.seq, self.reason))
+
+
+class DurabilityError(SwarmlogError):
+    """fsync failed: the log can no longer promise durability and refuses to go on."""
+
+
+class LogUnavailable(SwarmlogError):
+    """The log's backing store cannot be reached, opened or used."""

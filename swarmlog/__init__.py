@@ -1,5 +1,6 @@
 """swarmlog: the append-only, checksummed event log under a swarm's shared memory."""
 
+from .checkpoint import Checkpoint, CheckpointInfo, CheckpointStore, FileCheckpointStore
 from .contract import Log, VerifyReport
 from .envelope import DEFAULT_LIMITS, Event, Limits, register_body
 from .errors import (
@@ -10,12 +11,19 @@ from .errors import (
     SwarmlogError,
     VersionConflict,
 )
+from .filelog import FileLog
+from .open import open_log
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "Checkpoint",
+    "CheckpointInfo",
+    "CheckpointStore",
     "CorruptionError",
     "DurabilityError",
     "Event",
+    "FileCheckpointStore",
+    "FileLog",
     "InvalidEvent",
     "Limits",
     "Log",
@@ -23,5 +31,6 @@ __all__ = [
     "SwarmlogError",
     "VerifyReport",
     "VersionConflict",
+    "open_log",
     "register_body",
 ]

@@ -174,7 +174,7 @@ class Event:
 
     def replace(self, **changes: Any) -> Event:
         """A validated copy with some fields changed."""
-        d = {k: self._d.get(k) for k in _ORDER}
+        d: dict[str, Any] = {k: self._d.get(k) for k in _ORDER}
         d.update(changes)
         return Event(**d)
 

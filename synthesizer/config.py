@@ -1,0 +1,83 @@
+"""Configuration of the fold: pool, tiers and synthesizer constants, with the seeds' defaults.
+
+A state is only comparable with another folded under the same configuration, so the
+config has a stable ``digest()`` that checkpoints carry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PoolConfig(BaseModel):
+    """The seed pool (000): strength decay per tick, eviction, capacity, reinforcement."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    decay_rate: float = Field(0.05, ge=0.0, lt=1.0)
+    eviction_threshold: float = Field(0.1, ge=0.0)
+    capacity: int = Field(1000, ge=1)
+    boost: float = Field(0.2, ge=0.0)
+    max_strength: float = Field(1.0, gt=0.0)
+
+
+class TierConfig(BaseModel):
+    """Three-tier consolidation (seed 003): energy decay per hour, promotion, clusters."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    working_decay: float = Field(0.5, ge=0.0)
+    short_decay: float = Field(0.05, ge=0.0)
+    long_decay: float = Field(0.001, ge=0.0)
+    promote_short: float = 2.0
+    promote_long: float = 5.0
+    session_end_promote: float = 1.5
+    working_expire: float = 0.1
+    access_energy: float = 1.0
+    coactivation_threshold: int = Field(3, ge=0)
+    retro_similarity: float = 0.7
+    retro_factor: float = 0.5
+
+
+class SynthSettings(BaseModel):
+    """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    near_duplicate: float = Field(0.9, ge=-1.0, le=1.0)
+    checkpoint_every: int = Field(1000, ge=1)
+
+
+class SynthConfig(BaseModel):
+    """Everything the fold and the synthesizer are parameterised by.
+
+    ``importance_weight`` (w in [0, 1]) sets how much importance counts in search
+    relevance: the factor is ``1 - w + w * importance`` (w = 1: plain importance, as in
+    the seed pool; w = 0: importance ignored).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pool: PoolConfig = PoolConfig()
+    tiers: TierConfig = TierConfig()
+    synthesizer: SynthSettings = SynthSettings()
+    importance_weight: float = Field(1.0, ge=0.0, le=1.0)
+
+    def importance_factor(self, importance: float) -> float:
+        """The relevance multiplier of a fact of this importance."""
+        w = self.importance_weight
+        return 1.0 - w + w * importance
+
+    def canonical_json(self) -> bytes:
+        """The config as canonical JSON (sorted keys), the input of ``digest()``."""
+        return orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+
+    def digest(self) -> str:
+        """A stable hex hash of the configuration (blake2b-128 of its canonical JSON)."""
+        return hashlib.blake2b(self.canonical_json(), digest_size=16).hexdigest()
+
+
+DEFAULT_CONFIG = SynthConfig()

@@ -1,0 +1,333 @@
+"""Deterministic local text embeddings (no network, no model download).
+
+`HashingEmbedder` maps text to a fixed-size vector with the hashing trick over
+lexical features: word unigrams, word bigrams and character 3-5-grams inside
+words.  It knows nothing about meaning, but it is very good at what the
+synthesizer needs most — recognising the *same statement worded slightly
+differently* (case, punctuation, inflection, a word added or reordered) — and
+it is byte-for-byte reproducible across runs, processes and machines because
+every hash is blake2b over UTF-8 (never Python's salted `hash()`).
+
+Agents may bring their own vectors from any other embedder; they live in a
+separate namespace keyed by embedder id and dimension (see `vindex`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "check_vector",
+    "normalise",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into L2-normalised float32 rows of width `dim`."""
+
+    @property
+    def id(self) -> str:
+        """Stable identifier of the embedding space (vectors of different ids never mix)."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Width of every vector this embedder returns."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a float32 array [len(texts), dim] of L2-normalised rows."""
+        ...
+
+
+def check_vector(vec: object, dim: int) -> np.ndarray:
+    """Return `vec` as a 1-D float32 array of length `dim`, or raise ValueError.
+
+    Why: vectors arrive from agents; a wrong width or a NaN must be rejected
+    at the door with a one-line message rather than poison a search later.
+    """
+    try:
+        arr = np.asarray(vec, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"vector is not numeric: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"vector must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != dim:
+        raise ValueError(f"vector has dimension {arr.shape[0]}, expected {dim}")
+    if not np.isfinite(arr).all():
+        raise ValueError("vector contains non-finite values (NaN or infinity)")
+    return arr
+
+
+def normalise(vec: np.ndarray) -> np.ndarray:
+    """Return `vec` (1-D, or 2-D row-wise) scaled to unit L2 norm as float32.
+
+    Zero vectors stay zero, so their cosine with anything is 0 instead of NaN.
+    """
+    arr = np.asarray(vec, dtype=np.float32)
+    if arr.ndim == 1:
+        norm = float(np.sqrt(np.dot(arr, arr)))
+        return arr / norm if norm > 0.0 else arr.copy()
+    norms = np.sqrt(np.einsum("ij,ij->i", arr, arr))
+    norms[norms == 0.0] = 1.0
+    return arr / norms[:, None]
+
+
+# --- the hashing embedder ------------------------------------------------------
+
+# Words that carry little content: they still count, but lightly, and word
+# bigrams are built over the remaining words — so adding "is"/"the"/"of"
+# hardly moves a vector, while a changed noun or number does.
+_STOPWORDS = frozenset(
+    """
+    a an the and or but nor so yet of to in on at by for with from into onto upon
+    as than then that this these those there here it its is are was were be been
+    being am do does did has have had having will would shall should can could may
+    might must i you he she we they me him her us them my your his our their
+    what which who whom whose when where why how not no all any both each few more
+    most some such only own same too very just also about over under again further
+    once s t
+    """.split()
+)
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+# Feature weights, tuned on paraphrase pairs (see tests/test_embed.py): the
+# character n-grams carry most of the mass so inflections ("listens" /
+# "listening") and split compounds ("dataset" / "data set") still match; word
+# unigrams and content-word bigrams sharpen exact wording and order.
+_W_UNIGRAM = 0.55
+_W_BIGRAM = 0.35
+_W_CHARS = 1.0
+_W_STOP = 0.25  # multiplier for every feature of a stopword
+_W_NUMBER = 1.6  # numbers have no useful char n-grams: one strong unigram instead
+
+
+def _fold(text: str) -> str:
+    """NFKC + casefold, then strip accents (so "Café" and "cafe" match)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def tokenize(text: str) -> list[str]:
+    """Return the folded word tokens of `text` (letters/digits runs; `_` splits)."""
+    return _TOKEN.findall(_fold(text))
+
+
+class _Vocabulary:
+    """Bounded token cache: token -> its sparse hashed features, stored CSR-style.
+
+    Why: hashing a word's ~20 character n-grams with blake2b is the expensive
+    part of embedding; natural text reuses few words, so each is hashed once and
+    later batches only gather precomputed (bucket, weight) runs with numpy.
+    When the cache outgrows `max_words` it is cleared between batches; results
+    never depend on what is cached (features are pure functions of the token).
+    """
+
+    def __init__(self, dim: int, max_words: int) -> None:
+        self.dim = dim
+        self.max_words = max_words
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every cached token."""
+        self.ids: dict[str, int] = {}
+        self.ptr = np.zeros(1024 + 1, dtype=np.int64)  # features of word w: ptr[w]:ptr[w+1]
+        self.word_hash = np.zeros(1024, dtype=np.uint64)  # seed of the word's bigrams
+        self.is_stop = np.zeros(1024, dtype=bool)
+        self.feat_idx = np.zeros(16384, dtype=np.int64)
+        self.feat_val = np.zeros(16384, dtype=np.float64)
+        self.n_feat = 0
+
+    def add_many(self, words: list[str]) -> None:
+        """Compute and store the features of each (new, distinct) word."""
+        for word in words:
+            self._add(word)
+
+    def _add(self, word: str) -> None:
+        wid = len(self.ids)
+        if wid + 1 >= self.word_hash.shape[0]:
+            grow = self.word_hash.shape[0] * 2
+            self.word_hash = _grown(self.word_hash, grow)
+            self.is_stop = _grown(self.is_stop, grow)
+            self.ptr = _grown(self.ptr, grow + 1)
+        buckets, weights = _word_features(word, self.dim)
+        end = self.n_feat + len(buckets)
+        if end > self.feat_idx.shape[0]:
+            grow = max(end, self.feat_idx.shape[0] * 2)
+            self.feat_idx = _grown(self.feat_idx, grow)
+            self.feat_val = _grown(self.feat_val, grow)
+        self.feat_idx[self.n_feat : end] = buckets
+        self.feat_val[self.n_feat : end] = weights
+        self.n_feat = end
+        self.ptr[wid + 1] = end
+        self.word_hash[wid] = _hash64("b:" + word)
+        self.is_stop[wid] = word in _STOPWORDS
+        self.ids[word] = wid
+
+
+def _grown(arr: np.ndarray, size: int) -> np.ndarray:
+    """Return a copy of `arr` extended with zeros to `size` entries."""
+    out = np.zeros(size, dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _hash64(feature: str) -> int:
+    """Deterministic 64-bit hash of a feature string (blake2b-8 of its UTF-8)."""
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _word_features(word: str, dim: int) -> tuple[list[int], list[float]]:
+    """Signed hashed features of one token: its unigram plus its char 3-5-grams."""
+    acc: dict[int, float] = {}
+
+    def put(feature: str, weight: float) -> None:
+        h = _hash64(feature)
+        bucket = (h >> 1) % dim
+        acc[bucket] = acc.get(bucket, 0.0) + (weight if h & 1 else -weight)
+
+    scale = _W_STOP if word in _STOPWORDS else 1.0
+    if word.isdigit():
+        put("w:" + word, _W_NUMBER * scale)
+    else:
+        put("w:" + word, _W_UNIGRAM * scale)
+        marked = f"<{word}>"
+        grams = [marked[i : i + n] for n in (3, 4, 5) for i in range(len(marked) - n + 1)]
+        if grams:
+            # Each word's char part has norm ~_W_CHARS whatever the word's length.
+            weight = _W_CHARS * scale / math.sqrt(len(grams))
+            for gram in grams:
+                put("c:" + gram, weight)
+    buckets = list(acc)
+    return buckets, [acc[b] for b in buckets]
+
+
+# splitmix64 constants: mixing two word hashes into an order-sensitive bigram hash.
+_K0 = np.uint64(0x9E3779B97F4A7C15)
+_K1 = np.uint64(0xBF58476D1CE4E5B9)
+_K2 = np.uint64(0x94D049BB133111EB)
+
+
+def _bigram_hash(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Mix uint64 word hashes pairwise (order matters) with a splitmix64 finaliser."""
+    x = (first * _K0) ^ second
+    x ^= x >> np.uint64(30)
+    x *= _K1
+    x ^= x >> np.uint64(27)
+    x *= _K2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+class HashingEmbedder:
+    """Signed feature hashing of words, content-word bigrams and char 3-5-grams.
+
+    Why: a deterministic, dependency-free default embedder that scores
+    near-duplicate wording >= 0.9 while different facts on the same topic stay
+    lower, and embeds tens of thousands of short sentences per second.
+    Features: word unigrams and char n-grams (with `<`/`>` word-boundary marks)
+    weighted by 1 + ln(tf) of their word; bigrams of consecutive non-stopwords;
+    stopwords weighted down; numbers as one strong unigram. Not thread-safe
+    (one cache per instance): use one instance per thread.
+    """
+
+    VERSION = "hash-v1"
+
+    def __init__(self, dim: int = 384, *, cache_words: int = 1 << 17) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
+            raise ValueError(f"dim must be an integer >= 8, got {dim!r}")
+        self._dim = dim
+        self._id = f"{self.VERSION}-{dim}"
+        self._vocab = _Vocabulary(dim, cache_words)
+
+    @property
+    def id(self) -> str:
+        """Embedder id, e.g. "hash-v1-384"; changes whenever vectors would change."""
+        return self._id
+
+    @property
+    def dim(self) -> int:
+        """Vector width."""
+        return self._dim
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder(dim={self._dim})"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed a batch: float32 [len(texts), dim], rows L2-normalised (no words -> zeros)."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
+        n = len(texts)
+        dim = self._dim
+        vocab = self._vocab
+        if len(vocab.ids) > vocab.max_words:
+            vocab.clear()
+        findall = _TOKEN.findall
+        token_lists = [findall(_fold(text)) for text in texts]
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
+        tokens = list(itertools.chain.from_iterable(token_lists))
+        known = vocab.ids
+        missing = [t for t in dict.fromkeys(tokens) if t not in known]
+        if missing:
+            vocab.add_many(missing)
+        if not tokens:
+            return np.zeros((n, dim), dtype=np.float32)
+        wids = np.fromiter(map(known.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        sent = np.repeat(np.arange(n, dtype=np.int64), lengths)
+
+        # Word-level term frequency, in first-occurrence order within each text
+        # (a canonical summation order: vectors never depend on cache history).
+        key = sent * len(known) + wids
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")
+        first = first[order]
+        u_sent = sent[first]
+        u_wid = wids[first]
+        tf_weight = 1.0 + np.log(counts[order].astype(np.float64))
+
+        starts = vocab.ptr[u_wid]
+        runs = vocab.ptr[u_wid + 1] - starts
+        total = int(runs.sum())
+        run_start = np.cumsum(runs) - runs
+        pos = np.arange(total, dtype=np.int64) + np.repeat(starts - run_start, runs)
+        word_idx = vocab.feat_idx[pos] + np.repeat(u_sent * dim, runs)
+        word_val = vocab.feat_val[pos] * np.repeat(tf_weight, runs)
+
+        # Bigrams of consecutive content words of the same text.
+        content = ~vocab.is_stop[wids]
+        c_wid = wids[content]
+        c_sent = sent[content]
+        same = c_sent[1:] == c_sent[:-1]
+        h = _bigram_hash(vocab.word_hash[c_wid[:-1][same]], vocab.word_hash[c_wid[1:][same]])
+        bi_idx = (h >> np.uint64(1)) % np.uint64(dim)
+        bi_idx = bi_idx.astype(np.int64) + c_sent[1:][same] * dim
+        bi_val = np.where((h & np.uint64(1)).astype(bool), _W_BIGRAM, -_W_BIGRAM)
+
+        flat_idx = np.concatenate([word_idx, bi_idx])
+        flat_val = np.concatenate([word_val, bi_val])
+        mat = np.bincount(flat_idx, weights=flat_val, minlength=n * dim).reshape(n, dim)
+        norms = np.sqrt(np.einsum("ij,ij->i", mat, mat))
+        norms[norms == 0.0] = 1.0
+        return (mat / norms[:, None]).astype(np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed a single text: float32 [dim], unit norm (or all zeros for no words)."""
+        return self.embed([text])[0]

@@ -1,0 +1,253 @@
+"""Event type names and the pydantic models that validate their bodies at append.
+
+Importing this module registers every model with ``swarmlog.envelope.register_body``,
+so a log rejects malformed bodies of known types while carrying unknown types through.
+The fold itself never uses these models (they are too slow for the hot path): it reads
+the already-validated body dicts directly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from swarmlog.envelope import register_body
+from swarmlog.names import check_name
+
+# ---------------------------------------------------------------- type names
+
+MEMORY_SHARED = "memory.shared"
+MEMORY_REINFORCED = "memory.reinforced"
+MEMORY_RECALLED = "memory.recalled"
+MEMORY_FEEDBACK = "memory.feedback"
+FACT_CREATED = "fact.created"
+FACT_CORROBORATED = "fact.corroborated"
+FACT_CONTESTED = "fact.contested"
+FACT_RESOLVED = "fact.resolved"
+FACT_UPDATED = "fact.updated"
+FACT_RETRACTED = "fact.retracted"
+POOL_TICK = "pool.tick"
+SESSION_STARTED = "session.started"
+SESSION_ENDED = "session.ended"
+IDENTITY_FORGOTTEN = "identity.forgotten"
+SYNTH_PROGRESS = "synth.progress"
+BOARD_CONFLICT = "board.conflict"
+
+SYNTH_AGENT = "synthesizer"
+"""Agent name (and CAS key) of the synthesizer's events."""
+
+STATUSES = ("active", "contested", "superseded", "retracted")
+TIERS = ("working", "short_term", "long_term")
+MAX_CONTENT = 16384
+MAX_SHORT_TEXT = 1024
+
+# ---------------------------------------------------------------- field types
+
+
+def _name(v: str) -> str:
+    return check_name("name", v)
+
+
+def _content(v: str) -> str:
+    if not v.strip():
+        raise ValueError("content must not be blank")
+    return v
+
+
+def _finite_vector(v: list[float]) -> list[float]:
+    if not v:
+        raise ValueError("embedding must not be empty")
+    if not all(math.isfinite(x) for x in v):
+        raise ValueError("embedding must hold finite numbers only")
+    return v
+
+
+def _subject(v: str) -> str:
+    if not v.strip() or any(not ch.isprintable() for ch in v):
+        raise ValueError("subject must be non-blank printable text")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_name)]
+Content = Annotated[str, Field(min_length=1, max_length=MAX_CONTENT), AfterValidator(_content)]
+Subject = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_subject)]
+Value = Annotated[str, Field(max_length=MAX_CONTENT)]
+ShortText = Annotated[str, Field(max_length=MAX_SHORT_TEXT)]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Cosine = Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
+Seq = Annotated[int, Field(ge=1, strict=True)]
+Vector = Annotated[list[Finite], AfterValidator(_finite_vector)]
+Status = Literal["active", "contested", "superseded", "retracted"]
+
+
+class _Body(BaseModel):
+    """Common settings: extra fields are tolerated (forward compatibility)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+# ---------------------------------------------------------------- agent events
+
+
+class MemoryShared(_Body):
+    """A raw memory; thread and session normally come from the envelope."""
+
+    content: Content
+    category: Name = "general"
+    importance: Importance = 0.5
+    thread: Name | None = None
+    subject: Subject | None = None
+    value: Value | None = None
+    ttl_s: Annotated[float, Field(gt=0.0, allow_inf_nan=False)] | None = None
+    embedding: Vector | None = None
+    embedder: Name | None = None
+
+    @model_validator(mode="after")
+    def _embedder_with_embedding(self) -> MemoryShared:
+        if self.embedding is not None and self.embedder is None:
+            raise ValueError("embedder is required when an embedding is given")
+        return self
+
+
+class MemoryReinforced(_Body):
+    """One agent's vote for a fact (counted once per agent per fact)."""
+
+    target: Name
+
+
+class MemoryRecalled(_Body):
+    """A search and the facts it returned (an access of each hit)."""
+
+    query: Annotated[str, Field(max_length=MAX_CONTENT)] = ""
+    hits: list[Name] = Field(default_factory=list)
+
+
+class MemoryFeedback(_Body):
+    """Usefulness of a fact for the agent; finite, clamped to [-1, 1] by the fold."""
+
+    target: Name
+    usefulness: Finite
+
+
+class FactUpdated(_Body):
+    """A board write (usually CAS); creates the fact when its key is not a live fact."""
+
+    content: Content | None = None
+    value: Value | None = None
+    status: Status | None = None
+    reason: ShortText | None = None
+    evidence: list[Seq] | None = None
+    category: Name | None = None
+    importance: Importance | None = None
+    subject: Subject | None = None
+
+
+class FactRetracted(_Body):
+    """A board retraction; retracted status sticks against later corroboration."""
+
+    reason: ShortText | None = None
+
+
+class PoolTick(_Body):
+    """One decay step of the pool; no fields."""
+
+
+class SessionBound(_Body):
+    """session.started / session.ended; the session defaults to the envelope's."""
+
+    session: Name | None = None
+
+
+class IdentityForgotten(_Body):
+    """An erasure request for an agent, a session or a thread (at least one)."""
+
+    agent: Name | None = None
+    session: Name | None = None
+    thread: Name | None = None
+
+    @model_validator(mode="after")
+    def _one_identity(self) -> IdentityForgotten:
+        if self.agent is None and self.session is None and self.thread is None:
+            raise ValueError("give an agent, a session or a thread to forget")
+        return self
+
+
+class BoardConflict(_Body):
+    """A CAS attempt that lost (recorded for metrics only)."""
+
+    target: Name
+    expected: Annotated[int, Field(ge=0)]
+    actual: Annotated[int, Field(ge=0)]
+
+
+# ---------------------------------------------------------------- synthesizer events
+
+
+class FactCreated(_Body):
+    """A new fact from raw memory ``evidence``; ``related`` feeds retro strengthening."""
+
+    evidence: Seq
+    signature: Annotated[str, Field(min_length=1, max_length=256)]
+    related: list[tuple[Name, Cosine]] = Field(default_factory=list)
+
+
+class FactCorroborated(_Body):
+    """Raw memory ``evidence`` is a duplicate (exact or near) of the keyed fact."""
+
+    evidence: Seq
+    kind: Literal["exact", "near"]
+    similarity: Cosine = 1.0
+
+
+class FactContested(_Body):
+    """Facts with the same subject and different values."""
+
+    subject: Subject
+    rivals: list[Name] = Field(default_factory=list)
+
+
+class FactResolved(_Body):
+    """A contest's outcome: winner active, losers superseded (may flip later)."""
+
+    subject: Subject
+    winner: Name
+    losers: list[Name] = Field(default_factory=list)
+    reason: ShortText = ""
+
+
+class SynthProgress(_Body):
+    """The highest raw seq the synthesizer has folded."""
+
+    upto: Annotated[int, Field(ge=0, strict=True)]
+
+
+BODY_MODELS: dict[str, type[BaseModel]] = {
+    MEMORY_SHARED: MemoryShared,
+    MEMORY_REINFORCED: MemoryReinforced,
+    MEMORY_RECALLED: MemoryRecalled,
+    MEMORY_FEEDBACK: MemoryFeedback,
+    FACT_CREATED: FactCreated,
+    FACT_CORROBORATED: FactCorroborated,
+    FACT_CONTESTED: FactContested,
+    FACT_RESOLVED: FactResolved,
+    FACT_UPDATED: FactUpdated,
+    FACT_RETRACTED: FactRetracted,
+    POOL_TICK: PoolTick,
+    SESSION_STARTED: SessionBound,
+    SESSION_ENDED: SessionBound,
+    IDENTITY_FORGOTTEN: IdentityForgotten,
+    SYNTH_PROGRESS: SynthProgress,
+    BOARD_CONFLICT: BoardConflict,
+}
+
+
+def register_all() -> None:
+    """Register every body model with the envelope (idempotent)."""
+    for type_name, model in BODY_MODELS.items():
+        register_body(type_name, model)
+
+
+register_all()

@@ -30,6 +30,7 @@ __all__ = [
     "HashingEmbedder",
     "check_vector",
     "normalise",
+    "tokenize",
 ]
 
 
@@ -90,37 +91,38 @@ def normalise(vec: np.ndarray) -> np.ndarray:
 # Words that carry little content: they still count, but lightly, and word
 # bigrams are built over the remaining words — so adding "is"/"the"/"of"
 # hardly moves a vector, while a changed noun or number does.
-_STOPWORDS = frozenset(
-    """
+_STOPWORD_LIST = """
     a an the and or but nor so yet of to in on at by for with from into onto upon
     as than then that this these those there here it its is are was were be been
     being am do does did has have had having will would shall should can could may
     might must i you he she we they me him her us them my your his our their
-    what which who whom whose when where why how not no all any both each few more
-    most some such only own same too very just also about over under again further
-    once s t
-    """.split()
-)
+    what which who whom whose when where why how all any both each few more most
+    some such only own same too very just also about over under again further once
+"""
+_STOPWORDS = frozenset(_STOPWORD_LIST.split())
 
 _TOKEN = re.compile(r"[^\W_]+")
 
-# Feature weights, tuned on paraphrase pairs (see tests/test_embed.py): the
-# character n-grams carry most of the mass so inflections ("listens" /
-# "listening") and split compounds ("dataset" / "data set") still match; word
-# unigrams and content-word bigrams sharpen exact wording and order.
-_W_UNIGRAM = 0.55
-_W_BIGRAM = 0.35
+# Feature weights, tuned on paraphrase / different-fact pairs (see
+# tests/test_embed.py). Light stems and character n-grams carry most of the
+# mass so inflections ("listens" / "listening") and split compounds ("dataset" /
+# "data set") still match; exact unigrams and content-word bigrams sharpen
+# wording and order; numbers weigh a lot because a changed number is a
+# different fact ("port 8080" / "port 9090").
+_W_UNIGRAM = 0.3
+_W_BIGRAM = 0.25
+_W_STEM = 1.2
 _W_CHARS = 1.0
-_W_STOP = 0.25  # multiplier for every feature of a stopword
-_W_NUMBER = 1.6  # numbers have no useful char n-grams: one strong unigram instead
+_W_STOP = 0.15  # multiplier for every feature of a stopword
+_W_NUMBER = 2.2  # numbers have no useful char n-grams: one strong unigram instead
 
 
 def _fold(text: str) -> str:
-    """NFKC + casefold, then strip accents (so "Café" and "cafe" match)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """NFKC + casefold, drop apostrophes ("don't" -> "dont"), strip accents ("café" -> "cafe")."""
+    text = unicodedata.normalize("NFKC", text).casefold().replace("'", "")
     if text.isascii():
         return text
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = unicodedata.normalize("NFKD", text.replace("\u2019", "").replace("\u02bc", ""))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -195,6 +197,26 @@ def _hash64(feature: str) -> int:
     return int.from_bytes(digest, "little")
 
 
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    """Very light English stemmer: "listens"/"listening" -> "listen", "uses"/"using" -> "us".
+
+    Why: inflections are the commonest difference between two wordings of one
+    fact, and short words share too few character n-grams to match otherwise.
+    """
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+            if suffix == "s" and word.endswith("ss"):
+                break
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
 def _word_features(word: str, dim: int) -> tuple[list[int], list[float]]:
     """Signed hashed features of one token: its unigram plus its char 3-5-grams."""
     acc: dict[int, float] = {}
@@ -209,6 +231,7 @@ def _word_features(word: str, dim: int) -> tuple[list[int], list[float]]:
         put("w:" + word, _W_NUMBER * scale)
     else:
         put("w:" + word, _W_UNIGRAM * scale)
+        put("s:" + _stem(word), _W_STEM * scale)
         marked = f"<{word}>"
         grams = [marked[i : i + n] for n in (3, 4, 5) for i in range(len(marked) - n + 1)]
         if grams:
@@ -220,10 +243,30 @@ def _word_features(word: str, dim: int) -> tuple[list[int], list[float]]:
     return buckets, [acc[b] for b in buckets]
 
 
+_SMALL_BATCH = 4  # up to this many texts, build features in Python (lower fixed cost)
+
+_TF_TABLE: list[float] = [0.0, 1.0]  # _TF_TABLE[c] == 1 + ln(c), via math.log only
+
+
+def _tf_weight(count: int) -> float:
+    """Sublinear term-frequency weight 1 + ln(count), from one shared table."""
+    while count >= len(_TF_TABLE):
+        _TF_TABLE.extend(1.0 + math.log(c) for c in range(len(_TF_TABLE), 2 * len(_TF_TABLE)))
+    return _TF_TABLE[count]
+
+
+def _tf_weights(counts: np.ndarray) -> np.ndarray:
+    """Vector form of `_tf_weight` (same table, so the same bits as the scalar form)."""
+    if counts.shape[0]:
+        _tf_weight(int(counts.max()))
+    return np.asarray(_TF_TABLE, dtype=np.float64)[counts]
+
+
 # splitmix64 constants: mixing two word hashes into an order-sensitive bigram hash.
 _K0 = np.uint64(0x9E3779B97F4A7C15)
 _K1 = np.uint64(0xBF58476D1CE4E5B9)
 _K2 = np.uint64(0x94D049BB133111EB)
+_ONE = np.uint64(1)
 
 
 def _bigram_hash(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -272,36 +315,92 @@ class HashingEmbedder:
         return f"HashingEmbedder(dim={self._dim})"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed a batch: float32 [len(texts), dim], rows L2-normalised (no words -> zeros)."""
+        """Embed a batch: float32 [len(texts), dim], rows L2-normalised (no words -> zeros).
+
+        Each row depends only on its own text (never on the batch or the cache),
+        so `embed([a, b])[0]` and `embed_one(a)` are byte-identical.
+        """
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
         n = len(texts)
-        dim = self._dim
         vocab = self._vocab
         if len(vocab.ids) > vocab.max_words:
             vocab.clear()
         findall = _TOKEN.findall
         token_lists = [findall(_fold(text)) for text in texts]
-        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
-        tokens = list(itertools.chain.from_iterable(token_lists))
         known = vocab.ids
-        missing = [t for t in dict.fromkeys(tokens) if t not in known]
+        missing = [
+            t for t in dict.fromkeys(itertools.chain.from_iterable(token_lists)) if t not in known
+        ]
         if missing:
             vocab.add_many(missing)
-        if not tokens:
-            return np.zeros((n, dim), dtype=np.float32)
+        if n <= _SMALL_BATCH:
+            flat_idx, flat_val = self._features_small(token_lists)
+        else:
+            flat_idx, flat_val = self._features_batch(token_lists)
+        dim = self._dim
+        mat = np.bincount(flat_idx, weights=flat_val, minlength=n * dim).reshape(n, dim)
+        # Same kernel for every row, so a row's bits never depend on the batch size.
+        norms = np.sqrt(np.einsum("ij,ij->i", mat, mat))
+        norms[norms == 0.0] = 1.0
+        return (mat / norms[:, None]).astype(np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed a single text: float32 [dim], unit norm (or all zeros for no words)."""
+        return self.embed([text])[0]
+
+    def _features_small(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Flat (bucket + row*dim, weight) features of a few texts, built in Python.
+
+        Same features in the same per-row order as `_features_batch`, without
+        its fixed numpy overhead (which dominates for one short query).
+        """
+        vocab = self._vocab
+        known = vocab.ids
+        ptr = vocab.ptr
+        dim = self._dim
+        idx_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
+        for row, tokens in enumerate(token_lists):
+            tf: dict[str, int] = {}
+            for tok in tokens:
+                tf[tok] = tf.get(tok, 0) + 1
+            offset = row * dim
+            for tok, count in tf.items():
+                wid = known[tok]
+                a, b = int(ptr[wid]), int(ptr[wid + 1])
+                idx_parts.append(vocab.feat_idx[a:b] + offset)
+                val_parts.append(vocab.feat_val[a:b] * _tf_weight(count))
+            wids = np.fromiter((known[t] for t in tokens), dtype=np.int64, count=len(tokens))
+            content = wids[~vocab.is_stop[wids]]
+            if content.shape[0] > 1:
+                h = _bigram_hash(vocab.word_hash[content[:-1]], vocab.word_hash[content[1:]])
+                idx_parts.append(((h >> _ONE) % np.uint64(dim)).astype(np.int64) + offset)
+                val_parts.append(np.where((h & _ONE).astype(bool), _W_BIGRAM, -_W_BIGRAM))
+        if not idx_parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        return np.concatenate(idx_parts), np.concatenate(val_parts)
+
+    def _features_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Flat (bucket + row*dim, weight) features of many texts, vectorised."""
+        vocab = self._vocab
+        known = vocab.ids
+        dim = self._dim
+        n = len(token_lists)
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
+        tokens = list(itertools.chain.from_iterable(token_lists))
         wids = np.fromiter(map(known.__getitem__, tokens), dtype=np.int64, count=len(tokens))
         sent = np.repeat(np.arange(n, dtype=np.int64), lengths)
 
         # Word-level term frequency, in first-occurrence order within each text
         # (a canonical summation order: vectors never depend on cache history).
-        key = sent * len(known) + wids
+        key = sent * max(len(known), 1) + wids
         _, first, counts = np.unique(key, return_index=True, return_counts=True)
         order = np.argsort(first, kind="stable")
         first = first[order]
         u_sent = sent[first]
         u_wid = wids[first]
-        tf_weight = 1.0 + np.log(counts[order].astype(np.float64))
+        tf_weight = _tf_weights(counts[order])
 
         starts = vocab.ptr[u_wid]
         runs = vocab.ptr[u_wid + 1] - starts
@@ -317,17 +416,6 @@ class HashingEmbedder:
         c_sent = sent[content]
         same = c_sent[1:] == c_sent[:-1]
         h = _bigram_hash(vocab.word_hash[c_wid[:-1][same]], vocab.word_hash[c_wid[1:][same]])
-        bi_idx = (h >> np.uint64(1)) % np.uint64(dim)
-        bi_idx = bi_idx.astype(np.int64) + c_sent[1:][same] * dim
-        bi_val = np.where((h & np.uint64(1)).astype(bool), _W_BIGRAM, -_W_BIGRAM)
-
-        flat_idx = np.concatenate([word_idx, bi_idx])
-        flat_val = np.concatenate([word_val, bi_val])
-        mat = np.bincount(flat_idx, weights=flat_val, minlength=n * dim).reshape(n, dim)
-        norms = np.sqrt(np.einsum("ij,ij->i", mat, mat))
-        norms[norms == 0.0] = 1.0
-        return (mat / norms[:, None]).astype(np.float32)
-
-    def embed_one(self, text: str) -> np.ndarray:
-        """Embed a single text: float32 [dim], unit norm (or all zeros for no words)."""
-        return self.embed([text])[0]
+        bi_idx = ((h >> _ONE) % np.uint64(dim)).astype(np.int64) + c_sent[1:][same] * dim
+        bi_val = np.where((h & _ONE).astype(bool), _W_BIGRAM, -_W_BIGRAM)
+        return np.concatenate([word_idx, bi_idx]), np.concatenate([word_val, bi_val])

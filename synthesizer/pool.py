@@ -51,8 +51,10 @@ def capacity_victim(facts: Iterable[Fact]) -> str | None:
     ``created_seq``). None for an empty pool."""
     best: Fact | None = None
     for f in facts:
-        if best is None or f.strength < best.strength or (
-            f.strength == best.strength and f.created_seq < best.created_seq
+        if (
+            best is None
+            or f.strength < best.strength
+            or (f.strength == best.strength and f.created_seq < best.created_seq)
         ):
             best = f
     return None if best is None else best.id

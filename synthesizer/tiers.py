@@ -132,17 +132,16 @@ def join(a: Fact, b: Fact, clusters: dict[str, list[str]], facts: dict[str, Fact
     (the cluster with the older founder absorbs the other). Returns the cluster id."""
     ca, cb = a.cluster, b.cluster
     if ca is None and cb is None:
-        cid = f"c{min(a.created_seq, b.created_seq)}"
-        clusters[cid] = sorted((a.id, b.id), key=lambda i: facts[i].created_seq)
-        a.cluster = b.cluster = cid
-        return cid
+        new = f"c{min(a.created_seq, b.created_seq)}"
+        clusters[new] = sorted((a.id, b.id), key=lambda i: facts[i].created_seq)
+        a.cluster = b.cluster = new
+        return new
     if ca is None or cb is None:
-        cid = ca if ca is not None else cb
-        assert cid is not None
-        joiner = a if ca is None else b
-        joiner.cluster = cid
-        clusters[cid].append(joiner.id)
-        return cid
+        joiner, host = (a, cb) if ca is None else (b, ca)
+        assert host is not None
+        joiner.cluster = host
+        clusters[host].append(joiner.id)
+        return host
     keep, drop = (ca, cb) if _cluster_key(ca) < _cluster_key(cb) else (cb, ca)
     members = clusters.pop(drop)
     for fid in members:
@@ -151,9 +150,7 @@ def join(a: Fact, b: Fact, clusters: dict[str, list[str]], facts: dict[str, Fact
     return keep
 
 
-def forget_fact(
-    f: Fact, coact: dict[str, dict[str, int]], clusters: dict[str, list[str]]
-) -> None:
+def forget_fact(f: Fact, coact: dict[str, dict[str, int]], clusters: dict[str, list[str]]) -> None:
     """Remove an evicted fact from the co-activation graph and its cluster."""
     row = coact.pop(f.id, None)
     if row:

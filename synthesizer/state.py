@@ -1,0 +1,745 @@
+"""SwarmState and the pure fold ``apply(state, event)``.
+
+Same events in seq order -> same state, byte for byte (``digest()``), whether folded from
+seq 1 or from ``SwarmState.from_bytes`` of a checkpoint. No wall clock, no randomness, no
+embedding model: time is the events' ``ts`` and similarity decisions arrive as events.
+``apply`` mutates and returns the same object (speed); use ``copy()`` to branch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import orjson
+
+from swarmlog.envelope import Event
+
+from . import events as T
+from . import pool, tiers
+from .config import SynthConfig
+from .facts import (
+    ACTIVE,
+    CONTESTED,
+    RETRACTED,
+    SUPERSEDED,
+    WORKING,
+    Evidence,
+    Fact,
+    RawMemory,
+)
+
+FORMAT = 1
+"""Serialization format of ``to_bytes``; bump on incompatible changes."""
+
+STATUS_SET = frozenset(T.STATUSES)
+
+# eviction reasons
+DECAY = "decay"
+CAPACITY = "capacity"
+EXPIRED = "expired"
+TTL = "ttl"
+FORGOTTEN = "forgotten"
+
+
+@dataclass(slots=True)
+class Metrics:
+    """Counters the dashboard reads; all plain JSON values so they round-trip."""
+
+    events_total: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    by_agent: dict[str, int] = field(default_factory=dict)
+    raw_total: int = 0
+    evictions: dict[str, int] = field(default_factory=dict)
+    duplicates: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    ignored: dict[str, int] = field(default_factory=dict)
+    recalls: dict[str, int] = field(default_factory=dict)
+    causes: dict[str, list[int]] = field(default_factory=dict)
+    cas: dict[str, list[int]] = field(default_factory=dict)
+    feedback_total: int = 0
+    reinforcements: int = 0
+    promotions: int = 0
+    retro: int = 0
+
+    @property
+    def evictions_total(self) -> int:
+        """Evictions for every reason."""
+        return sum(self.evictions.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Field dict for serialization."""
+        return {name: getattr(self, name) for name in _METRIC_FIELDS}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Metrics:
+        """Inverse of ``to_dict``."""
+        return cls(**d)
+
+
+_METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
+
+
+def _bump(d: dict[str, int], key: str, n: int = 1) -> None:
+    d[key] = d.get(key, 0) + n
+
+
+@dataclass(frozen=True, slots=True)
+class PoolStats:
+    """The seed pool's ``stats()`` plus tier and status breakdowns."""
+
+    total: int
+    by_category: dict[str, int]
+    by_agent: dict[str, int]
+    by_tier: dict[str, int]
+    by_status: dict[str, int]
+    average_strength: float
+    total_reinforcements: int
+    near_eviction: int
+    evictions: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON output)."""
+        return {name: getattr(self, name) for name in _STATS_FIELDS}
+
+
+_STATS_FIELDS = tuple(f.name for f in fields(PoolStats))
+
+
+class SwarmState:
+    """Everything folded from the log: live facts, pending raw memories, indexes, metrics.
+
+    * ``facts``: live facts by id (evicted ones are removed);
+    * ``signatures``: content signature -> fact id, kept after eviction (exact dedup);
+    * ``pending``: raw ``memory.shared`` events by seq, until a synth event consumes them;
+    * ``subjects``: subject -> ids of live facts claiming it;
+    * ``coact`` / ``clusters``: co-activation weights (symmetric) and cluster members;
+    * ``recalled``: agent -> seqs of peers' evidence it has seen in recall hits;
+    * ``progress``: the synthesizer's progress mark; ``last_seq``: last folded seq.
+    """
+
+    __slots__ = (
+        "clusters",
+        "coact",
+        "config",
+        "facts",
+        "last_seq",
+        "last_ts",
+        "metrics",
+        "pending",
+        "progress",
+        "recalled",
+        "signatures",
+        "subjects",
+    )
+
+    def __init__(self, config: SynthConfig | None = None) -> None:
+        self.config: SynthConfig = config if config is not None else SynthConfig()
+        self.facts: dict[str, Fact] = {}
+        self.signatures: dict[str, str] = {}
+        self.pending: dict[int, RawMemory] = {}
+        self.subjects: dict[str, list[str]] = {}
+        self.coact: dict[str, dict[str, int]] = {}
+        self.clusters: dict[str, list[str]] = {}
+        self.recalled: dict[str, set[int]] = {}
+        self.last_seq: int = 0
+        self.last_ts: float = 0.0
+        self.progress: int = 0
+        self.metrics: Metrics = Metrics()
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def lag(self) -> int:
+        """Synthesizer lag: events past its progress mark."""
+        return max(0, self.last_seq - self.progress)
+
+    def get(self, fid: str) -> Fact | None:
+        """A live fact by id."""
+        return self.facts.get(fid)
+
+    def by_agent(self, agent: str) -> list[Fact]:
+        """Live facts first discovered by ``agent``, in insertion (creation) order."""
+        return sorted(
+            (f for f in self.facts.values() if f.agent == agent), key=lambda f: f.created_seq
+        )
+
+    def by_category(self, category: str) -> list[Fact]:
+        """Live facts of a category, oldest first."""
+        return sorted(
+            (f for f in self.facts.values() if f.category == category),
+            key=lambda f: f.created_seq,
+        )
+
+    def stats(self) -> PoolStats:
+        """Pool statistics in the seed's shape (average strength 0.0 when empty)."""
+        cats: dict[str, int] = {}
+        agents: dict[str, int] = {}
+        tiers_: dict[str, int] = {}
+        statuses: dict[str, int] = {}
+        total_s = 0.0
+        reinf = 0
+        near = 0
+        near_level = 2.0 * self.config.pool.eviction_threshold
+        for f in self.facts.values():
+            _bump(cats, f.category)
+            _bump(agents, f.agent if f.agent is not None else "")
+            _bump(tiers_, f.tier)
+            _bump(statuses, f.status)
+            total_s += f.strength
+            reinf += f.reinforcements
+            if f.strength < near_level:
+                near += 1
+        n = len(self.facts)
+        return PoolStats(
+            total=n,
+            by_category=cats,
+            by_agent=agents,
+            by_tier=tiers_,
+            by_status=statuses,
+            average_strength=total_s / n if n else 0.0,
+            total_reinforcements=reinf,
+            near_eviction=near,
+            evictions=self.metrics.evictions_total,
+        )
+
+    # ------------------------------------------------------------ serialization
+
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical content of the state as plain JSON values."""
+        return {
+            "format": FORMAT,
+            "config": self.config.model_dump(mode="json"),
+            "last_seq": self.last_seq,
+            "last_ts": self.last_ts,
+            "progress": self.progress,
+            "facts": [f.to_dict() for f in self.facts.values()],
+            "signatures": self.signatures,
+            "pending": [r.to_dict() for r in self.pending.values()],
+            "subjects": self.subjects,
+            "coact": self.coact,
+            "clusters": self.clusters,
+            "recalled": {a: sorted(s) for a, s in self.recalled.items()},
+            "metrics": self.metrics.to_dict(),
+        }
+
+    def to_bytes(self) -> bytes:
+        """Canonical JSON (sorted keys; floats in shortest round-trip form)."""
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
+
+    @classmethod
+    def from_bytes(cls, b: bytes) -> SwarmState:
+        """Rebuild a state from ``to_bytes`` (exactly: the digests agree)."""
+        d = orjson.loads(b)
+        if d.get("format") != FORMAT:
+            raise ValueError(f"unsupported state format {d.get('format')!r} (want {FORMAT})")
+        s = cls(SynthConfig.model_validate(d["config"]))
+        s.last_seq = d["last_seq"]
+        s.last_ts = d["last_ts"]
+        s.progress = d["progress"]
+        s.facts = {fd["id"]: Fact.from_dict(fd) for fd in d["facts"]}
+        s.signatures = d["signatures"]
+        s.pending = {rd["seq"]: RawMemory.from_dict(rd) for rd in d["pending"]}
+        s.subjects = d["subjects"]
+        s.coact = d["coact"]
+        s.clusters = d["clusters"]
+        s.recalled = {a: set(v) for a, v in d["recalled"].items()}
+        s.metrics = Metrics.from_dict(d["metrics"])
+        return s
+
+    def digest(self) -> str:
+        """blake2b-256 hex of the canonical serialization."""
+        return hashlib.blake2b(self.to_bytes(), digest_size=32).hexdigest()
+
+    def copy(self) -> SwarmState:
+        """An independent deep copy."""
+        return SwarmState.from_bytes(self.to_bytes())
+
+    # ------------------------------------------------------------ internal helpers
+
+    def _evict(self, fid: str, reason: str) -> None:
+        """Remove a live fact (its signature stays remembered)."""
+        f = self.facts.pop(fid)
+        if f.subject is not None:
+            self._unindex_subject(f)
+        tiers.forget_fact(f, self.coact, self.clusters)
+        _bump(self.metrics.evictions, reason)
+
+    def _index_subject(self, f: Fact) -> None:
+        if f.subject is not None:
+            ids = self.subjects.setdefault(f.subject, [])
+            if f.id not in ids:
+                ids.append(f.id)
+
+    def _unindex_subject(self, f: Fact) -> None:
+        ids = self.subjects.get(f.subject) if f.subject is not None else None
+        if ids is not None and f.id in ids:
+            ids.remove(f.id)
+            if not ids:
+                del self.subjects[f.subject]  # type: ignore[arg-type]
+
+    def _make_room(self) -> None:
+        """At capacity, evict the weakest fact (ties: the oldest)."""
+        cap = self.config.pool.capacity
+        while len(self.facts) >= cap:
+            victim = pool.capacity_victim(self.facts.values())
+            if victim is None:
+                return
+            self._evict(victim, CAPACITY)
+
+    def _add_fact(self, f: Fact) -> None:
+        self._make_room()
+        self.facts[f.id] = f
+        self._index_subject(f)
+
+
+# ---------------------------------------------------------------- handlers
+
+Handler = Callable[[SwarmState, Event], None]
+
+
+def _ignore(s: SwarmState, why: str) -> None:
+    _bump(s.metrics.ignored, why)
+
+
+def _f(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _on_shared(s: SwarmState, ev: Event) -> None:
+    b = ev.body
+    s.metrics.raw_total += 1
+    emb = b.get("embedding")
+    seq = ev.seq
+    assert seq is not None
+    s.pending[seq] = RawMemory(
+        seq=seq,
+        agent=ev.agent,
+        session=ev.session,
+        thread=ev.thread if ev.thread is not None else b.get("thread"),
+        ts=ev.ts,
+        content=b["content"],
+        category=b.get("category", "general"),
+        importance=float(b.get("importance", 0.5)),
+        subject=b.get("subject"),
+        value=b.get("value"),
+        ttl_s=_f(b.get("ttl_s")),
+        embedding=[float(x) for x in emb] if emb is not None else None,
+        embedder=b.get("embedder"),
+    )
+
+
+def _consume(s: SwarmState, ev: Event, raw_seq: int) -> RawMemory | None:
+    raw = s.pending.pop(raw_seq, None)
+    if raw is not None:
+        s.metrics.latencies.append(ev.ts - raw.ts)
+    return raw
+
+
+def _on_created(s: SwarmState, ev: Event) -> None:
+    fid = ev.key
+    b = ev.body
+    if fid is None or fid in s.facts:
+        _ignore(s, "fact.created:duplicate")
+        return
+    raw = _consume(s, ev, b["evidence"])
+    if raw is None:
+        _ignore(s, "fact.created:no_raw")
+        return
+    seq = ev.seq
+    assert seq is not None
+    sig = b.get("signature")
+    if sig is not None:
+        s.signatures[sig] = fid
+    f = Fact(
+        id=fid,
+        content=raw.content,
+        category=raw.category,
+        importance=raw.importance,
+        created_seq=seq,
+        created_ts=ev.ts,
+        version=seq,
+        subject=raw.subject,
+        value=raw.value,
+        evidence=[raw.evidence()],
+        strength=pool.initial_strength(s.config.pool.max_strength),
+        energy=1.0,
+        tier=WORKING,
+        energy_ts=ev.ts,
+        expires_at=raw.ts + raw.ttl_s if raw.ttl_s is not None else None,
+        thread=raw.thread,
+        session=raw.session,
+        signature=sig,
+        embedding=raw.embedding,
+        embedder=raw.embedder,
+    )
+    s._add_fact(f)
+    tcfg = s.config.tiers
+    for rel in b.get("related") or ():
+        other = s.facts.get(rel[0])
+        if other is not None and other is not f:
+            before = other.tier
+            if tiers.retro_strengthen(other, float(rel[1]), ev.ts, tcfg):
+                s.metrics.retro += 1
+                if other.tier != before:
+                    s.metrics.promotions += 1
+
+
+def _on_corroborated(s: SwarmState, ev: Event) -> None:
+    b = ev.body
+    _bump(s.metrics.duplicates, b.get("kind", "exact"))
+    raw = _consume(s, ev, b["evidence"])
+    f = s.facts.get(ev.key) if ev.key is not None else None
+    if f is None:
+        _ignore(s, "fact.corroborated:evicted")
+        return
+    if raw is not None and not f.has_evidence(raw.seq):
+        f.evidence.append(raw.evidence())
+
+
+def _set_status(s: SwarmState, fid: str, status: str, seq: int, reason: str | None) -> None:
+    f = s.facts.get(fid)
+    if f is not None and f.status != RETRACTED:
+        f.set_status(status, seq, reason)
+
+
+def _on_contested(s: SwarmState, ev: Event) -> None:
+    seq = ev.seq
+    assert seq is not None
+    if ev.key is not None:
+        _set_status(s, ev.key, CONTESTED, seq, None)
+    for fid in ev.body.get("rivals") or ():
+        _set_status(s, fid, CONTESTED, seq, None)
+
+
+def _on_resolved(s: SwarmState, ev: Event) -> None:
+    b = ev.body
+    seq = ev.seq
+    assert seq is not None
+    reason = b.get("reason") or None
+    _set_status(s, b["winner"], ACTIVE, seq, reason)
+    for fid in b.get("losers") or ():
+        _set_status(s, fid, SUPERSEDED, seq, reason)
+
+
+def _cas_success(s: SwarmState, agent: str) -> None:
+    c = s.metrics.cas.get(agent)
+    if c is None:
+        c = s.metrics.cas[agent] = [0, 0, 0]
+    c[0] += 1
+    c[1] += 1
+
+
+def _cite(s: SwarmState, f: Fact, seqs: Iterable[int]) -> None:
+    """Attach cited raw seqs: as Evidence when the raw memory is still pending, else as
+    a bare citation (its author is unknown to the fold)."""
+    for q in seqs:
+        if f.has_evidence(q) or q in f.cited:
+            continue
+        raw = s.pending.get(q)
+        if raw is not None:
+            f.evidence.append(raw.evidence())
+        else:
+            f.cited.append(q)
+
+
+def _on_updated(s: SwarmState, ev: Event) -> None:
+    fid = ev.key
+    if fid is None:
+        _ignore(s, "fact.updated:no_key")
+        return
+    b = ev.body
+    seq = ev.seq
+    assert seq is not None
+    f = s.facts.get(fid)
+    if f is None:
+        content = b.get("content")
+        if not content:
+            _ignore(s, "fact.updated:unknown")
+            return
+        imp = b.get("importance")
+        f = Fact(
+            id=fid,
+            content=content,
+            category=b.get("category") or "general",
+            importance=0.5 if imp is None else float(imp),
+            created_seq=seq,
+            created_ts=ev.ts,
+            version=seq,
+            subject=b.get("subject"),
+            value=b.get("value"),
+            evidence=[Evidence(seq, ev.agent, ev.session, ev.ts)],
+            strength=pool.initial_strength(s.config.pool.max_strength),
+            energy_ts=ev.ts,
+            thread=ev.thread,
+            session=ev.session,
+        )
+        status = b.get("status")
+        if status is not None and status != ACTIVE and status in STATUS_SET:
+            f.set_status(status, seq, b.get("reason"))
+        s._add_fact(f)
+    else:
+        if b.get("content"):
+            f.content = b["content"]
+        if "value" in b:
+            f.value = b["value"]
+        if "importance" in b and b["importance"] is not None:
+            f.importance = float(b["importance"])
+        if b.get("category"):
+            f.category = b["category"]
+        if "subject" in b and b["subject"] != f.subject:
+            s._unindex_subject(f)
+            f.subject = b["subject"]
+            s._index_subject(f)
+        status = b.get("status")
+        if status is not None and status in STATUS_SET:
+            f.set_status(status, seq, b.get("reason"))
+    ev_seqs = b.get("evidence")
+    if ev_seqs:
+        _cite(s, f, ev_seqs)
+    _cas_success(s, ev.agent)
+
+
+def _on_retracted(s: SwarmState, ev: Event) -> None:
+    f = s.facts.get(ev.key) if ev.key is not None else None
+    if f is None:
+        _ignore(s, "fact.retracted:unknown")
+        return
+    seq = ev.seq
+    assert seq is not None
+    f.set_status(RETRACTED, seq, ev.body.get("reason"))
+    _cas_success(s, ev.agent)
+
+
+def _on_conflict(s: SwarmState, ev: Event) -> None:
+    c = s.metrics.cas.get(ev.agent)
+    if c is None:
+        c = s.metrics.cas[ev.agent] = [0, 0, 0]
+    c[0] += 1
+    c[2] += 1
+
+
+def _on_reinforced(s: SwarmState, ev: Event) -> None:
+    f = s.facts.get(ev.body.get("target", ""))
+    agent = ev.agent
+    if f is None or agent in f.reinforced_by:
+        _ignore(s, "memory.reinforced")
+        return
+    p = s.config.pool
+    f.reinforced_by.append(agent)
+    f.reinforcements += 1
+    f.strength = pool.boosted(f.strength, p.boost, p.max_strength)
+    f.last_access = ev.ts
+    s.metrics.reinforcements += 1
+
+
+def _on_recalled(s: SwarmState, ev: Event) -> None:
+    facts = s.facts
+    agent = ev.agent
+    ts = ev.ts
+    tcfg = s.config.tiers
+    _bump(s.metrics.recalls, agent)
+    hits: list[Fact] = []
+    seen: set[str] = set()
+    peers: set[int] | None = s.recalled.get(agent)
+    for fid in ev.body.get("hits") or ():
+        f = facts.get(fid)
+        if f is None or fid in seen:
+            continue
+        seen.add(fid)
+        hits.append(f)
+        before = f.tier
+        tiers.access(f, ts, tcfg)
+        if f.tier != before:
+            s.metrics.promotions += 1
+        f.access_count += 1
+        f.last_access = ts
+        for e in f.evidence:
+            if e.agent != agent:
+                if peers is None:
+                    peers = s.recalled[agent] = set()
+                peers.add(e.seq)
+    if len(hits) > 1:
+        tiers.coactivate(hits, s.coact, s.clusters, facts, tcfg)
+
+
+def _on_feedback(s: SwarmState, ev: Event) -> None:
+    b = ev.body
+    f = s.facts.get(b.get("target", ""))
+    u = b.get("usefulness")
+    if f is None or u is None or not math.isfinite(u):
+        _ignore(s, "memory.feedback")
+        return
+    f.feedback_sum += max(-1.0, min(1.0, float(u)))
+    f.feedback_count += 1
+    s.metrics.feedback_total += 1
+
+
+def _on_tick(s: SwarmState, ev: Event) -> None:
+    """One decay step for every live fact, then deterministic evictions: strength below
+    threshold (decay), TTL passed (ttl), working energy below expiry (expired)."""
+    p = s.config.pool
+    tcfg = s.config.tiers
+    rate = p.decay_rate
+    threshold = p.eviction_threshold
+    expire = tcfg.working_expire
+    ts = ev.ts
+    factors: dict[int, float] = {}
+    out: list[tuple[str, str]] = []
+    for f in s.facts.values():
+        r = f.reinforcements
+        k = factors.get(r)
+        if k is None:
+            k = factors[r] = pool.decay_factor(rate, r)
+        f.strength *= k
+        tiers.advance(f, ts, tcfg)
+        if f.strength < threshold:
+            out.append((f.id, DECAY))
+        elif f.expires_at is not None and ts >= f.expires_at:
+            out.append((f.id, TTL))
+        elif f.tier == WORKING and f.energy < expire:
+            out.append((f.id, EXPIRED))
+    for fid, reason in out:
+        s._evict(fid, reason)
+
+
+def _on_session_ended(s: SwarmState, ev: Event) -> None:
+    session = ev.body.get("session") or ev.session
+    if session is None:
+        _ignore(s, "session.ended:no_session")
+        return
+    tcfg = s.config.tiers
+    for f in s.facts.values():
+        if f.session == session and f.tier == WORKING and tiers.session_end_promote(f, ev.ts, tcfg):
+            s.metrics.promotions += 1
+
+
+def _on_progress(s: SwarmState, ev: Event) -> None:
+    upto = ev.body.get("upto", 0)
+    if upto > s.progress:
+        s.progress = upto
+
+
+def _on_forgotten(s: SwarmState, ev: Event) -> None:
+    """Erasure: drop the identity's pending raw memories, its evidence in facts, facts
+    left without evidence (or of the forgotten thread) and their signatures."""
+    b = ev.body
+    agent, session, thread = b.get("agent"), b.get("session"), b.get("thread")
+
+    def hit(e_agent: str, e_session: str | None) -> bool:
+        return (agent is not None and e_agent == agent) or (
+            session is not None and e_session == session
+        )
+
+    for q in [
+        q
+        for q, r in s.pending.items()
+        if hit(r.agent, r.session) or (thread is not None and r.thread == thread)
+    ]:
+        del s.pending[q]
+    drop: list[str] = []
+    for f in s.facts.values():
+        if thread is not None and f.thread == thread:
+            drop.append(f.id)
+            continue
+        kept = [e for e in f.evidence if not hit(e.agent, e.session)]
+        if len(kept) != len(f.evidence):
+            f.evidence = kept
+            if not kept:
+                drop.append(f.id)
+        if agent is not None and agent in f.reinforced_by:
+            f.reinforced_by.remove(agent)
+    for fid in drop:
+        sig = s.facts[fid].signature
+        if sig is not None and s.signatures.get(sig) == fid:
+            del s.signatures[sig]
+        s._evict(fid, FORGOTTEN)
+    if agent is not None:
+        s.recalled.pop(agent, None)
+        s.metrics.by_agent.pop(agent, None)
+        s.metrics.recalls.pop(agent, None)
+        s.metrics.causes.pop(agent, None)
+        s.metrics.cas.pop(agent, None)
+
+
+HANDLERS: dict[str, Handler] = {
+    T.MEMORY_SHARED: _on_shared,
+    T.FACT_CREATED: _on_created,
+    T.FACT_CORROBORATED: _on_corroborated,
+    T.FACT_CONTESTED: _on_contested,
+    T.FACT_RESOLVED: _on_resolved,
+    T.FACT_UPDATED: _on_updated,
+    T.FACT_RETRACTED: _on_retracted,
+    T.BOARD_CONFLICT: _on_conflict,
+    T.MEMORY_REINFORCED: _on_reinforced,
+    T.MEMORY_RECALLED: _on_recalled,
+    T.MEMORY_FEEDBACK: _on_feedback,
+    T.POOL_TICK: _on_tick,
+    T.SESSION_ENDED: _on_session_ended,
+    T.SYNTH_PROGRESS: _on_progress,
+    T.IDENTITY_FORGOTTEN: _on_forgotten,
+}
+
+
+def _note_causes(s: SwarmState, agent: str, causes: list[int]) -> None:
+    """Correlation lift: per agent ``[events with causes, of which citing peers'
+    evidence the agent had recalled]``."""
+    c = s.metrics.causes.get(agent)
+    if c is None:
+        c = s.metrics.causes[agent] = [0, 0]
+    c[0] += 1
+    seen = s.recalled.get(agent)
+    if seen and any(q in seen for q in causes):
+        c[1] += 1
+
+
+def apply(state: SwarmState, event: Event) -> SwarmState:
+    """Fold one stored event into ``state`` (in place) and return it.
+
+    Events at or below ``state.last_seq`` are skipped, so re-reading an overlap after a
+    checkpoint is harmless. Unknown types only bump counters; a malformed body of a
+    known type is counted under ``metrics.ignored`` and otherwise skipped.
+    """
+    seq = event.seq
+    if seq is None:
+        raise ValueError("only stored events (with a seq) can be folded")
+    if seq <= state.last_seq:
+        return state
+    t = event.type
+    agent = event.agent
+    m = state.metrics
+    m.events_total += 1
+    bt = m.by_type
+    bt[t] = bt.get(t, 0) + 1
+    ba = m.by_agent
+    ba[agent] = ba.get(agent, 0) + 1
+    causes = event.causes
+    if causes:
+        _note_causes(state, agent, causes)
+    handler = HANDLERS.get(t)
+    if handler is not None:
+        try:
+            handler(state, event)
+        except (KeyError, TypeError, ValueError, IndexError):
+            _bump(m.ignored, "malformed")
+    key = event.key
+    if key is not None:
+        f = state.facts.get(key)
+        if f is not None:
+            f.version = seq
+    state.last_seq = seq
+    ts = event.ts
+    if ts > state.last_ts:
+        state.last_ts = ts
+    return state
+
+
+def fold(events: Iterable[Event], state: SwarmState | None = None) -> SwarmState:
+    """Fold ``events`` (in seq order) into ``state`` or a fresh default state."""
+    s = state if state is not None else SwarmState()
+    for ev in events:
+        apply(s, ev)
+    return s

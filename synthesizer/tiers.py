@@ -124,6 +124,7 @@ def coactivate(
 
 
 def _cluster_key(cid: str) -> int:
+    """Founder seq of a cluster id ``c<seq>`` (older founder = smaller)."""
     return int(cid[1:])
 
 

@@ -57,7 +57,7 @@ class VectorIndex:
         self._embedder_id = embedder_id
         self._dim = dim
         cap = max(int(capacity), _MIN_CAPACITY)
-        self._mat = np.zeros((cap, dim), dtype=np.float32)
+        self._mat = np.empty((cap, dim), dtype=np.float32)  # rows >= len are never read
         self._weights = np.ones(cap, dtype=np.float64)
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
@@ -113,8 +113,16 @@ class VectorIndex:
         Raises ValueError (one line) for a vector of the wrong dimension or with
         non-finite values, and for a non-finite weight.
         """
-        arr = self._checked(vec)
-        w = _checked_weight(weight)
+        arr = np.asarray(vec, dtype=np.float32)
+        if arr.shape != (self._dim,):
+            self._checked(arr)  # raises the one-line dimension error
+        sq = float(np.dot(arr, arr))
+        if not math.isfinite(sq):  # NaN/inf inside, or a finite norm overflowing float32
+            self._checked(arr)
+            sq = float(np.dot(arr.astype(np.float64), arr.astype(np.float64)))
+        w = float(weight)
+        if not math.isfinite(w):
+            raise ValueError(f"weight must be finite, got {weight!r}")
         row = self._rows.get(item_id)
         if row is None:
             row = len(self._ids)
@@ -122,8 +130,10 @@ class VectorIndex:
                 self._grow(row + 1)
             self._ids.append(item_id)
             self._rows[item_id] = row
-        norm = math.sqrt(float(np.dot(arr, arr)))
-        self._mat[row] = arr / norm if norm > 0.0 else arr
+        if sq > 0.0:
+            np.multiply(arr, 1.0 / math.sqrt(sq), out=self._mat[row], casting="unsafe")
+        else:
+            self._mat[row] = arr
         self._weights[row] = w
 
     def add_many(
@@ -155,24 +165,25 @@ class VectorIndex:
                 )
             if not np.isfinite(w).all():
                 raise ValueError("weights contain non-finite values (NaN or infinity)")
-        rows = np.empty(mat.shape[0], dtype=np.int64)
-        new: list[str] = []
         n = len(self._ids)
-        for i, item_id in enumerate(item_ids):
-            row = self._rows.get(item_id)
-            if row is None:
-                row = n + len(new)
-                new.append(item_id)
-            rows[i] = row
+        get = self._rows.get
+        found = [get(i) for i in item_ids]
+        new = [i for i, row in zip(item_ids, found, strict=True) if row is None]
         if n + len(new) > self._mat.shape[0]:
             self._grow(n + len(new))
         for item_id in new:
             self._rows[item_id] = len(self._ids)
             self._ids.append(item_id)
-        norms = np.sqrt(np.einsum("ij,ij->i", mat, mat))
+        norms = np.sqrt(np.einsum("ij,ij->i", mat, mat, dtype=np.float64))
         norms[norms == 0.0] = 1.0
-        self._mat[rows] = mat / norms[:, None]
-        self._weights[rows] = w
+        unit = mat * (1.0 / norms).astype(np.float32)[:, None]
+        if len(new) == len(found):  # all new: one contiguous block
+            self._mat[n : n + len(new)] = unit
+            self._weights[n : n + len(new)] = w
+        else:
+            rows = np.fromiter(map(self._rows.__getitem__, item_ids), np.int64, len(item_ids))
+            self._mat[rows] = unit
+            self._weights[rows] = w
 
     def remove(self, item_id: str) -> bool:
         """Remove `item_id` in O(1) (the last row moves into its slot); False if absent."""
@@ -187,14 +198,10 @@ class VectorIndex:
             self._ids[row] = moved
             self._rows[moved] = row
         self._ids.pop()
-        self._mat[last] = 0.0
-        self._weights[last] = 1.0
         return True
 
     def clear(self) -> None:
         """Remove every row (keeps the allocation)."""
-        self._mat[: len(self._ids)] = 0.0
-        self._weights[: len(self._ids)] = 1.0
         self._ids.clear()
         self._rows.clear()
 
@@ -341,7 +348,7 @@ class VectorIndex:
         while cap < needed:
             cap *= 2
         n = len(self._ids)
-        mat = np.zeros((cap, self._dim), dtype=np.float32)
+        mat = np.empty((cap, self._dim), dtype=np.float32)  # rows >= len are never read
         mat[:n] = self._mat[:n]
         weights = np.ones(cap, dtype=np.float64)
         weights[:n] = self._weights[:n]

@@ -139,7 +139,11 @@ def test_created_builds_fact_from_pending_raw() -> None:
     fid = st.create(raw, dt=2.5)
     f = st.state.facts[fid]
     assert fid == f"f{raw}"
-    assert (f.content, f.category, f.importance) == ("The dataset has a 12-month cycle", "discovery", 0.8)
+    assert (f.content, f.category, f.importance) == (
+        "The dataset has a 12-month cycle",
+        "discovery",
+        0.8,
+    )
     assert (f.subject, f.value, f.status, f.session) == ("cycle", "12", "active", "s1")
     assert f.evidence[0].seq == raw and f.evidence[0].agent == "analyst-1"
     assert f.evidence[0].ts == raw_ts and f.evidence[0].session == "s1"

@@ -6,9 +6,8 @@ import math
 
 import pytest
 
-from synthesizer import SynthConfig
+from synthesizer import SynthConfig, tiers
 from synthesizer import events as T
-from synthesizer import tiers
 from synthesizer.config import TierConfig
 from synthesizer.facts import Fact
 from tests.test_fold_facts import Stream
@@ -31,12 +30,8 @@ def test_new_memory_is_working_with_energy_one() -> None:
 def test_energy_decays_exponentially_per_tier() -> None:
     cfg = TierConfig()
     assert tiers.decayed_energy(1.0, "working", 2 * H, cfg) == pytest.approx(math.exp(-1.0))
-    assert tiers.decayed_energy(3.0, "short_term", 10 * H, cfg) == pytest.approx(
-        3 * math.exp(-0.5)
-    )
-    assert tiers.decayed_energy(6.0, "long_term", 100 * H, cfg) == pytest.approx(
-        6 * math.exp(-0.1)
-    )
+    assert tiers.decayed_energy(3.0, "short_term", 10 * H, cfg) == pytest.approx(3 * math.exp(-0.5))
+    assert tiers.decayed_energy(6.0, "long_term", 100 * H, cfg) == pytest.approx(6 * math.exp(-0.1))
     assert tiers.decayed_energy(2.0, "working", -5.0, cfg) == 2.0
 
 
@@ -191,7 +186,7 @@ def test_retroactive_strengthening() -> None:
 def test_retro_strengthening_can_promote() -> None:
     st = Stream()
     old = st.fact("old")
-    hot(st, old, 3)  # 4.0 short_term
+    hot(st, old, 4)  # 5.0 short_term (not above 5.0)
     st.create(st.share("n", dt=0.0), related=[[old, 0.9], ["f404", 0.99]], dt=0.0)
     assert st.state.facts[old].tier == "long_term"
 

@@ -1,0 +1,286 @@
+"""The agent-facing API (DESIGN 6): ``Swarm.open(target)`` and ``swarm.agent(name)``.
+
+A Swarm holds one log handle, a live state folded incrementally from it, and the vector
+index of its facts. Agents append events (share, recall, reinforce, feedback); the
+synthesizer — a background ``swarmlog synth --follow`` process, or ``swarm.synthesize()``
+in-process — turns shared memories into facts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from swarmlog import Event, InvalidEvent, Log, open_log
+from swarmlog.names import check_name
+
+from . import events as T
+from .config import SynthConfig
+from .embed import Embedder, check_vector
+from .errors import UnknownFact
+from .factindex import FactIndex
+from .recall import Hit, recall
+from .replay import fold_into, load_checkpoint, state_at
+from .state import SwarmState
+from .worker import Synthesizer
+
+
+class Swarm:
+    """One swarm: a log, its live state, and the agents that write to it."""
+
+    def __init__(
+        self,
+        log: Log,
+        config: SynthConfig | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.log = log
+        self.config = config if config is not None else SynthConfig()
+        self.index = FactIndex(embedder)
+        self._state = load_checkpoint(log, self.config) or SwarmState(self.config)
+        self._synth: Synthesizer | None = None
+        self._board: Any = None
+
+    @classmethod
+    def open(
+        cls,
+        target: str | os.PathLike[str],
+        config: SynthConfig | None = None,
+        embedder: Embedder | None = None,
+        **log_options: Any,
+    ) -> Swarm:
+        """Open (creating if needed) the swarm at a directory or ``nats://host:port/STREAM``."""
+        return cls(open_log(target, **log_options), config, embedder)
+
+    def close(self) -> None:
+        """Close the log handle."""
+        self.log.close()
+
+    def __enter__(self) -> Swarm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def name(self) -> str:
+        return self.log.name
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.index.embedder
+
+    # ------------------------------------------------------------------ state
+
+    def refresh(self) -> SwarmState:
+        """Fold what was appended since the last look and return the live state."""
+        if self._synth is not None and self._synth.state is not self._state:
+            self._state = self._synth.state
+        fold_into(self._state, self.log)
+        return self._state
+
+    def state(self, at_seq: int | None = None, at_time: float | None = None) -> SwarmState:
+        """The state now (live), or at a seq / a time (from the nearest checkpoint)."""
+        if at_seq is None and at_time is None:
+            return self.refresh()
+        return state_at(self.log, self.config, at_seq=at_seq, at_time=at_time)
+
+    def synthesize(self) -> int:
+        """Run one synthesizer pass in this process; return how many decisions it made."""
+        if self._synth is None:
+            self._synth = Synthesizer(self.log, self.config, state=self.refresh(), index=self.index)
+        n = self._synth.run_once()
+        self._state = self._synth.state
+        return n
+
+    def checkpoint(self) -> int:
+        """Store a checkpoint of the current state; return its seq."""
+        from .replay import save_checkpoint
+
+        return save_checkpoint(self.log, self.refresh())
+
+    @property
+    def board(self) -> Any:
+        """The compare-and-swap view over facts (see ``synthesizer.board``)."""
+        if self._board is None:
+            from .board import Board
+
+            self._board = Board(self)
+        return self._board
+
+    # ------------------------------------------------------------------ swarm-wide events
+
+    def agent(self, name: str, session: str | None = None, thread: str | None = None) -> Agent:
+        """A handle that writes as agent ``name`` (in a session and thread, if given)."""
+        return Agent(self, name, session, thread)
+
+    def tick(self, agent: str = "swarm") -> Event:
+        """Append one ``pool.tick``: one decay step for every fact's strength."""
+        return self.log.append(Event(agent=agent, type=T.POOL_TICK, body={}))
+
+    def start_session(self, session: str, agent: str = "swarm") -> Event:
+        """Append ``session.started``."""
+        return self.log.append(Event(agent=agent, session=session, type=T.SESSION_STARTED, body={}))
+
+    def end_session(self, session: str, agent: str = "swarm") -> Event:
+        """Append ``session.ended``: working facts of the session above 1.5 energy promote."""
+        return self.log.append(Event(agent=agent, session=session, type=T.SESSION_ENDED, body={}))
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        category: str | None = None,
+        **options: Any,
+    ) -> list[Hit]:
+        """Rank facts for a query without logging a recall (operators, the CLI)."""
+        state = self.refresh()
+        vec = self.index.embedder.embed([query])[0]
+        return recall(
+            state, self.index, vec, limit=limit, category=category, now=time.time(), **options
+        )
+
+
+class Agent:
+    """An agent's handle: every call appends one event as this agent."""
+
+    def __init__(self, swarm: Swarm, name: str, session: str | None, thread: str | None) -> None:
+        self.swarm = swarm
+        self.name = check_name("agent", name)
+        self.session = None if session is None else check_name("session", session)
+        self.thread = None if thread is None else check_name("thread", thread)
+
+    def _event(self, type_: str, body: dict[str, Any], **kw: Any) -> Event:
+        kw.setdefault("thread", self.thread)
+        return Event(agent=self.name, session=self.session, type=type_, body=body, **kw)
+
+    def share(
+        self,
+        content: str,
+        category: str = "discovery",
+        importance: float = 0.5,
+        *,
+        subject: str | None = None,
+        value: str | None = None,
+        ttl_s: float | None = None,
+        thread: str | None = None,
+        embedding: Sequence[float] | np.ndarray | None = None,
+        embedder: str | None = None,
+        causes: list[int] | None = None,
+    ) -> Event:
+        """Share a memory (``memory.shared``); the synthesizer makes it a fact or evidence."""
+        body: dict[str, Any] = {"content": content, "category": category, "importance": importance}
+        if subject is not None:
+            body["subject"] = subject
+            body["value"] = value
+        if ttl_s is not None:
+            body["ttl_s"] = ttl_s
+        if embedding is not None:
+            if embedder is None:
+                raise InvalidEvent("an embedding needs the id of its embedder")
+            vec = np.asarray(embedding, dtype=np.float64)
+            if vec.ndim != 1 or not np.isfinite(vec).all():
+                raise InvalidEvent("embedding must be a flat list of finite numbers")
+            self._check_dim(embedder, int(vec.shape[0]))
+            body["embedding"] = vec.tolist()
+            body["embedder"] = embedder
+        ev = self._event(
+            T.MEMORY_SHARED, body, causes=causes, **({"thread": thread} if thread else {})
+        )
+        return self.swarm.log.append(ev)
+
+    def _check_dim(self, embedder: str, dim: int) -> None:
+        if embedder == self.swarm.embedder.id and dim != self.swarm.embedder.dim:
+            raise InvalidEvent(
+                f"embedding has {dim} dimensions; embedder {embedder!r} makes "
+                f"{self.swarm.embedder.dim}"
+            )
+        for eid, d in self.swarm.index.space.namespaces():
+            if eid == embedder and d != dim:
+                raise InvalidEvent(
+                    f"embedding has {dim} dimensions; embedder {embedder!r} vectors have {d}"
+                )
+
+    def recall(
+        self,
+        query: str,
+        limit: int | None = None,
+        *,
+        category: str | None = None,
+        tier: str | None = None,
+        thread: str | None = None,
+        thread_first: bool = False,
+        min_similarity: float | None = None,
+        min_score: float | None = None,
+        embedding: Sequence[float] | np.ndarray | None = None,
+        embedder: str | None = None,
+        log: bool = True,
+    ) -> list[Hit]:
+        """Facts relevant to ``query``, best first; logs ``memory.recalled`` with the hits.
+
+        ``thread_first`` ranks the thread's facts first (seed 004's mode: limit defaults
+        to 3 and ``min_similarity`` to 0.6 there); otherwise limit defaults to 5.
+        """
+        if thread_first:
+            thread = thread or self.thread
+            if thread is None:
+                raise InvalidEvent("thread_first needs a thread")
+            limit = 3 if limit is None else limit
+            min_similarity = 0.6 if min_similarity is None else min_similarity
+        limit = 5 if limit is None else limit
+        if limit < 1:
+            raise InvalidEvent(f"limit must be >= 1, got {limit}")
+        state = self.swarm.refresh()
+        if embedding is not None:
+            if embedder is None:
+                raise InvalidEvent("an embedding needs the id of its embedder")
+            vec = np.asarray(embedding, dtype=np.float32)
+            if vec.ndim != 1 or not np.isfinite(vec).all():
+                raise InvalidEvent("embedding must be a flat list of finite numbers")
+            self._check_dim(embedder, int(vec.shape[0]))
+        else:
+            if embedder is not None and embedder != self.swarm.embedder.id:
+                raise InvalidEvent(f"no local embedder {embedder!r}; pass embedding=")
+            vec = check_vector(self.swarm.embedder.embed([query])[0], self.swarm.embedder.dim)
+        hits = recall(
+            state,
+            self.swarm.index,
+            vec,
+            limit=limit,
+            embedder_id=embedder,
+            category=category,
+            tier=tier,
+            thread=thread,
+            thread_first=thread_first,
+            min_similarity=min_similarity,
+            min_score=min_score,
+            now=time.time(),
+        )
+        if log:
+            body = {"query": query[: T.MAX_CONTENT], "hits": [h.fact.id for h in hits]}
+            self.swarm.log.append(self._event(T.MEMORY_RECALLED, body))
+        return hits
+
+    def _known(self, fact_id: str) -> None:
+        if fact_id not in self.swarm.refresh().facts:
+            raise UnknownFact(fact_id)
+
+    def reinforce(self, fact_id: str) -> Event:
+        """Reinforce a fact (counted once per agent): strength + boost, slower decay."""
+        self._known(fact_id)
+        return self.swarm.log.append(self._event(T.MEMORY_REINFORCED, {"target": fact_id}))
+
+    def feedback(self, fact_id: str, usefulness: float) -> Event:
+        """Record usefulness in [-1, 1] (finite; clamped by the fold) for a fact."""
+        if isinstance(usefulness, bool) or not isinstance(usefulness, (int, float)):
+            raise InvalidEvent(f"usefulness must be a number, got {usefulness!r}")
+        if not math.isfinite(usefulness):
+            raise InvalidEvent(f"usefulness must be finite, got {usefulness}")
+        self._known(fact_id)
+        body = {"target": fact_id, "usefulness": float(usefulness)}
+        return self.swarm.log.append(self._event(T.MEMORY_FEEDBACK, body))

@@ -1,0 +1,400 @@
+"""The synthesizer worker: turns raw memories into facts, exactly once.
+
+One pass (``run_once``): fold everything new; decide, for each raw ``memory.shared`` not
+yet decided, whether it is an exact duplicate (same normalised-content signature, even of
+an evicted fact), a near duplicate (cosine >= threshold against live facts), a claim on a
+subject already claimed with the same value (corroboration) or a different one
+(contest, then resolution by evidence), or new; then append all decisions plus a
+``synth.progress`` mark in ONE atomic batch that expects the ``synthesizer`` key at the
+version this worker last folded. A second worker therefore gets VersionConflict and
+stands by; a worker killed anywhere leaves either the whole batch or nothing, so a
+restart re-decides exactly the undecided raws.
+
+Decisions inside one batch see each other through a small overlay (new signatures, new
+vectors, new evidence per subject), so batch boundaries do not change the outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from swarmlog import Event, Log, VersionConflict
+
+from . import events as T
+from .config import SynthConfig
+from .embed import Embedder
+from .factindex import FactIndex
+from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
+from .replay import fold_into, load_checkpoint, save_checkpoint
+from .signature import signature
+from .state import SwarmState, apply
+
+LEASE_KEY = "synthesizer"
+MAX_BATCH = 2000
+
+
+@dataclass
+class _Claim:
+    """What resolution needs to know of one fact claiming a subject."""
+
+    fid: str
+    value: str | None
+    agents: set[str]
+    importance: float
+    feedback: float
+    last_seq: int
+    status: str
+
+
+@dataclass
+class _Overlay:
+    """Effects of this batch's decisions that later decisions in the batch must see."""
+
+    signatures: dict[str, str] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)
+    claims: dict[str, dict[str, _Claim]] = field(default_factory=dict)
+    new_in_subject: dict[str, list[str]] = field(default_factory=dict)
+
+
+class Synthesizer:
+    """The worker (see module docstring). ``state`` is always the exact fold of the log."""
+
+    def __init__(
+        self,
+        log: Log,
+        config: SynthConfig | None = None,
+        embedder: Embedder | None = None,
+        state: SwarmState | None = None,
+        index: FactIndex | None = None,
+    ) -> None:
+        self.log = log
+        self.config = config if config is not None else SynthConfig()
+        if state is None:
+            state = load_checkpoint(log, self.config) or SwarmState(self.config)
+        self.state = state
+        self.index = index if index is not None else FactIndex(embedder)
+        self.lease = getattr(state, "progress_seq", 0)
+        self.standing_by = False
+        self.decisions = 0
+        self._last_checkpoint = state.last_seq
+
+    # ------------------------------------------------------------------ folding
+
+    def catch_up(self) -> int:
+        """Fold every event appended since the state's last seq; return how many."""
+        before = self.state.last_seq
+        st = self.state
+        for ev in self.log.read(before + 1):
+            apply(st, ev)
+            if ev.type == T.SYNTH_PROGRESS and ev.key == LEASE_KEY:
+                self.lease = ev.seq or self.lease
+        self.index.sync(st)
+        return st.last_seq - before
+
+    # ------------------------------------------------------------------ one pass
+
+    def run_once(self) -> int:
+        """Fold, decide every undecided raw memory, append the decisions; return their count."""
+        self.catch_up()
+        total = 0
+        while self.state.pending:
+            raws = [self.state.pending[s] for s in sorted(self.state.pending)[:MAX_BATCH]]
+            batch = self.decide(raws)
+            batch.append(
+                Event(
+                    agent=T.SYNTH_AGENT,
+                    type=T.SYNTH_PROGRESS,
+                    key=LEASE_KEY,
+                    body={"upto": raws[-1].seq},
+                )
+            )
+            try:
+                self.log.append_many(batch, expect={LEASE_KEY: self.lease})
+            except VersionConflict as e:
+                self._undo()
+                self.standing_by = True
+                self.lease = e.actual
+                self.catch_up()
+                return total
+            self.standing_by = False
+            self._overlay = _Overlay()
+            total += len(batch) - 1
+            self.decisions += len(batch) - 1
+            self.catch_up()
+        self.maybe_checkpoint()
+        return total
+
+    def run(
+        self,
+        stop: Callable[[], bool] | None = None,
+        poll: float = 0.5,
+        idle_exit: float | None = None,
+    ) -> None:
+        """Run passes until ``stop()`` is true (or nothing happened for ``idle_exit`` s)."""
+        idle_since = time.monotonic()
+        while not (stop and stop()):
+            n = self.run_once()
+            if n:
+                idle_since = time.monotonic()
+                continue
+            if idle_exit is not None and time.monotonic() - idle_since >= idle_exit:
+                return
+            if self.standing_by:
+                time.sleep(min(poll, 0.05))
+            self.log.wait_for_change(poll)
+
+    def maybe_checkpoint(self, force: bool = False) -> bool:
+        """Checkpoint the state every ``checkpoint_every`` events (or now, if forced)."""
+        every = self.config.synthesizer.checkpoint_every
+        st = self.state
+        due = force or st.last_seq - self._last_checkpoint >= every
+        if st.last_seq and due:
+            save_checkpoint(self.log, st)
+            self._last_checkpoint = st.last_seq
+            return True
+        return False
+
+    # ------------------------------------------------------------------ decisions
+
+    _overlay: _Overlay = _Overlay()
+
+    def _undo(self) -> None:
+        for fid in self._overlay.added:
+            if fid not in self.state.facts:
+                self.index.remove(fid)
+        self._overlay = _Overlay()
+
+    def decide(self, raws: list[RawMemory]) -> list[Event]:
+        """The decision events for ``raws`` (in seq order), without appending them."""
+        self._overlay = ov = _Overlay()
+        st = self.state
+        near = self.config.synthesizer.near_duplicate
+        retro = self.config.tiers.retro_similarity
+        out: list[Event] = []
+        plain = [r for r in raws if r.embedding is None]
+        vecs = self.index.embedder.embed([r.content for r in plain]) if plain else None
+        vec_of = {r.seq: vecs[i] for i, r in enumerate(plain)} if vecs is not None else {}
+        tier_mask = self._tier_mask()
+        touched: list[str] = []
+        for r in raws:
+            fid = "f" + str(r.seq)
+            sig = signature(r.content)
+            if r.embedding is not None and r.embedder is not None:
+                vec = np.asarray(r.embedding, dtype=np.float32)
+                eid = r.embedder
+            else:
+                vec = vec_of[r.seq]
+                eid = self.index.embedder.id
+            # 1. a structured claim on a subject
+            if r.subject is not None:
+                same = self._claim_with_value(r.subject, r.value)
+                if same is not None:
+                    sim = self._cos(same, vec, eid)
+                    kind = (
+                        "exact"
+                        if ov.signatures.get(sig, st.signatures.get(sig)) == same
+                        else "near"
+                    )
+                    out.append(self._corroborate(same, r, kind, sim))
+                    touched.append(r.subject)
+                    continue
+            # 2. exact duplicate by signature (remembered after eviction)
+            dup = ov.signatures.get(sig) or st.signatures.get(sig)
+            if dup is not None and r.subject is None:
+                out.append(self._corroborate(dup, r, "exact", 1.0))
+                continue
+            # 3. near duplicate among live facts
+            idx = self.index.space.get(eid, int(vec.shape[0]))
+            if r.subject is None and idx is not None and len(idx):
+                best = idx.best(vec)
+                if best is not None and best[1] >= near and not self._is_claim(best[0]):
+                    out.append(self._corroborate(best[0], r, "near", best[1]))
+                    continue
+            # 4. new fact
+            related: list[list[object]] = []
+            if (
+                idx is not None
+                and len(idx)
+                and tier_mask is not None
+                and eid == self.index.embedder.id
+            ):
+                m = tier_mask
+                if len(m) < len(idx):
+                    m = np.concatenate([m, np.zeros(len(idx) - len(m), dtype=bool)])
+                for h in idx.search(vec, 8, weighted=False, mask=m, min_score=retro):
+                    if h.cosine > retro:
+                        related.append([h.id, round(float(h.cosine), 6)])
+            out.append(
+                Event(
+                    agent=T.SYNTH_AGENT,
+                    type=T.FACT_CREATED,
+                    key=fid,
+                    body={"evidence": r.seq, "signature": sig, "related": related},
+                )
+            )
+            ov.signatures.setdefault(sig, fid)
+            self.index.add(fid, vec, eid)
+            ov.added.append(fid)
+            if r.subject is not None:
+                self._claims(r.subject)[fid] = _Claim(
+                    fid, r.value, {r.agent}, r.importance, 0.0, r.seq, "active"
+                )
+                ov.new_in_subject.setdefault(r.subject, []).append(fid)
+                touched.append(r.subject)
+        for subject in dict.fromkeys(touched):
+            out.extend(self._resolve(subject))
+        return out
+
+    def _tier_mask(self) -> np.ndarray | None:
+        idx = self.index.space.get(self.index.embedder.id, self.index.embedder.dim)
+        if idx is None or not len(idx):
+            return None
+        facts = self.state.facts
+        ids = [
+            fid
+            for fid in idx.ids()
+            if facts.get(fid) is not None and facts[fid].tier in (SHORT_TERM, LONG_TERM)
+        ]
+        return idx.mask_for(ids) if ids else None
+
+    def _cos(self, fid: str, vec: np.ndarray, eid: str) -> float:
+        idx = self.index.space.get(eid, int(vec.shape[0]))
+        other = idx.get(fid) if idx is not None else None
+        if other is None:
+            return 0.0
+        return round(float(np.dot(other, vec)), 6)
+
+    def _corroborate(self, fid: str, r: RawMemory, kind: str, sim: float) -> Event:
+        sim = max(-1.0, min(1.0, round(float(sim), 6)))
+        if r.subject is not None:
+            c = self._claims(r.subject).get(fid)
+            if c is not None:
+                c.agents.add(r.agent)
+                c.last_seq = max(c.last_seq, r.seq)
+        return Event(
+            agent=T.SYNTH_AGENT,
+            type=T.FACT_CORROBORATED,
+            key=fid,
+            body={"evidence": r.seq, "kind": kind, "similarity": sim},
+        )
+
+    def _is_claim(self, fid: str) -> bool:
+        f = self.state.facts.get(fid)
+        return f is not None and f.subject is not None
+
+    def _claims(self, subject: str) -> dict[str, _Claim]:
+        """Live claims on a subject (state + this batch), loaded once per batch."""
+        ov = self._overlay
+        got = ov.claims.get(subject)
+        if got is None:
+            got = {}
+            for fid in self.state.subjects.get(subject, ()):
+                f = self.state.facts.get(fid)
+                if f is None or f.status == RETRACTED:
+                    continue
+                fb = f.feedback
+                got[fid] = _Claim(
+                    fid,
+                    f.value,
+                    set(f.agents),
+                    f.importance,
+                    fb[0] if fb else 0.0,
+                    max((e.seq for e in f.evidence), default=f.created_seq),
+                    f.status,
+                )
+            ov.claims[subject] = got
+        return got
+
+    def _claim_with_value(self, subject: str, value: str | None) -> str | None:
+        for fid, c in sorted(self._claims(subject).items(), key=lambda kv: kv[1].last_seq):
+            if c.value == value:
+                return fid
+        return None
+
+    def _resolve(self, subject: str) -> list[Event]:
+        """Contest and resolve a subject whose claims disagree (reversible on new evidence)."""
+        claims = self._claims(subject)
+        values = {c.value for c in claims.values()}
+        if len(claims) < 2 or len(values) < 2:
+            return []
+        out = []
+        for fid in self._overlay.new_in_subject.get(subject, []):
+            rivals = sorted(f for f in claims if f != fid)
+            out.append(
+                Event(
+                    agent=T.SYNTH_AGENT,
+                    type=T.FACT_CONTESTED,
+                    key=fid,
+                    body={"subject": subject, "rivals": rivals},
+                )
+            )
+        ranked = sorted(
+            claims.values(),
+            key=lambda c: (len(c.agents), c.importance, c.feedback, c.last_seq),
+            reverse=True,
+        )
+        winner = ranked[0]
+        losers = sorted(c.fid for c in ranked[1:])
+        settled = winner.status == "active" and all(
+            claims[f].status == "superseded" for f in losers
+        )
+        if out or not settled:
+            top, second = ranked[0], ranked[1]
+            reason = (
+                f"{len(top.agents)} agent(s) vs {len(second.agents)}"
+                if len(top.agents) != len(second.agents)
+                else "tie on agents; decided by importance, feedback, then recency"
+            )
+            out.append(
+                Event(
+                    agent=T.SYNTH_AGENT,
+                    type=T.FACT_RESOLVED,
+                    key=winner.fid,
+                    body={
+                        "subject": subject,
+                        "winner": winner.fid,
+                        "losers": losers,
+                        "reason": reason,
+                    },
+                )
+            )
+            winner.status = "active"
+            for f in losers:
+                claims[f].status = "superseded"
+        return out
+
+
+def facts_digest(state: SwarmState) -> str:
+    """A digest of the facts' meaning (ids, content, status, evidence, support).
+
+    Unlike ``state.digest()`` it leaves out seqs of the synthesizer's own events (fact
+    versions), which depend on how its work was split into batches.
+    """
+    import hashlib
+
+    import orjson
+
+    rows: list[object] = []
+    for fid in sorted(state.facts):
+        f: Fact = state.facts[fid]
+        rows.append(
+            [
+                fid,
+                f.content,
+                f.status,
+                f.value,
+                f.subject,
+                [e.seq for e in f.evidence],
+                f.support,
+                f.tier,
+            ]
+        )
+    rows.append(sorted(state.signatures.items()))
+    return hashlib.blake2b(orjson.dumps(rows), digest_size=16).hexdigest()
+
+
+__all__ = ["Synthesizer", "facts_digest", "fold_into"]

@@ -1,0 +1,233 @@
+"""The Log contract (DESIGN 3, contract.py R1-R6), checked on every backend with real processes.
+
+Only ``open_log(target)`` and the public Log methods are used here, so the same tests hold
+the JetStream backend to the same promises as FileLog.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from typing import Any
+
+import pytest
+
+from swarmlog import Event, VersionConflict
+from tests import logworkers as w
+from tests.conftest import LogTarget
+
+SPAWN = mp.get_context("spawn")
+
+
+def ev(agent: str = "a1", **kw: Any) -> Event:
+    return Event(agent=agent, type="test.event", **kw)
+
+
+def run_all(procs: list[Any]) -> None:
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(240)
+        assert p.exitcode == 0, f"worker {p.name} exited with {p.exitcode}"
+
+
+def test_seq_gapless_and_stored_event_fields(log_target: LogTarget) -> None:
+    with log_target.open() as log:
+        assert log.last_seq == 0
+        assert list(log.read()) == []
+        a = log.append(ev(key="k1", body={"x": 1}, session="s1", causes=[]))
+        b = log.append(ev(agent="a2", body={"y": [1, 2]}, thread="t"))
+        assert (a.seq, b.seq) == (1, 2)
+        assert a.swarm == log.name and a.session == "s1" and a.key == "k1"
+        got = list(log.read())
+        assert got == [a, b]
+        assert got[1].body == {"y": [1, 2]} and got[1].thread == "t"
+        assert log.last_seq == 2
+
+
+def test_concurrent_writers_gapless_exactly_once(log_target: LogTarget) -> None:
+    """Acceptance 1: 4 x 10,000 single appends + 2 x 100 batches of 100, all at once."""
+    pool = SPAWN.Pool(6)
+    singles = [pool.apply_async(w.single_writer, (log_target.target, i, 10_000)) for i in range(4)]
+    batches = [pool.apply_async(w.batch_writer, (log_target.target, i, 100, 100)) for i in range(2)]
+    seqs = [r.get(300) for r in singles]
+    firsts = [r.get(300) for r in batches]
+    pool.close()
+    pool.join()
+    n = 4 * 10_000 + 2 * 100 * 100
+    with log_target.open() as log:
+        stored = list(log.read())
+        assert [e.seq for e in stored] == list(range(1, n + 1))
+        ids = [e.id for e in stored]
+        assert len(set(ids)) == n
+        expect_ids = {f"s{i}-{j}" for i in range(4) for j in range(10_000)}
+        expect_ids |= {f"b{i}-{b}-{j}" for i in range(2) for b in range(100) for j in range(100)}
+        assert set(ids) == expect_ids
+        by_id = {e.id: e.seq for e in stored}
+        for i, s in enumerate(seqs):
+            assert s == sorted(s)  # each writer's own appends are ordered
+            assert all(by_id[f"s{i}-{j}"] == s[j] for j in range(10_000))
+        for i, f in enumerate(firsts):
+            for b, first in enumerate(f):  # a batch occupies consecutive seqs
+                assert [by_id[f"b{i}-{b}-{j}"] for j in range(100)] == list(
+                    range(first, first + 100)
+                )
+        assert log.last_seq == n
+        rep = log.verify()
+        assert rep.ok, rep.problems
+        assert rep.events == n and rep.last_seq == n
+
+
+def test_read_ranges(log_target: LogTarget) -> None:
+    with log_target.open() as log:
+        log.append_many([ev(body={"i": i}) for i in range(1, 31)])
+        for i in range(31, 51):
+            log.append(ev(body={"i": i}))
+        seqs = lambda it: [e.seq for e in it]  # noqa: E731
+        assert seqs(log.read()) == list(range(1, 51))
+        assert seqs(log.read(10)) == list(range(10, 51))
+        assert seqs(log.read(10, 12)) == [10, 11, 12]
+        assert seqs(log.read(29, 32)) == [29, 30, 31, 32]  # splits a stored batch on request
+        assert seqs(log.read(50, 50)) == [50]
+        assert seqs(log.read(0, 2)) == [1, 2]
+        assert seqs(log.read(51)) == []
+        assert seqs(log.read(40, 39)) == []
+        assert seqs(log.read(45, 1000)) == list(range(45, 51))
+        assert all(e.body["i"] == e.seq for e in log.read())
+
+
+def test_idempotent_append(log_target: LogTarget) -> None:
+    """Acceptance 5 (one process, and across a reopen)."""
+    with log_target.open() as log:
+        first = log.append(ev(id="same-id", body={"v": 1}))
+        log.append(ev())
+        again = log.append(ev(id="same-id", body={"v": 2}))
+        assert again.seq == first.seq and again.body == {"v": 1}
+        mixed = log.append_many([ev(id="new-1"), ev(id="same-id"), ev(id="new-2")])
+        assert [e.seq for e in mixed] == [3, first.seq, 4]
+    with log_target.open() as log:
+        assert log.append(ev(id="new-2")).seq == 4
+        assert log.last_seq == 4
+        assert [e.id for e in log.read()].count("same-id") == 1
+
+
+def test_idempotent_append_two_processes_at_once(log_target: LogTarget) -> None:
+    """Acceptance 5: the same id from two processes at the same moment is stored once."""
+    with log_target.open() as log:
+        log.append(ev())
+    rounds = 15
+    barrier = SPAWN.Barrier(2)
+    results = SPAWN.Queue()
+    procs = [
+        SPAWN.Process(target=w.same_id_appender, args=(log_target.target, rounds, barrier, results))
+        for _ in range(2)
+    ]
+    for p in procs:
+        p.start()
+    got = sorted(results.get(60) for _ in range(2 * rounds))
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    for r in range(rounds):
+        assert got[2 * r] == got[2 * r + 1]  # both twins got the same stored event
+    with log_target.open() as log:
+        ids = [e.id for e in log.read()]
+        assert len(ids) == 1 + rounds and len(set(ids)) == len(ids)
+
+
+def test_expectations(log_target: LogTarget) -> None:
+    with log_target.open() as log:
+        assert log.version("k") == 0
+        a = log.append(ev(key="k"), expect={"k": 0})
+        assert log.version("k") == a.seq
+        log.append(ev(key="other"))
+        with pytest.raises(VersionConflict) as ei:
+            log.append(ev(key="k"), expect={"k": 0})
+        assert (ei.value.key, ei.value.expected, ei.value.actual) == ("k", 0, a.seq)
+        with pytest.raises(VersionConflict):
+            log.append_many([ev(key="k"), ev(key="z")], expect={"k": a.seq, "z": 5})
+        assert log.last_seq == 2 and log.version("z") == 0  # nothing written
+        out = log.append_many([ev(key="k"), ev(key="k")], expect={"k": a.seq, "z": 0})
+        assert log.version("k") == out[1].seq == 4
+        assert log.append_many([], expect={"k": 4}) == []
+        with pytest.raises(VersionConflict):
+            log.append_many([], expect={"k": 3})
+    with log_target.open() as log:  # versions survive a reopen
+        assert log.version("k") == 4 and log.version("other") == 2
+
+
+def test_cas_race_eight_processes(log_target: LogTarget) -> None:
+    """Acceptance 4: 8 processes race with the same expectation; exactly one wins."""
+    rounds = 12
+    with log_target.open() as log:
+        log.append(ev(key="hot"))
+    barrier = SPAWN.Barrier(8)
+    results = SPAWN.Queue()
+    procs = [
+        SPAWN.Process(target=w.cas_racer, args=(log_target.target, "hot", rounds, barrier, results))
+        for _ in range(8)
+    ]
+    for p in procs:
+        p.start()
+    got = [results.get(120) for _ in range(8 * rounds)]
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    for r in range(rounds):
+        mine = [g for g in got if g[0] == r]
+        wins = [g for g in mine if g[1] == "ok"]
+        assert len(wins) == 1, mine
+        winner_seq = wins[0][3]
+        assert len({g[2] for g in mine}) == 1  # everybody expected the same version
+        for g in mine:
+            if g[1] == "conflict":
+                assert g[3] == winner_seq
+    with log_target.open() as log:
+        assert log.last_seq == 1 + rounds
+        assert log.version("hot") == 1 + rounds
+
+
+def test_batches_are_atomic_for_readers(log_target: LogTarget) -> None:
+    """R5: a reader in another process never sees part of a batch."""
+    out = SPAWN.Queue()
+    reader = SPAWN.Process(target=w.snapshot_reader, args=(log_target.target, 2.0, out))
+    reader.start()
+    w.batch_writer(log_target.target, 7, 60, 50)
+    reads, bad = out.get(60)
+    reader.join(30)
+    assert reader.exitcode == 0
+    assert bad == [] and reads > 1
+
+
+def test_follow_in_another_process(log_target: LogTarget) -> None:
+    """R6: a follower elsewhere gets every event once, in order, as it is appended."""
+    with log_target.open() as log:
+        for i in range(5):
+            log.append(ev(body={"i": i}))
+        q = SPAWN.Queue()
+        p = SPAWN.Process(target=w.follower, args=(log_target.target, 3, 303, 20.0, q))
+        p.start()
+        assert q.get(30)[0] == "ready"
+        for i in range(100):
+            log.append(ev(body={"i": i}))
+        for _ in range(10):
+            log.append_many([ev() for _ in range(20)])
+        seen, _ = q.get(60)
+        p.join(30)
+        assert [s for s, _ in seen] == list(range(3, 306))
+        assert [i for _, i in seen] == [e.id for e in log.read(3)]
+
+
+def test_follow_timeout_ends(log_target: LogTarget) -> None:
+    with log_target.open() as log:
+        log.append(ev())
+        got = list(log.follow(1, timeout=0.3))
+        assert [e.seq for e in got] == [1]
+        assert list(log.follow(2, timeout=0.2)) == []
+
+
+def test_verify_clean_and_counts(log_target: LogTarget) -> None:
+    with log_target.open() as log:
+        log.append_many([ev() for _ in range(7)])
+        rep = log.verify()
+        assert rep.ok and rep.events == 7 and rep.last_seq == 7
+        assert rep.to_dict()["ok"] is True

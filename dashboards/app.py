@@ -94,7 +94,6 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app, mapping library errors to exit codes."""
     import dashboards.cli  # noqa: F401  registers every command
 
-
     try:
         app(args=argv, prog_name="swarmlog", standalone_mode=True)
     except VersionConflict as e:

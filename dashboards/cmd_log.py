@@ -67,11 +67,11 @@ def append(
         events = parse_jsonl(sys.stdin.buffer.read(), agent, session, thread)
     else:
         events = [_one(content, agent, session, thread, type_, category, importance, key, body)]
-    exp = None
+    exp: dict[str, int] | None = None
     if expect is not None:
         if key is None:
-            fail("--expect needs --key")
-        exp = {key: expect}  # type: ignore[dict-item]
+            raise InvalidEvent("--expect needs --key")
+        exp = {key: expect}
     log = open_target(ctx, root, url)
     try:
         stored = log.append_many(events, expect=exp)
@@ -85,8 +85,15 @@ def append(
 
 
 def _one(
-    content: str | None, agent: str, session: str | None, thread: str | None, type_: str,
-    category: str, importance: float, key: str | None, body: str | None,
+    content: str | None,
+    agent: str,
+    session: str | None,
+    thread: str | None,
+    type_: str,
+    category: str,
+    importance: float,
+    key: str | None,
+    body: str | None,
 ) -> Event:
     if body is not None:
         try:
@@ -104,9 +111,7 @@ def _one(
     return Event(agent=agent, session=session, thread=thread, type=type_, key=key, body=b)
 
 
-def parse_jsonl(
-    data: bytes, agent: str, session: str | None, thread: str | None
-) -> list[Event]:
+def parse_jsonl(data: bytes, agent: str, session: str | None, thread: str | None) -> list[Event]:
     """Parse a JSONL batch; any bad line raises InvalidEvent naming its line number."""
     events = []
     for n, raw in enumerate(data.splitlines(), 1):

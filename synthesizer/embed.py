@@ -77,13 +77,13 @@ def normalise(vec: np.ndarray) -> np.ndarray:
 
     Zero vectors stay zero, so their cosine with anything is 0 instead of NaN.
     """
-    arr = np.asarray(vec, dtype=np.float32)
+    arr = np.asarray(vec, dtype=np.float64)  # float64: no overflow for float32-range input
     if arr.ndim == 1:
-        norm = float(np.sqrt(np.dot(arr, arr)))
-        return arr / norm if norm > 0.0 else arr.copy()
+        norm = math.sqrt(float(np.dot(arr, arr)))
+        return (arr / norm if norm > 0.0 else arr).astype(np.float32)
     norms = np.sqrt(np.einsum("ij,ij->i", arr, arr))
     norms[norms == 0.0] = 1.0
-    return arr / norms[:, None]
+    return (arr / norms[:, None]).astype(np.float32)
 
 
 # --- the hashing embedder ------------------------------------------------------

@@ -53,6 +53,8 @@ class Metrics:
     by_type: dict[str, int] = field(default_factory=dict)
     by_agent: dict[str, int] = field(default_factory=dict)
     raw_total: int = 0
+    shared: dict[str, int] = field(default_factory=dict)
+    first_ts: float = 0.0
     evictions: dict[str, int] = field(default_factory=dict)
     duplicates: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
@@ -316,6 +318,7 @@ def _on_shared(s: SwarmState, ev: Event) -> None:
     """memory.shared: remember the raw memory until a synth event consumes it."""
     b = ev.body
     s.metrics.raw_total += 1
+    _bump(s.metrics.shared, ev.agent)
     emb = b.get("embedding")
     seq = ev.seq
     assert seq is not None
@@ -683,6 +686,7 @@ def _on_forgotten(s: SwarmState, ev: Event) -> None:
         s.recalled.pop(agent, None)
         s.metrics.by_agent.pop(agent, None)
         s.metrics.recalls.pop(agent, None)
+        s.metrics.shared.pop(agent, None)
         s.metrics.causes.pop(agent, None)
         s.metrics.cas.pop(agent, None)
 
@@ -734,6 +738,8 @@ def apply(state: SwarmState, event: Event) -> SwarmState:
     agent = event.agent
     m = state.metrics
     m.events_total += 1
+    if m.events_total == 1:
+        m.first_ts = event.ts
     bt = m.by_type
     bt[t] = bt.get(t, 0) + 1
     ba = m.by_agent

@@ -26,6 +26,7 @@ from .embed import check_vector
 __all__ = ["Hit", "VectorIndex", "VectorSpace"]
 
 _MIN_CAPACITY = 16
+_UNIT_TOLERANCE = 1e-6  # |norm^2 - 1| below this: stored as given (float32 rounding)
 _SEARCH_MANY_CHUNK = 1 << 22  # max score-matrix cells per block of search_many
 
 
@@ -116,10 +117,10 @@ class VectorIndex:
         arr = np.asarray(vec, dtype=np.float32)
         if arr.shape != (self._dim,):
             self._checked(arr)  # raises the one-line dimension error
-        sq = float(np.dot(arr, arr))
-        if not math.isfinite(sq):  # NaN/inf inside, or a finite norm overflowing float32
+        wide = arr.astype(np.float64)  # float32 input can't overflow a float64 norm
+        sq = float(np.dot(wide, wide))
+        if not math.isfinite(sq):  # NaN or infinity inside
             self._checked(arr)
-            sq = float(np.dot(arr.astype(np.float64), arr.astype(np.float64)))
         w = float(weight)
         if not math.isfinite(w):
             raise ValueError(f"weight must be finite, got {weight!r}")
@@ -130,10 +131,10 @@ class VectorIndex:
                 self._grow(row + 1)
             self._ids.append(item_id)
             self._rows[item_id] = row
-        if sq > 0.0:
-            np.multiply(arr, 1.0 / math.sqrt(sq), out=self._mat[row], casting="unsafe")
-        else:
+        if sq == 0.0 or abs(sq - 1.0) <= _UNIT_TOLERANCE:  # zero, or already unit (common)
             self._mat[row] = arr
+        else:
+            np.multiply(arr, 1.0 / math.sqrt(sq), out=self._mat[row], casting="unsafe")
         self._weights[row] = w
 
     def add_many(
@@ -339,8 +340,9 @@ class VectorIndex:
     def _query(self, query: object) -> np.ndarray:
         """Validated, normalised float32 query."""
         q = self._checked(query)
-        norm = math.sqrt(float(np.dot(q, q)))
-        return q / np.float32(norm) if norm > 0.0 else q
+        wide = q.astype(np.float64)
+        norm = math.sqrt(float(np.dot(wide, wide)))
+        return (wide / norm).astype(np.float32) if norm > 0.0 else q
 
     def _grow(self, needed: int) -> None:
         """Double the capacity until `needed` rows fit (amortised O(1) per add)."""

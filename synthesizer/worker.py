@@ -70,7 +70,11 @@ class Synthesizer:
         embedder: Embedder | None = None,
         state: SwarmState | None = None,
         index: FactIndex | None = None,
+        batch_size: int = MAX_BATCH,
     ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.batch_size = batch_size
         self.log = log
         self.config = config if config is not None else SynthConfig()
         if state is None:
@@ -100,9 +104,19 @@ class Synthesizer:
     def run_once(self) -> int:
         """Fold, decide every undecided raw memory, append the decisions; return their count."""
         self.catch_up()
+        n = self.decide_pending()
+        self.maybe_checkpoint()
+        return n
+
+    def decide_pending(self) -> int:
+        """Decide the raws pending in the folded state and append the decisions under the lease.
+
+        On VersionConflict (another worker wrote first) nothing is written: the worker
+        folds the winner's batch and stands by.
+        """
         total = 0
         while self.state.pending:
-            raws = [self.state.pending[s] for s in sorted(self.state.pending)[:MAX_BATCH]]
+            raws = [self.state.pending[s] for s in sorted(self.state.pending)[: self.batch_size]]
             batch = self.decide(raws)
             batch.append(
                 Event(
@@ -125,7 +139,6 @@ class Synthesizer:
             total += len(batch) - 1
             self.decisions += len(batch) - 1
             self.catch_up()
-        self.maybe_checkpoint()
         return total
 
     def run(

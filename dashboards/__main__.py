@@ -1,0 +1,5 @@
+"""``python -m dashboards`` runs the swarmlog CLI."""
+
+from dashboards.app import main
+
+main()

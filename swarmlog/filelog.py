@@ -25,6 +25,7 @@ import os
 import struct
 import threading
 import time
+import weakref
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -52,6 +53,22 @@ FORMAT = "swarmlog-file/1"
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 Durability = Literal["process", "fsync"]
 _SYNC = struct.Struct("<QQ")
+_flock = fcntl.flock
+_LOCK_EX = fcntl.LOCK_EX
+_LOCK_UN = fcntl.LOCK_UN
+_crc32 = zlib.crc32
+_dumps = orjson.dumps
+_Fragment = orjson.Fragment
+_SORT = orjson.OPT_SORT_KEYS
+_OPEN: weakref.WeakSet[FileLog] = weakref.WeakSet()
+
+
+def _reopen_locks_after_fork() -> None:
+    for log in list(_OPEN):
+        log._after_fork()
+
+
+os.register_at_fork(after_in_child=_reopen_locks_after_fork)
 
 
 class FileLog(Log):
@@ -77,6 +94,9 @@ class FileLog(Log):
         self.limits = limits
         self.notify = notify
         self.poll_interval = poll_interval
+        self.sync_count = 0
+        """fdatasyncs this handle ran (group commit shares them between writers)."""
+        check_local(self.root, allow_network_fs)
         meta_path = self.root / "swarm.json"
         if not meta_path.exists():
             if not create:
@@ -90,9 +110,11 @@ class FileLog(Log):
             raise LogUnavailable(f"{meta_path} is unreadable: {e}") from None
         if meta.get("format") != FORMAT:
             raise LogUnavailable(f"{meta_path} has format {meta.get('format')!r}, not {FORMAT}")
-        check_local(self.root, allow_network_fs)
         self.segdir = self.root / "segments"
-        self._lock_fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        # str paths: pathlib costs microseconds per join, too much for the append path
+        self._root_s = os.fspath(self.root)
+        self._segdir_s = os.path.join(self._root_s, "segments")
+        self._lock_fd = os.open(os.path.join(self._root_s, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
         self._tlock = threading.RLock()
         self._sync_fd = -1
         self._sync_map: mmap.mmap | None = None
@@ -107,6 +129,7 @@ class FileLog(Log):
         self._seg_fd = -1
         self._hints: dict[int, dict[int, int]] = {}
         self._fds: dict[int, int] = {}
+        _OPEN.add(self)
 
     # ------------------------------------------------------------------ setup
 
@@ -128,7 +151,22 @@ class FileLog(Log):
         finally:
             os.close(fd)
 
+    def _after_fork(self) -> None:
+        """In a forked child: get flock descriptors of our own.
+
+        flock belongs to the open file description, which fork shares: without this a
+        child and its parent would both "hold" the lock at once.
+        """
+        self._tlock = threading.RLock()
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = os.open(os.path.join(self._root_s, "lock"), os.O_RDWR)
+        if self._sync_fd >= 0:
+            os.close(self._sync_fd)
+            self._sync_fd = os.open(os.path.join(self._root_s, "sync.lock"), os.O_RDWR)
+
     def close(self) -> None:
+        _OPEN.discard(self)
         for fd in (self._lock_fd, self._sync_fd, self._seg_fd, *self._fds.values()):
             if fd >= 0:
                 try:
@@ -151,81 +189,126 @@ class FileLog(Log):
     # ------------------------------------------------------------------ append
 
     def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
-        return self.append_many((event,), expect)[0]
+        """Append one event (the hot path: one flock, one fstat, one write)."""
+        if self._failed:
+            raise DurabilityError(self._failed)
+        inner, d = self._prepare_one(event)
+        lock_fd = self._lock_fd
+        if lock_fd < 0:
+            raise SwarmlogError("log is closed")
+        with self._tlock:
+            _flock(lock_fd, _LOCK_EX)
+            try:
+                self._catch_up(locked=True)
+                known = self._ids.get(d["id"])
+                if known is None:
+                    if expect:
+                        self._check_expect(expect)
+                    seq = self._last + 1
+                    head = b'{"seq":%d,%s' % (seq, inner)
+                    self._write(head + b',"crc":%d}\n' % _crc32(head), seq, 1)
+                    self._ids[d["id"]] = seq
+                    k = d.get("key")
+                    if k is not None:
+                        self._versions[k] = seq
+            finally:
+                _flock(lock_fd, _LOCK_UN)
+            if known is None and self.durability == "fsync":
+                self._group_sync(seq)
+        if known is not None:
+            return self._read_one(known)
+        return from_stored({"seq": seq, **d})  # the stored dict, envelope order
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
     ) -> list[Event]:
         evs = list(events)
+        if self._failed:
+            raise DurabilityError(self._failed)
         if not evs:
             if expect:
                 with self._tlock, self._locked():
                     self._catch_up(locked=True)
                     self._check_expect(expect)
             return []
-        if self._failed:
-            raise DurabilityError(self._failed)
-        bodies = self._prepare(evs)
+        seen: set[str] = set()
+        prepared = []
+        for ev in evs:
+            p = self._prepare_one(ev)
+            if p[1]["id"] in seen:
+                raise InvalidEvent(f"event id {ev.id!r} appears twice in one batch")
+            seen.add(p[1]["id"])
+            prepared.append(p)
         with self._tlock:
             with self._locked():
                 self._catch_up(locked=True)
-                known = [self._ids.get(ev.id) for ev in evs]
-                if all(s is not None for s in known):
-                    stored = [s for s in known if s is not None]
-                    return [self._read_one(s) for s in stored]
-                if expect:
-                    self._check_expect(expect)
-                fresh = [(ev, b) for ev, b, s in zip(evs, bodies, known, strict=True) if s is None]
-                out, data, last = self._encode(fresh)
-                self._write(data, last, out)
-            if self.durability == "fsync":
+                known = [self._ids.get(d["id"]) for _, d in prepared]
+                fresh = [p for p, s in zip(prepared, known, strict=True) if s is None]
+                if fresh:
+                    if expect:
+                        self._check_expect(expect)
+                    out, data, last = self._encode(fresh)
+                    self._write(data, last, len(out))
+                    ids, versions = self._ids, self._versions
+                    for e in out:
+                        ids[e.id] = e._d["seq"]
+                        k = e._d.get("key")
+                        if k is not None:
+                            versions[k] = e._d["seq"]
+            if fresh and self.durability == "fsync":
                 self._group_sync(last)
+        if not fresh:
+            return [self._read_one(s) for s in known if s is not None]
         if any(s is not None for s in known):
             it = iter(out)
             return [self._read_one(s) if s is not None else next(it) for s in known]
         return out
 
-    def _prepare(self, evs: list[Event]) -> list[tuple[bytes, dict[str, Any]]]:
-        """Validate and pre-serialize all that does not depend on seq (outside the lock)."""
-        seen: set[str] = set()
-        out = []
-        for ev in evs:
-            if not isinstance(ev, Event):
-                raise InvalidEvent(f"append takes Event objects, got {type(ev).__name__}")
-            if ev.id in seen:
-                raise InvalidEvent(f"event id {ev.id!r} appears twice in one batch")
-            seen.add(ev.id)
-            validate_for_append(ev, self.limits)
-            d = ev.to_dict()
-            d.pop("seq", None)
-            if "swarm" not in d:
-                d = {"id": d["id"], "ts": d["ts"], "swarm": self.name, **d}
-            enc = dict(d)
-            enc["body"] = orjson.Fragment(orjson.dumps(d["body"], option=orjson.OPT_SORT_KEYS))
-            rest = orjson.dumps(enc)
-            if len(rest) + 48 > self.limits.max_event:
-                raise InvalidEvent(
-                    f"event {ev.id} is {len(rest)} bytes encoded (max {self.limits.max_event})"
-                )
-            out.append((rest[1:-1], d))
-        return out
+    def _prepare_one(self, ev: Event) -> tuple[bytes, dict[str, Any]]:
+        """Validate and pre-serialize all that does not depend on seq (outside the lock).
 
-    def _encode(
-        self, fresh: list[tuple[Event, tuple[bytes, dict[str, Any]]]]
-    ) -> tuple[list[Event], bytes, int]:
+        Returns the record's JSON members without seq, braces and crc, and the stored
+        dict (swarm filled in, seq not yet).
+        """
+        if type(ev) is not Event and not isinstance(ev, Event):
+            raise InvalidEvent(f"append takes Event objects, got {type(ev).__name__}")
+        validate_for_append(ev, self.limits)
+        src = ev._d
+        if "swarm" in src:
+            d = dict(src)
+            d.pop("seq", None)
+        else:
+            d = {"id": src["id"], "ts": src["ts"], "swarm": self.name}
+            for k, v in src.items():
+                if k != "seq" and k not in d:
+                    d[k] = v
+        enc = dict(d)
+        body = d["body"]
+        try:
+            enc["body"] = _Fragment(_dumps(body, option=_SORT)) if body else _Fragment(b"{}")
+            rest = _dumps(enc)
+        except TypeError as e:
+            raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
+        if len(rest) + 48 > self.limits.max_event:
+            raise InvalidEvent(
+                f"event {ev.id} is {len(rest)} bytes encoded (max {self.limits.max_event})"
+            )
+        return rest[1:-1], d
+
+    def _encode(self, fresh: list[tuple[bytes, dict[str, Any]]]) -> tuple[list[Event], bytes, int]:
         """Assign seqs and build the batch's bytes (under the lock)."""
         seq = self._last
         lines = []
         out = []
         n = len(fresh)
-        for i, (_, (inner, d)) in enumerate(fresh):
+        for i, (inner, d) in enumerate(fresh):
             seq += 1
             more = n - 1 - i
             if more:
                 head = b'{"seq":%d,%s,"more":%d' % (seq, inner, more)
             else:
                 head = b'{"seq":%d,%s' % (seq, inner)
-            lines.append(head + b',"crc":%d}\n' % zlib.crc32(head))
+            lines.append(head + b',"crc":%d}\n' % _crc32(head))
             out.append(from_stored({"seq": seq, **d}))
         return out, b"".join(lines), seq
 
@@ -235,17 +318,14 @@ class FileLog(Log):
             if have != want:
                 raise VersionConflict(key, want, have)
 
-    def _write(self, data: bytes, last: int, out: list[Event]) -> None:
-        first = last - len(out) + 1
-        if self._seg_fd < 0 or (
-            self._seg_end > 0 and self._seg_end + len(data) > self.segment_bytes
-        ):
-            self._rotate(first)
-        view = memoryview(data)
-        written = 0
+    def _write(self, data: bytes, last: int, count: int) -> None:
+        """One ``write()`` of a whole batch to the current segment (rotating a full one)."""
+        if self._seg_fd < 0 or self._seg_end >= self.segment_bytes:
+            self._rotate(last - count + 1)
         try:
+            written = os.write(self._seg_fd, data)
             while written < len(data):
-                written += os.write(self._seg_fd, view[written:])
+                written += os.write(self._seg_fd, memoryview(data)[written:])
         except OSError as e:
             # nothing of a failed batch may stay: cut back to the last good end
             try:
@@ -255,40 +335,43 @@ class FileLog(Log):
             raise SwarmlogError(f"append failed, nothing written: {e}") from None
         self._seg_end += len(data)
         self._last = last
-        ids = self._ids
-        versions = self._versions
-        for ev in out:
-            ids[ev.id] = ev.seq  # type: ignore[assignment]
-            k = ev.key
-            if k is not None:
-                versions[k] = ev.seq  # type: ignore[assignment]
         if self.durability == "fsync":
             self._sync_state()[0:16] = _SYNC.pack(last, self._seg_first)
 
+    def _seg_path(self, first: int) -> str:
+        return os.path.join(self._segdir_s, seg.segment_name(first))
+
     def _rotate(self, first: int) -> None:
-        """Open (creating if needed) the segment new records go to; start one past the size."""
-        if self._seg_fd >= 0 and self._seg_end > 0:
+        """Open (creating if needed) the segment new records go to.
+
+        A full segment (at or past ``segment_bytes``) is closed, made durable, and a new
+        one named by ``first`` is started; segments are only ever rotated when full, so
+        any reader seeing a segment below that size knows it is the last one.
+        """
+        if self._seg_fd >= 0 and self._seg_end >= self.segment_bytes:
             self._fsync(self._seg_fd)  # a closed segment is always durable
             os.close(self._seg_fd)
             self._seg_fd = -1
             self._seg_first, self._seg_end = first, 0
-        path = self.segdir / seg.segment_name(self._seg_first)
-        new = not path.exists()
-        self.segdir.mkdir(exist_ok=True)
+        path = self._seg_path(self._seg_first)
+        new = not os.path.exists(path)
+        os.makedirs(self._segdir_s, exist_ok=True)
         self._seg_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         if new:
-            _fsync_dir(self.segdir)
+            _fsync_dir(self._segdir_s)
 
     # ------------------------------------------------------------------ durability
 
     def _sync_state(self) -> mmap.mmap:
         if self._sync_map is None:
-            fd = os.open(self.root / "sync", os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(os.path.join(self._root_s, "sync"), os.O_RDWR | os.O_CREAT, 0o644)
             if os.fstat(fd).st_size < 32:
                 os.ftruncate(fd, 32)
             self._sync_map = mmap.mmap(fd, 32)
             os.close(fd)
-            self._sync_fd = os.open(self.root / "sync.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            self._sync_fd = os.open(
+                os.path.join(self._root_s, "sync.lock"), os.O_RDWR | os.O_CREAT, 0o644
+            )
         return self._sync_map
 
     def _group_sync(self, mine: int) -> None:
@@ -314,6 +397,7 @@ class FileLog(Log):
     def _fsync(self, fd: int) -> None:
         try:
             os.fdatasync(fd)
+            self.sync_count += 1
         except OSError as e:
             self._failed = f"fdatasync failed ({e}); this log handle refuses further appends"
             raise DurabilityError(self._failed) from None
@@ -336,13 +420,21 @@ class FileLog(Log):
         return FileLog._Flock(self._lock_fd)
 
     def _catch_up(self, locked: bool) -> None:
-        """Bring the writer view up to the end of the log (cutting a torn tail if locked)."""
+        """Bring the writer view up to the end of the log (cutting a torn tail if locked).
+
+        Fast path: the current segment's size equals the end we know and it is not full,
+        so nothing was appended and no later segment can exist (one fstat, no stat).
+        """
+        if self._seg_fd >= 0:
+            size = os.fstat(self._seg_fd).st_size
+            if size == self._seg_end and size < self.segment_bytes:
+                return
         while True:
-            path = self.segdir / seg.segment_name(self._seg_first)
             if self._seg_fd < 0:
-                if not path.exists():
+                path = self._seg_path(self._seg_first)
+                if not os.path.exists(path):
                     if self._seg_first == 1:
-                        firsts = seg.list_segments(self.segdir)
+                        firsts = seg.list_segments(self._segdir_s)
                         if firsts and firsts[0] != 1:
                             self._seg_first = firsts[0]
                             self._last = firsts[0] - 1
@@ -354,8 +446,8 @@ class FileLog(Log):
                 fd = self._fd(self._seg_first)
                 name = seg.segment_name(self._seg_first)
                 sc = None
+                ids, versions = self._ids, self._versions
                 for records, sc in seg.read_records(fd, self._seg_end, size, self._last + 1, name):
-                    ids, versions = self._ids, self._versions
                     for d in records:
                         s = d["seq"]
                         ids[d["id"]] = s
@@ -364,12 +456,12 @@ class FileLog(Log):
                             versions[k] = s
                     if records:
                         self._last = records[-1]["seq"]
-                if sc is not None:
                     self._seg_end = sc.end
-                    if sc.end < size and locked:
-                        self._cut(sc.end, size, sc.torn or "torn tail")
-            nxt = self.segdir / seg.segment_name(self._last + 1)
-            if self._last + 1 != self._seg_first and nxt.exists():
+                if sc is not None and sc.end < size and locked:
+                    self._cut(sc.end, size, sc.torn or "torn tail")
+            if self._seg_end >= self.segment_bytes and os.path.exists(
+                self._seg_path(self._last + 1)
+            ):
                 os.close(self._seg_fd)
                 self._seg_fd = -1
                 self._seg_first, self._seg_end = self._last + 1, 0
@@ -387,13 +479,13 @@ class FileLog(Log):
             "after_seq": self._last,
             "ts": time.time(),
         }
-        with open(self.root / "repairs.jsonl", "ab") as f:
+        with open(os.path.join(self._root_s, "repairs.jsonl"), "ab") as f:
             f.write(orjson.dumps(note) + b"\n")
 
     def _fd(self, first: int) -> int:
         fd = self._fds.get(first)
         if fd is None:
-            fd = os.open(self.segdir / seg.segment_name(first), os.O_RDONLY)
+            fd = os.open(self._seg_path(first), os.O_RDONLY)
             self._fds[first] = fd
         return fd
 
@@ -401,9 +493,7 @@ class FileLog(Log):
 
     @property
     def last_seq(self) -> int:
-        firsts = seg.list_segments(self.segdir)
-        if not firsts:
-            return 0
+        firsts = seg.list_segments(self._segdir_s)
         for first in reversed(firsts):
             s = self._tail_seq(first)
             if s is not None:
@@ -444,8 +534,8 @@ class FileLog(Log):
         raise SwarmlogError(f"seq {seq} is not in the log")
 
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
-        for d in self.read_dicts(from_seq, to_seq):
-            yield from_stored(d)
+        for batch in self.read_batches(from_seq, to_seq):
+            yield from map(from_stored, batch)
 
     def read_dicts(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
         """Like ``read`` but yields the stored dicts (the fast path for folds)."""
@@ -457,7 +547,9 @@ class FileLog(Log):
     ) -> Iterator[list[dict[str, Any]]]:
         """Stored dicts in chunks (lists) — for consumers that work a batch at a time."""
         from_seq = max(1, from_seq)
-        firsts = seg.list_segments(self.segdir)
+        if to_seq is not None and to_seq < from_seq:
+            return
+        firsts = seg.list_segments(self._segdir_s)
         if not firsts:
             return
         i = max(0, bisect.bisect_right(firsts, from_seq) - 1)
@@ -466,9 +558,7 @@ class FileLog(Log):
                 return
             fd = self._fd(first)
             size = os.fstat(fd).st_size
-            hints = self._hints.setdefault(first, {})
-            start = seg.seek_seq(fd, size, first, from_seq, hints) if from_seq > first else 0
-            expect = from_seq if from_seq > first else first
+            start, expect = self._locate(fd, size, first, from_seq)
             if start >= size:
                 continue
             name = seg.segment_name(first)
@@ -486,23 +576,56 @@ class FileLog(Log):
                     ]
                 if records:
                     yield records
-                if to_seq is not None and records and records[-1]["seq"] >= to_seq:
+                    from_seq = records[-1]["seq"] + 1
+                if to_seq is not None and from_seq > to_seq:
                     return
             if sc is not None and sc.end < size:
-                return  # torn tail: nothing valid after it
+                return  # torn tail (or a batch being written): nothing valid after it
+
+    def _locate(self, fd: int, size: int, first: int, from_seq: int) -> tuple[int, int]:
+        """Where in segment ``first`` reading for ``from_seq`` starts, and the seq found there."""
+        if from_seq <= first:
+            return 0, first
+        hints = self._hints.setdefault(first, {})
+        return seg.seek_seq(fd, size, first, from_seq, hints), from_seq
 
     def follow(self, from_seq: int = 1, timeout: float | None = None) -> Iterator[Event]:
+        """Yield events from ``from_seq`` on as they are appended (see Log.follow).
+
+        Keeps its own (segment, offset) between wake-ups, so a wake-up costs one fstat and
+        one read of the new bytes; moves to the next segment once the current one is full
+        and its successor exists. Wakes on notifications and at least every poll interval.
+        """
         waiter = Waiter(self.segdir, self.notify, self.poll_interval)
         try:
             nxt = max(1, from_seq)
+            first = -1
+            fd = -1
+            offset = 0
             deadline = None if timeout is None else time.monotonic() + timeout
             while True:
                 got = False
-                for batch in self.read_batches(nxt):
-                    for d in batch:
-                        yield from_stored(d)
-                    nxt = batch[-1]["seq"] + 1
-                    got = True
+                if first < 0:
+                    firsts = seg.list_segments(self._segdir_s)
+                    if firsts:
+                        first = firsts[max(0, bisect.bisect_right(firsts, nxt) - 1)]
+                        fd = self._fd(first)
+                        offset, nxt = self._locate(fd, os.fstat(fd).st_size, first, nxt)
+                while first >= 0:
+                    size = os.fstat(fd).st_size
+                    if size > offset:
+                        name = seg.segment_name(first)
+                        for records, sc in seg.read_records(fd, offset, size, nxt, name):
+                            offset = sc.end
+                            if records:
+                                got = True
+                                nxt = records[-1]["seq"] + 1
+                                for d in records:
+                                    yield from_stored(d)
+                    if offset >= self.segment_bytes and os.path.exists(self._seg_path(nxt)):
+                        first, fd, offset = nxt, self._fd(nxt), 0
+                        continue
+                    break
                 if got:
                     if timeout is not None:
                         deadline = time.monotonic() + timeout
@@ -577,7 +700,7 @@ def _default_name(root: Path) -> str:
     return clean[:64] or "swarm"
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync_dir(path: str | os.PathLike[str]) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from pathlib import Path
 
 from .errors import LogUnavailable
 
@@ -29,16 +28,21 @@ NETWORK_FS = {
 }
 
 
-def filesystem_type(path: Path) -> str | None:
-    """The type of the file system holding ``path`` (Linux /proc/mounts), or None if unknown."""
+def filesystem_type(path: str | os.PathLike[str], mounts: str | None = None) -> str | None:
+    """The type of the file system holding ``path``, or None if unknown.
+
+    Read from the mount table ``mounts`` (default: ``$SWARMLOG_MOUNTS`` or /proc/mounts;
+    the override lets tests present a network mount without mounting one).
+    """
+    table = mounts or os.environ.get("SWARMLOG_MOUNTS") or "/proc/mounts"
     try:
-        with open("/proc/mounts") as f:
-            mounts = [line.split() for line in f]
+        with open(table) as f:
+            rows = [line.split() for line in f]
     except OSError:
         return None
     real = os.path.realpath(path)
     best, kind = "", None
-    for parts in mounts:
+    for parts in rows:
         if len(parts) < 3:
             continue
         mnt = parts[1].replace("\\040", " ")
@@ -47,9 +51,15 @@ def filesystem_type(path: Path) -> str | None:
     return kind
 
 
-def check_local(path: Path, allow_network: bool = False) -> None:
-    """Raise LogUnavailable on a network file system (or only warn when ``allow_network``)."""
-    kind = filesystem_type(path)
+def check_local(
+    path: str | os.PathLike[str], allow_network: bool = False, mounts: str | None = None
+) -> None:
+    """Raise LogUnavailable on a network file system (or only warn when ``allow_network``).
+
+    flock over NFS/SMB is either a no-op or a best-effort lock manager: two machines could
+    both "hold" it and interleave seqs, so the embedded log refuses such directories.
+    """
+    kind = filesystem_type(path, mounts)
     if kind in NETWORK_FS:
         msg = (
             f"{path} is on a network file system ({kind}) where flock is not reliable "

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import threading
 import time
 import weakref
@@ -354,7 +355,7 @@ class JetStreamLog(Log):
                 f"stream {self.stream} does not allow atomic batches (nats-server >= 2.12 with "
                 "allow_atomic; run 'swarmlog init --url' to enable): append_many refused"
             )
-        return self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")  # type: ignore[no-any-return]
+        return self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
 
     async def _append(self, ps: list[Prepared], exp: dict[str, int]) -> list[Event]:
         """Publish until stored (or proven a conflict); resolve duplicates and timeouts."""
@@ -387,6 +388,7 @@ class JetStreamLog(Log):
                     for i, p in enumerate(pending):
                         stored[p.event.id] = p.stored(first + i)
                 pending = []
+                continue
             except ApiError as e:
                 if e.err_code not in (*CONFLICT_CODES, ERR_BATCH_DUP_ID):
                     raise _refused(e, self.stream) from None
@@ -418,7 +420,7 @@ class JetStreamLog(Log):
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""
         seqs = await asyncio.gather(*(self._c.probe(p) for p in ps))
-        return {p.event.id: s for p, s in zip(ps, seqs) if s is not None}
+        return {p.event.id: s for p, s in zip(ps, seqs, strict=True) if s is not None}
 
     async def _check_versions(self, exp: dict[str, int]) -> None:
         """Raise VersionConflict for the first expected key not at its version."""
@@ -426,7 +428,7 @@ class JetStreamLog(Log):
         have = await asyncio.gather(
             *(self._c.last_on_subject(key_subject(self.prefix, k)) for k in keys)
         )
-        for k, v in zip(keys, have):
+        for k, v in zip(keys, have, strict=True):
             if v != exp[k]:
                 raise VersionConflict(k, exp[k], v)
 
@@ -446,10 +448,10 @@ class JetStreamLog(Log):
 
     @property
     def last_seq(self) -> int:
-        return self._run(self._c.last_seq())  # type: ignore[no-any-return]
+        return self._run(self._c.last_seq())
 
     def version(self, key: str) -> int:
-        return self._run(self._c.last_on_subject(key_subject(self.prefix, key)))  # type: ignore[no-any-return]
+        return self._run(self._c.last_on_subject(key_subject(self.prefix, key)))
 
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         for raws in self._read_raw(from_seq, to_seq):
@@ -490,7 +492,7 @@ class JetStreamLog(Log):
                 time.sleep(0.01)
                 fut = fetch(nxt)
                 continue
-            for a, b in zip(raws, raws[1:]):
+            for a, b in itertools.pairwise(raws):
                 if b.seq != a.seq + 1:
                     raise StreamCorruption(self.stream, a.seq + 1, "missing (a gap)")
             nxt = raws[-1].seq + 1

@@ -9,6 +9,7 @@ checks size and checksum, and ``latest()`` skips a corrupt one.
 
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -60,9 +61,9 @@ class ObjectStoreCheckpoints(CheckpointStore):
         obs = await self._store()
         await obs.put(name, data, meta=ObjectMeta(name=name, description=description))
 
-    def list(self) -> list[CheckpointInfo]:
+    def list(self) -> builtins.list[CheckpointInfo]:
         infos = self._run(self._list())
-        out = []
+        out: builtins.list[CheckpointInfo] = []
         for name, desc in infos:
             try:
                 out.append(parse_header((desc or "").encode(), name))
@@ -71,7 +72,7 @@ class ObjectStoreCheckpoints(CheckpointStore):
         out.sort(key=lambda i: (i.seq, i.name))
         return out
 
-    async def _list(self) -> list[tuple[str, str | None]]:
+    async def _list(self) -> builtins.list[tuple[str, str | None]]:
         import nats.js.errors
 
         obs = await self._store()
@@ -82,7 +83,8 @@ class ObjectStoreCheckpoints(CheckpointStore):
         return [(e.name, e.description) for e in entries if not e.deleted]
 
     def _read(self, info: CheckpointInfo) -> bytes:
-        return self._run(self._get(info.name))  # type: ignore[no-any-return]
+        data: bytes = self._run(self._get(info.name))
+        return data
 
     async def _get(self, name: str) -> bytes:
         import nats.js.errors

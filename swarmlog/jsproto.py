@@ -206,17 +206,17 @@ def plan_expectations(
         k = p.d.get("key")
         if k is not None and k not in first:
             first[k] = i
-    rest = []
+    rest: list[tuple[str, int]] = []
     for key, want in expect.items():
-        i = first.get(key)
-        if i is None:
+        j = first.get(key)
+        if j is None:
             rest.append((key, want))
         else:
-            hdrs[i][H_EXP_SUBJ_SEQ] = str(want)
+            hdrs[j][H_EXP_SUBJ_SEQ] = str(want)
     free = [i for i, h in enumerate(hdrs) if not h]
     if len(rest) > len(free):
         return None
-    for (key, want), i in zip(rest, free):
+    for (key, want), i in zip(rest, free, strict=False):
         hdrs[i][H_EXP_SUBJ_SEQ] = str(want)
         hdrs[i][H_EXP_SUBJ] = key_subject(prefix, key)
     return hdrs

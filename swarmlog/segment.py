@@ -3,6 +3,8 @@
 A segment is a file ``<first seq, 20 digits>.jsonl`` holding complete record lines (see
 ``envelope``). Records of one ``append_many`` batch carry ``"more": n`` (records of the
 batch still to come), so a reader can tell a whole batch from the front of a torn one.
+A writer rotates to a new segment only once the current one has reached the log's
+segment size, so a segment below that size is always the last one.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -22,6 +23,7 @@ from .errors import CorruptionError
 SEGMENT_SUFFIX = ".jsonl"
 CHUNK = 1 << 20
 _SEQ_PREFIX = b'{"seq":'
+_INCOMPLETE = ("incomplete final record", "incomplete batch")
 
 
 def segment_name(first_seq: int) -> str:
@@ -29,7 +31,7 @@ def segment_name(first_seq: int) -> str:
     return f"{first_seq:020d}{SEGMENT_SUFFIX}"
 
 
-def list_segments(directory: Path) -> list[int]:
+def list_segments(directory: str | os.PathLike[str]) -> list[int]:
     """First seqs of the segments in ``directory``, ascending."""
     out = []
     try:
@@ -44,10 +46,16 @@ def list_segments(directory: Path) -> list[int]:
 
 
 def record_seq(line: bytes) -> int | None:
-    """The seq at the head of a record line, read without parsing the rest (None if absent)."""
+    """The seq at the head of a record line, read without parsing the rest (None if absent).
+
+    ``line`` may be just the first bytes of a record; a head cut before the comma that
+    ends the seq gives None rather than a wrong, shortened number.
+    """
     if not line.startswith(_SEQ_PREFIX):
         return None
     end = line.find(b",", 7)
+    if end < 0:
+        return None
     digits = line[7:end]
     return int(digits) if digits.isdigit() else None
 
@@ -75,56 +83,83 @@ class Scan:
     """Offset just past the last complete batch (relative to the file)."""
     torn: str | None = None
     """Why bytes after ``end`` were not taken (an incomplete or bad tail), if there are any."""
+    bad: int = -1
+    """File offset of the bad record that stopped the scan (-1 if none)."""
+    bad_seq: int | None = None
+    """The seq that bad record should have carried."""
 
 
-def scan(
-    data: bytes, base: int, expect_seq: int | None, segment: str, strict_tail: bool = False
-) -> Scan:
+def scan(data: bytes, base: int, expect_seq: int | None, segment: str) -> Scan:
     """Parse complete, CRC-valid batches from ``data`` (which starts at file offset ``base``).
 
-    Stops at the first incomplete line or incomplete batch. A bad record *followed by a
-    complete good one* is corruption and raises CorruptionError naming segment, offset, seq.
-    ``expect_seq`` (if given) is the seq the first record must have; seqs must be gapless.
+    One ``orjson.loads`` per line and a CRC-32 over a memoryview of the line up to its
+    ``,"crc":`` separator: nothing is parsed twice. Stops at the first incomplete line or
+    incomplete batch. A bad record *followed by a complete good one* is corruption and
+    raises CorruptionError naming segment, offset and seq. ``expect_seq`` (if given) is
+    the seq the first record must have; seqs must be gapless, ``more`` must count down.
     """
     out = Scan(end=base)
+    lines = data.split(b"\n")
+    tail = lines.pop()  # bytes after the last newline: b"" or an incomplete record
     records = out.records
-    pending: list[dict[str, Any]] = []
+    append = records.append
+    loads = orjson.loads
+    crc32 = zlib.crc32
+    mv = memoryview(data)
     pos = 0
-    n = len(data)
+    end = 0
     nxt = expect_seq
-    while pos < n:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            out.torn = "incomplete final record"
-            break
-        line = data[pos:nl]
-        d = parse_record(line)
-        if d is None or (nxt is not None and d.get("seq") != nxt):
+    batch_start = -1  # index in records where an unfinished batch starts
+    left = 0  # records the unfinished batch still owes
+    for line in lines:
+        ln = len(line)
+        i = line.rfind(CRC_SEP)
+        try:
+            d = loads(line)
+            ok = i > 0 and d.pop("crc") == crc32(mv[pos : pos + i])
+            s = d["seq"]
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            ok = False
+            s = None
+        if ok and nxt is not None and s != nxt:
+            ok = False
+        if ok:
+            more = d.pop("more", 0) if "more" in d else 0
+            if batch_start >= 0 and more != left - 1:
+                ok = False
+        if not ok:
             reason = (
-                "checksum mismatch or unparsable record"
-                if d is None
-                else (f"expected seq {nxt}, found {d.get('seq')}")
+                f"expected seq {nxt}, found {s}"
+                if s is not None and nxt is not None and s != nxt
+                else "checksum mismatch or unparsable record"
             )
-            if _good_record_follows(data, nl + 1):
-                raise CorruptionError(segment, base + pos, _seq_hint(line, nxt), reason)
+            if batch_start >= 0:
+                del records[batch_start:]
+            hint = nxt if nxt is not None else record_seq(line)
+            if _good_record_follows(data, pos + ln + 1):
+                raise CorruptionError(segment, base + pos, hint, reason)
             out.torn = reason
-            break
-        nxt = d["seq"] + 1
-        more = d.pop("more", 0)
-        pending.append(d)
-        pos = nl + 1
-        if not more:
-            records.extend(pending)
-            pending.clear()
-            out.end = base + pos
-    if pending and out.torn is None:
+            out.end = base + end
+            out.bad = base + pos
+            out.bad_seq = hint
+            return out
+        append(d)
+        nxt = s + 1
+        pos += ln + 1
+        if more:
+            if batch_start < 0:
+                batch_start = len(records) - 1
+            left = more
+        else:
+            batch_start = -1
+            end = pos
+    if batch_start >= 0:
+        del records[batch_start:]
         out.torn = "incomplete batch"
+    elif tail:
+        out.torn = "incomplete final record"
+    out.end = base + end
     return out
-
-
-def _seq_hint(line: bytes, nxt: int | None) -> int | None:
-    s = record_seq(line)
-    return s if s is not None else nxt
 
 
 def _good_record_follows(data: bytes, pos: int) -> bool:
@@ -157,77 +192,106 @@ def read_records(
         sc = scan(buf, pos, nxt, segment)
         if sc.records:
             nxt = sc.records[-1]["seq"] + 1
-            size = CHUNK
         yield sc.records, sc
         if sc.torn is None:
             pos = sc.end
+            size = CHUNK
             continue
         if pos + len(buf) >= stop:
-            return  # torn at the very end: incomplete or being written
-        if sc.torn in ("incomplete final record", "incomplete batch"):
+            return  # torn at the very end: incomplete, or being written right now
+        if sc.torn in _INCOMPLETE:
             if sc.end == pos:
-                size *= 2  # nothing fitted in the window: grow it
+                size *= 2  # nothing complete fitted in the window: grow it
             else:
                 pos = sc.end
+                size = CHUNK
             continue
-        # a bad record with bytes after it: corruption if a good record follows
-        scan(os.pread(fd, stop - sc.end, sc.end), sc.end, nxt, segment)
+        # a bad record at the end of this chunk: corruption if a good record follows it
+        rest = _find_line_start(fd, sc.bad, stop)
+        while rest < stop:
+            more = os.pread(fd, min(CHUNK, stop - rest), rest)
+            if not more:
+                return
+            if _good_record_follows(more, 0):
+                raise CorruptionError(segment, sc.bad, sc.bad_seq, sc.torn)
+            nl = more.rfind(b"\n")
+            rest = _find_line_start(fd, rest + len(more), stop) if nl < 0 else rest + nl + 1
         return
+
+
+def _find_line_start(fd: int, pos: int, limit: int) -> int:
+    """Offset just past the first newline at or after ``pos`` (``limit`` if none before it)."""
+    while pos < limit:
+        buf = os.pread(fd, min(65536, limit - pos), pos)
+        if not buf:
+            return limit
+        nl = buf.find(b"\n")
+        if nl >= 0:
+            return pos + nl + 1
+        pos += len(buf)
+    return limit
+
+
+def _valid_hint(fd: int, off: int, s: int) -> bool:
+    head = os.pread(fd, 48, off - 1) if off > 0 else b"\n" + os.pread(fd, 47, 0)
+    return head[:1] == b"\n" and record_seq(head[1:]) == s
 
 
 def seek_seq(fd: int, size: int, first_seq: int, target: int, hints: dict[int, int]) -> int:
     """Byte offset of the record with seq ``target`` (or where it would start) by bisection.
 
     ``hints`` is a sparse seq->offset index (filled as we probe, kept by the caller) that
-    narrows later searches; the segment's records are probed by reading only the few bytes
-    after a newline, so a seek costs O(log size) small reads instead of a scan.
+    narrows later searches; records are probed by reading only a few bytes after a
+    newline, so a seek costs O(log size) small reads instead of a scan. A hint is checked
+    before it is trusted (a torn tail it pointed into may have been cut and rewritten).
     """
     if target <= first_seq:
         return 0
     lo_seq, lo = first_seq, 0
     hi = size
     for s, off in hints.items():
-        if s <= target and s > lo_seq:
+        if s <= target and s > lo_seq and off < size:
             lo_seq, lo = s, off
         elif s > target and off < hi:
             hi = off
+    if lo and not _valid_hint(fd, lo, lo_seq):
+        hints.clear()
+        return seek_seq(fd, size, first_seq, target, hints)
     if lo_seq == target:
         return lo
     while hi - lo > 65536:
         mid = (lo + hi) // 2
-        buf = os.pread(fd, 4096, mid)
-        nl = buf.find(b"\n")
-        if nl < 0 or mid + nl + 1 >= hi:
+        b = _find_line_start(fd, mid, hi)
+        if b >= hi:
             hi = mid
             continue
-        b = mid + nl + 1
-        probe = record_seq(buf[nl + 1 :] if len(buf) - nl > 30 else os.pread(fd, 64, b))
+        probe = record_seq(os.pread(fd, 48, b))
         if probe is None:
             break
-        s = probe
-        hints[s] = b
-        if s <= target:
-            lo, lo_seq = b, s
-            if s == target:
+        hints[probe] = b
+        if probe <= target:
+            lo, lo_seq = b, probe
+            if probe == target:
                 return b
         else:
             hi = b
-    # short linear walk
+    # short linear walk from lo
     pos = lo
     while pos < size:
-        buf = os.pread(fd, CHUNK, pos)
+        buf = os.pread(fd, min(CHUNK, size - pos), pos)
         if not buf:
             break
         start = 0
         while True:
-            got = record_seq(buf[start : start + 40])
+            got = record_seq(buf[start : start + 48])
             if got is not None and got >= target:
                 return pos + start
             nl = buf.find(b"\n", start)
             if nl < 0:
                 break
             start = nl + 1
-        if start == 0:
-            break
-        pos += start
+        if start == 0:  # one record longer than the window: skip to its end
+            pos = _find_line_start(fd, pos + len(buf), size)
+        else:
+            pos += start
     return size

@@ -96,6 +96,16 @@ class VectorIndex:
         """Item ids in current row order."""
         return list(self._ids)
 
+    def matrix(self) -> tuple[list[str], np.ndarray]:
+        """(ids, live rows) in row order — a read-only view for batched scoring.
+
+        Why: the synthesizer scores a whole batch of new memories against every fact
+        with one matrix product instead of one search per memory.
+        """
+        view = self._mat[: len(self._ids)]
+        view.flags.writeable = False
+        return list(self._ids), view
+
     def get(self, item_id: str) -> np.ndarray | None:
         """Copy of the stored (normalised) vector of `item_id`, or None."""
         row = self._rows.get(item_id)

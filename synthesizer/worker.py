@@ -182,37 +182,49 @@ class Synthesizer:
         self._overlay = _Overlay()
 
     def decide(self, raws: list[RawMemory]) -> list[Event]:
-        """The decision events for ``raws`` (in seq order), without appending them."""
+        """The decision events for ``raws`` (in seq order), without appending them.
+
+        Vectors of the whole batch come from one embedder call and are scored against
+        every live fact with one matrix product (and against each other with another),
+        so a decision costs a few dictionary lookups, not a search.
+        """
         self._overlay = ov = _Overlay()
         st = self.state
         near = self.config.synthesizer.near_duplicate
-        retro = self.config.tiers.retro_similarity
         out: list[Event] = []
-        plain = [r for r in raws if r.embedding is None]
-        vecs = self.index.embedder.embed([r.content for r in plain]) if plain else None
-        vec_of = {r.seq: vecs[i] for i, r in enumerate(plain)} if vecs is not None else {}
-        tier_mask = self._tier_mask()
+        local = self.index.embedder.id
+        sigs = [signature(r.content) for r in raws]
+        # local-embedder raws that need a vector (not already known by signature)
+        need = [
+            i
+            for i, r in enumerate(raws)
+            if r.embedding is None and (r.subject is not None or sigs[i] not in st.signatures)
+        ]
+        scorer = _BatchScorer(self, [raws[i].content for i in need]) if need else None
+        row_of = {raws[i].seq: k for k, i in enumerate(need)}
         touched: list[str] = []
-        for r in raws:
+        for r, sig in zip(raws, sigs, strict=True):
             fid = "f" + str(r.seq)
-            sig = signature(r.content)
-            if r.embedding is not None and r.embedder is not None:
-                vec = np.asarray(r.embedding, dtype=np.float32)
-                eid = r.embedder
-            else:
-                vec = vec_of[r.seq]
-                eid = self.index.embedder.id
+            k = row_of.get(r.seq)
             # 1. a structured claim on a subject
             if r.subject is not None:
                 same = self._claim_with_value(r.subject, r.value)
+                dead = None if same is not None else self._retracted_claim(r.subject, r.value)
+                if dead is not None:
+                    # a board-retracted claim stays retracted: the repeat is evidence for it
+                    if ov.signatures.get(sig, st.signatures.get(sig)) == dead:
+                        out.append(self._corroborate(dead, r, "exact", 1.0))
+                    else:
+                        sim = scorer.cosine_to(k, dead) if scorer and k is not None else 0.0
+                        out.append(self._corroborate(dead, r, "near", sim))
+                    continue
                 if same is not None:
-                    sim = self._cos(same, vec, eid)
-                    kind = (
-                        "exact"
-                        if ov.signatures.get(sig, st.signatures.get(sig)) == same
-                        else "near"
-                    )
-                    out.append(self._corroborate(same, r, kind, sim))
+                    known = ov.signatures.get(sig, st.signatures.get(sig))
+                    if known == same:
+                        out.append(self._corroborate(same, r, "exact", 1.0))
+                    else:
+                        sim = scorer.cosine_to(k, same) if scorer and k is not None else 0.0
+                        out.append(self._corroborate(same, r, "near", sim))
                     touched.append(r.subject)
                     continue
             # 2. exact duplicate by signature (remembered after eviction)
@@ -220,27 +232,28 @@ class Synthesizer:
             if dup is not None and r.subject is None:
                 out.append(self._corroborate(dup, r, "exact", 1.0))
                 continue
-            # 3. near duplicate among live facts
-            idx = self.index.space.get(eid, int(vec.shape[0]))
-            if r.subject is None and idx is not None and len(idx):
-                best = idx.best(vec)
-                if best is not None and best[1] >= near and not self._is_claim(best[0]):
-                    out.append(self._corroborate(best[0], r, "near", best[1]))
-                    continue
-            # 4. new fact
             related: list[list[object]] = []
-            if (
-                idx is not None
-                and len(idx)
-                and tier_mask is not None
-                and eid == self.index.embedder.id
-            ):
-                m = tier_mask
-                if len(m) < len(idx):
-                    m = np.concatenate([m, np.zeros(len(idx) - len(m), dtype=bool)])
-                for h in idx.search(vec, 8, weighted=False, mask=m, min_score=retro):
-                    if h.cosine > retro:
-                        related.append([h.id, round(float(h.cosine), 6)])
+            if r.embedding is None and scorer is not None and k is not None:
+                # 3. near duplicate among live facts and this batch's new ones
+                if r.subject is None:
+                    best = scorer.best(k, skip_claims=True)
+                    if best is not None and best[1] >= near:
+                        out.append(self._corroborate(best[0], r, "near", best[1]))
+                        continue
+                related = scorer.related(k)
+                scorer.created(k, fid, r.subject is not None)
+                vec_eid: tuple[np.ndarray, str] | None = None
+            else:
+                vec = np.asarray(r.embedding, dtype=np.float32)
+                eid = r.embedder or local
+                idx = self.index.space.get(eid, int(vec.shape[0]))
+                if r.subject is None and idx is not None and len(idx):
+                    hit = idx.best(vec)
+                    if hit is not None and hit[1] >= near and not self._is_claim(hit[0]):
+                        out.append(self._corroborate(hit[0], r, "near", hit[1]))
+                        continue
+                vec_eid = (vec, eid)
+            # 4. a new fact
             out.append(
                 Event(
                     agent=T.SYNTH_AGENT,
@@ -250,36 +263,20 @@ class Synthesizer:
                 )
             )
             ov.signatures.setdefault(sig, fid)
-            self.index.add(fid, vec, eid)
-            ov.added.append(fid)
+            if vec_eid is not None:
+                self.index.add(fid, vec_eid[0], vec_eid[1])
+                ov.added.append(fid)
             if r.subject is not None:
                 self._claims(r.subject)[fid] = _Claim(
                     fid, r.value, {r.agent}, r.importance, 0.0, r.seq, "active"
                 )
                 ov.new_in_subject.setdefault(r.subject, []).append(fid)
                 touched.append(r.subject)
+        if scorer is not None:
+            ov.added.extend(scorer.commit())
         for subject in dict.fromkeys(touched):
             out.extend(self._resolve(subject))
         return out
-
-    def _tier_mask(self) -> np.ndarray | None:
-        idx = self.index.space.get(self.index.embedder.id, self.index.embedder.dim)
-        if idx is None or not len(idx):
-            return None
-        facts = self.state.facts
-        ids = [
-            fid
-            for fid in idx.ids()
-            if facts.get(fid) is not None and facts[fid].tier in (SHORT_TERM, LONG_TERM)
-        ]
-        return idx.mask_for(ids) if ids else None
-
-    def _cos(self, fid: str, vec: np.ndarray, eid: str) -> float:
-        idx = self.index.space.get(eid, int(vec.shape[0]))
-        other = idx.get(fid) if idx is not None else None
-        if other is None:
-            return 0.0
-        return round(float(np.dot(other, vec)), 6)
 
     def _corroborate(self, fid: str, r: RawMemory, kind: str, sim: float) -> Event:
         sim = max(-1.0, min(1.0, round(float(sim), 6)))
@@ -325,6 +322,19 @@ class Synthesizer:
     def _claim_with_value(self, subject: str, value: str | None) -> str | None:
         for fid, c in sorted(self._claims(subject).items(), key=lambda kv: kv[1].last_seq):
             if c.value == value:
+                return fid
+        return None
+
+    def _retracted_claim(self, subject: str, value: str | None) -> str | None:
+        """The newest retracted live fact claiming ``subject`` = ``value``, if any.
+
+        Why: claims skip retracted facts, so without this a repeat of a retracted claim
+        would come back as a new active fact (a revival under a new id).
+        """
+        st = self.state
+        for fid in reversed(st.subjects.get(subject, ())):
+            f = st.facts.get(fid)
+            if f is not None and f.status == RETRACTED and f.value == value:
                 return fid
         return None
 
@@ -379,6 +389,119 @@ class Synthesizer:
             for f in losers:
                 claims[f].status = "superseded"
         return out
+
+
+class _BatchScorer:
+    """Cosines of one batch of new memories against live facts and against each other."""
+
+    CHUNK = 8_000_000  # matrix cells per product block (~32 MB of float32)
+
+    def __init__(self, worker: Synthesizer, texts: list[str]) -> None:
+        self.worker = worker
+        fi = worker.index
+        self.vecs = fi.embedder.embed(texts)
+        self.ids, mat = fi.default.matrix()
+        facts = worker.state.facts
+        retro_tiers = (SHORT_TERM, LONG_TERM)
+        self.claim_col = np.fromiter(
+            (facts[f].subject is not None if f in facts else False for f in self.ids),
+            dtype=bool,
+            count=len(self.ids),
+        )
+        self.retro_cols = np.fromiter(
+            (i for i, f in enumerate(self.ids) if f in facts and facts[f].tier in retro_tiers),
+            dtype=np.int64,
+        )
+        m, n = len(texts), len(self.ids)
+        self.best_val = np.full(m, -2.0, dtype=np.float32)
+        self.best_col = np.full(m, -1, dtype=np.int64)
+        self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
+        self.best_plain_col = np.full(m, -1, dtype=np.int64)
+        self.retro: list[list[list[object]]] = [[] for _ in range(m)]
+        thr = worker.config.tiers.retro_similarity
+        if n:
+            step = max(1, self.CHUNK // n)
+            plain = ~self.claim_col
+            for lo in range(0, m, step):
+                sims = self.vecs[lo : lo + step] @ mat.T
+                self._take(sims, lo, self.best_val, self.best_col)
+                if plain.any():
+                    masked = np.where(plain, sims, -2.0)
+                    self._take(masked, lo, self.best_plain_val, self.best_plain_col)
+                if len(self.retro_cols):
+                    sub = sims[:, self.retro_cols]
+                    for r, c in zip(*np.nonzero(sub > thr), strict=True):
+                        self.retro[lo + int(r)].append(
+                            [self.ids[self.retro_cols[c]], round(float(sub[r, c]), 6)]
+                        )
+        self.gram = self.vecs @ self.vecs.T if m > 1 else None
+        self.new_rows: list[int] = []
+        self.new_ids: list[str] = []
+        self.fid_of_row: dict[int, str] = {}
+        self.new_any = np.zeros(m, dtype=bool)
+        self.new_plain = np.zeros(m, dtype=bool)
+
+    def _take(self, sims: np.ndarray, lo: int, val: np.ndarray, col: np.ndarray) -> None:
+        best = sims.argmax(axis=1)
+        bv = sims[np.arange(len(sims)), best]
+        ties = (sims == bv[:, None]).sum(axis=1) > 1
+        for r in np.nonzero(ties)[0]:  # equal cosines: the smallest fact id wins
+            cols = np.nonzero(sims[r] == bv[r])[0]
+            best[r] = min(cols, key=lambda c: self.ids[c])
+        val[lo : lo + len(sims)] = bv
+        col[lo : lo + len(sims)] = best
+
+    def best(self, k: int, skip_claims: bool) -> tuple[str, float] | None:
+        """Nearest fact to memory ``k``: live facts, then this batch's new facts."""
+        vals, cols = (
+            (self.best_plain_val, self.best_plain_col)
+            if skip_claims
+            else (self.best_val, self.best_col)
+        )
+        out: tuple[str, float] | None = None
+        if cols[k] >= 0 and vals[k] > -2.0:
+            out = (self.ids[cols[k]], float(vals[k]))
+        mask = self.new_plain if skip_claims else self.new_any
+        if self.new_rows and self.gram is not None and mask.any():
+            g = np.where(mask, self.gram[k], -2.0)
+            top = float(g.max())
+            j = min(np.nonzero(g == top)[0], key=lambda r: self.fid_of_row[int(r)])
+            cand = (self.fid_of_row[int(j)], top)
+            if out is None or cand[1] > out[1] or (cand[1] == out[1] and cand[0] < out[0]):
+                out = cand
+        if out is None:
+            return None
+        return out[0], max(-1.0, min(1.0, round(out[1], 6)))
+
+    def related(self, k: int) -> list[list[object]]:
+        """Short/long-term facts similar enough to be strengthened by memory ``k``."""
+        rel = sorted(self.retro[k], key=lambda p: (-float(p[1]), str(p[0])))  # type: ignore[arg-type]
+        return rel[:8]
+
+    def cosine_to(self, k: int, fid: str) -> float:
+        """Cosine of memory ``k`` with a fact (live or new in this batch)."""
+        if fid in self.new_ids and self.gram is not None:
+            return round(float(self.gram[k, self.new_rows[self.new_ids.index(fid)]]), 6)
+        other = self.worker.index.default.get(fid)
+        return 0.0 if other is None else round(float(np.dot(other, self.vecs[k])), 6)
+
+    def created(self, k: int, fid: str, claim: bool) -> None:
+        """Memory ``k`` became fact ``fid``: later memories of the batch compare with it."""
+        self.new_any[k] = True
+        self.new_plain[k] = not claim
+        self.fid_of_row[k] = fid
+        self.new_rows.append(k)
+        self.new_ids.append(fid)
+
+    def commit(self) -> list[str]:
+        """Add the batch's new facts to the index; return their ids."""
+        if self.new_ids:
+            fi = self.worker.index
+            fi.default.add_many(self.new_ids, self.vecs[self.new_rows])
+            where = (fi.embedder.id, fi.embedder.dim)
+            for fid in self.new_ids:
+                fi._where[fid] = where
+        return list(self.new_ids)
 
 
 def facts_digest(state: SwarmState) -> str:

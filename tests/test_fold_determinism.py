@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -160,28 +159,3 @@ def test_digest_depends_on_config() -> None:
     assert SynthConfig().digest() == SynthConfig().digest() != CFG.digest()
 
 
-def test_fold_throughput() -> None:
-    """Simple events fold at well over 100k/s (loose bound here: CI machines vary)."""
-    st_ = SwarmState()
-    ev: list[Event] = []
-    for n in range(1, 201):
-        ev.append(Event(agent="a", type=T.MEMORY_SHARED, body={"content": f"c{n}"}, seq=n, ts=n))
-    for n in range(201, 301):
-        body = {"evidence": n - 200, "signature": f"s{n}"}
-        ev.append(Event(agent="synthesizer", type=T.FACT_CREATED, body=body, seq=n, ts=n,
-                        key=f"f{n - 200}"))  # fmt: skip
-    fold(ev, st_)
-    simple = [
-        Event(
-            agent=f"a{n % 7}",
-            type=(T.MEMORY_REINFORCED, T.MEMORY_FEEDBACK, "custom.x")[n % 3],
-            body={"target": f"f{n % 100 + 1}", "usefulness": 0.5},
-            seq=n,
-            ts=float(n),
-        )
-        for n in range(301, 60_301)
-    ]
-    t0 = time.perf_counter()
-    fold(simple, st_)
-    rate = len(simple) / (time.perf_counter() - t0)
-    assert rate > 50_000, f"{rate:.0f} events/s"

@@ -170,7 +170,7 @@ def test_recall_logs_hits_and_ranks_by_relevance(swarm: Swarm) -> None:
     assert [h.fact.id for h in hits][:1] == [f"f{hi}"]
     for h in hits:
         assert h.relevance == pytest.approx(h.similarity * h.strength * h.fact.importance, rel=1e-5)
-    last = list(swarm.log.read(swarm.log.last_seq))[0]
+    last = next(iter(swarm.log.read(swarm.log.last_seq)))
     assert last.type == "memory.recalled" and last.body["hits"] == [h.fact.id for h in hits]
     assert f"f{lo}" in [h.fact.id for h in a.recall("memory leak image resizer", limit=5)]
 

@@ -20,7 +20,8 @@ WORKER = (
     "import sys\n"
     "from swarmlog import open_log\n"
     "from synthesizer.worker import Synthesizer\n"
-    "Synthesizer(open_log(sys.argv[1]), batch_size=int(sys.argv[2])).run(idle_exit=0.3, poll=0.05)\n"
+    "w = Synthesizer(open_log(sys.argv[1]), batch_size=int(sys.argv[2]))\n"
+    "w.run(idle_exit=0.3, poll=0.05)\n"
 )
 TOPICS = [
     "The login page crashes on Safari 17",

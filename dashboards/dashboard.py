@@ -1,0 +1,133 @@
+"""The terminal dashboard: rich renderables built from ``SwarmMetrics``.
+
+``render(metrics)`` returns one renderable (header, top facts, contested facts,
+agents, metrics panel) that a Console prints once or a ``Live`` refreshes; ``watch``
+re-renders whenever the log changes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.box import SIMPLE_HEAD
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
+from synthesizer.swarm import Swarm
+
+from . import fmt
+
+STATUS_STYLE = {"active": "green", "contested": "yellow", "superseded": "dim", "retracted": "red"}
+
+
+def _table(
+    title: str, headers: tuple[str, ...], right: tuple[int, ...] = (), wide: int | None = -1
+) -> Table:
+    """A table whose column ``wide`` (-1: the last; None: none) takes the spare width and
+    wraps; the other columns never wrap."""
+    t = Table(
+        title=title, title_justify="left", title_style="bold", expand=wide is not None,
+        box=SIMPLE_HEAD,
+    )
+    grow_at = None if wide is None else (len(headers) - 1 if wide < 0 else wide)
+    for i, h in enumerate(headers):
+        grow = i == grow_at
+        t.add_column(
+            h,
+            justify="right" if i in right else "left",
+            no_wrap=not grow,
+            overflow="fold" if grow else "ellipsis",
+            ratio=1 if grow else None,
+        )
+    return t
+
+
+def facts_table(m: SwarmMetrics) -> RenderableType:
+    """Top facts with support, strength bar, tier, version and status."""
+    t = _table("Top facts", fmt.FACT_HEADERS, right=(1, 4))
+    for f in m.top:
+        cells = list(fmt.fact_cells(f))
+        style = STATUS_STYLE.get(f.status, "")
+        t.add_row(*cells[:5], Text(cells[5], style=style), cells[6])
+    if not m.top:
+        return Text("Top facts: none yet", style="dim")
+    return t
+
+
+def contests_table(m: SwarmMetrics) -> RenderableType:
+    """Subjects with disagreeing claims and how they were resolved."""
+    if not m.contests:
+        return Text("Contested facts: none", style="dim")
+    t = _table("Contested facts", fmt.CONTEST_HEADERS, wide=1)
+    for c in m.contests:
+        subject, claims, state = fmt.contest_cells(c)
+        t.add_row(subject, claims, Text(state, style="green" if c.resolved else "yellow"))
+    return t
+
+
+def agents_table(m: SwarmMetrics) -> RenderableType:
+    """Per-agent activity, busiest first."""
+    rows, more = fmt.agent_rows(m)
+    if not rows:
+        return Text("Agents: none yet", style="dim")
+    t = _table("Agents", fmt.AGENT_HEADERS, right=(1, 2, 3, 4, 5, 6, 7, 8), wide=None)
+    for r in rows:
+        t.add_row(*r)
+    if more:
+        t.caption = f"… and {more} more agents"
+    return t
+
+
+def metrics_panel(m: SwarmMetrics) -> RenderableType:
+    """The metrics of DESIGN 9 as a two-column grid in a panel."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    for label, value in fmt.metric_rows(m):
+        grid.add_row(label, value)
+    return Panel(grid, title="Metrics", title_align="left")
+
+
+def render(m: SwarmMetrics) -> RenderableType:
+    """The whole dashboard; an empty swarm gets the header and a one-line notice."""
+    head = Panel(Text(fmt.header(m), style="bold"), title="swarmlog", title_align="left")
+    if m.empty:
+        return Group(head, Text(fmt.EMPTY_MESSAGE))
+    return Group(head, facts_table(m), contests_table(m), agents_table(m), metrics_panel(m))
+
+
+def watch(
+    swarm: Swarm,
+    show: Callable[[SwarmMetrics], None],
+    *,
+    top: int = TOP_FACTS,
+    max_refreshes: int | None = None,
+    duration: float | None = None,
+    wait: float = 1.0,
+) -> int:
+    """Call ``show`` with fresh metrics now and whenever the log changes; return how
+    many times it was called.
+
+    Sleeps in ``log.wait_for_change`` (file-system notifications, with a timeout net)
+    and folds only when the last seq moved, so an idle swarm costs nothing. Stops after
+    ``max_refreshes`` calls or ``duration`` seconds (None: until interrupted).
+    """
+    deadline = None if duration is None else time.monotonic() + duration
+    seen = -1
+    shown = 0
+    while True:
+        if swarm.log.last_seq != seen:
+            st = swarm.refresh()
+            seen = st.last_seq
+            show(compute(st, swarm=swarm.name, top=top))
+            shown += 1
+            if max_refreshes is not None and shown >= max_refreshes:
+                return shown
+        left = wait if deadline is None else min(wait, deadline - time.monotonic())
+        if left <= 0:
+            return shown
+        swarm.log.wait_for_change(left)

@@ -1,0 +1,42 @@
+"""Shared helpers of the benchmark scripts: timing and writing a table into README.md."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
+    """Fastest wall time of ``repeat`` runs of ``fn`` (seconds)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def write_table(marker: str, title: str, header: list[str], rows: list[list[str]], notes: str = "") -> str:
+    """Render a markdown table and put it between ``<!-- bench:marker -->`` markers."""
+    lines = [f"### {title}", "", "| " + " | ".join(header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    if notes:
+        lines += ["", notes]
+    block = "\n".join(lines)
+    text = README.read_text()
+    start, end = f"<!-- bench:{marker} -->", f"<!-- /bench:{marker} -->"
+    if start not in text:
+        text = text.rstrip() + f"\n\n{start}\n{end}\n"
+    text = re.sub(
+        re.escape(start) + r".*?" + re.escape(end),
+        lambda _: f"{start}\n{block}\n{end}",
+        text,
+        flags=re.S,
+    )
+    README.write_text(text)
+    return block

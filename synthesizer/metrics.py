@@ -1,0 +1,316 @@
+"""Swarm metrics (DESIGN 9) computed from a folded ``SwarmState``.
+
+Everything here is a pure read of the state: the counters the fold keeps in
+``state.metrics`` plus one pass over the live facts. The dashboards render a
+``SwarmMetrics``; ``to_dict()`` is the JSON form of ``swarmlog stats --json``.
+
+Definitions:
+
+* **rate**: events per second of event time, first event to last;
+* **lag**: events past the synthesizer's progress mark; **undecided**: raw memories
+  it has not decided yet;
+* **duplication rate**: raw memories the synthesizer merged into an existing fact
+  (exact or near duplicates) / raw memories shared;
+* **rediscoveries**: live facts whose evidence comes from >= 2 distinct agents;
+* **correlation lift**: raw memories whose ``causes`` cite a peer's event the agent
+  had seen in its recall hits / raw memories shared;
+* **visibility latency**: raw memory ``ts`` -> ``ts`` of the synthesizer's decision
+  (fact created or corroborated), p50 and p99 (nearest rank);
+* **CAS**: board writes per agent — attempts, successes, conflicts (losing attempts);
+* **contests**: subjects claimed by live facts with different values (or facts in
+  status ``contested``); resolved when one claim is active and the others superseded.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import events as T
+from .facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
+from .state import SwarmState
+
+STRENGTH_BINS = 10
+TOP_FACTS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class FactRow:
+    """One fact as the dashboard lists it."""
+
+    id: str
+    content: str
+    support: int
+    strength: float
+    tier: str
+    version: int
+    status: str
+    subject: str | None
+    value: str | None
+    agents: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One live fact's claim on a contested subject."""
+
+    id: str
+    value: str | None
+    status: str
+    support: int
+
+
+@dataclass(frozen=True, slots=True)
+class Contest:
+    """A subject with disagreeing claims, and whether it is resolved (one active)."""
+
+    subject: str
+    claims: list[Claim]
+    resolved: bool
+    winner: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentActivity:
+    """What one agent did: events, shares, recalls, citations, board writes."""
+
+    agent: str
+    events: int
+    shared: int
+    recalls: int
+    with_causes: int
+    cites_peers: int
+    discovered: int
+    reinforced: int
+    cas_attempts: int
+    cas_conflicts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SwarmMetrics:
+    """The dashboard's numbers (see the module docstring for definitions)."""
+
+    swarm: str
+    last_seq: int
+    progress: int
+    lag: int
+    undecided: int
+    events_total: int
+    by_type: dict[str, int]
+    span_s: float
+    rate: float | None
+    facts_total: int
+    by_status: dict[str, int]
+    by_tier: dict[str, int]
+    strength_hist: list[int]
+    average_strength: float
+    evictions: dict[str, int]
+    evictions_total: int
+    raw_total: int
+    duplicates: dict[str, int]
+    duplicates_total: int
+    duplication_rate: float
+    rediscoveries: int
+    with_causes: int
+    cites_peers: int
+    correlation_lift: float
+    latency_n: int
+    latency_p50: float | None
+    latency_p99: float | None
+    cas_attempts: int
+    cas_successes: int
+    cas_conflicts: int
+    resolutions: int
+    contests: list[Contest]
+    agents: list[AgentActivity]
+    top: list[FactRow] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """True when the swarm has no events at all."""
+        return self.events_total == 0
+
+    @property
+    def contests_open(self) -> int:
+        """Contests without a single active winner."""
+        return sum(1 for c in self.contests if not c.resolved)
+
+    @property
+    def contests_resolved(self) -> int:
+        """Contests settled: one claim active, the others superseded."""
+        return sum(1 for c in self.contests if c.resolved)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict, including the derived contest counts."""
+        d = asdict(self)
+        d["contests_open"] = self.contests_open
+        d["contests_resolved"] = self.contests_resolved
+        return d
+
+
+def percentile(sorted_values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile of an ascending list (None when empty)."""
+    n = len(sorted_values)
+    if n == 0:
+        return None
+    rank = max(1, math.ceil(p / 100.0 * n))
+    return sorted_values[min(n, rank) - 1]
+
+
+def _fact_row(f: Fact) -> FactRow:
+    return FactRow(
+        id=f.id,
+        content=f.content,
+        support=f.support,
+        strength=f.strength,
+        tier=f.tier,
+        version=f.version,
+        status=f.status,
+        subject=f.subject,
+        value=f.value,
+        agents=f.agents,
+    )
+
+
+def top_facts(state: SwarmState, n: int = TOP_FACTS) -> list[FactRow]:
+    """The ``n`` strongest-supported live facts: support, then strength, then oldest."""
+    best = heapq.nsmallest(
+        n, state.facts.values(), key=lambda f: (-f.support, -f.strength, f.created_seq)
+    )
+    return [_fact_row(f) for f in best]
+
+
+def contests(state: SwarmState) -> list[Contest]:
+    """Subjects whose live claims disagree, plus lone facts marked contested."""
+    out: list[Contest] = []
+    covered: set[str] = set()
+    for subject in sorted(state.subjects):
+        facts = [state.facts[i] for i in state.subjects[subject] if i in state.facts]
+        covered.update(f.id for f in facts)
+        values = {f.value for f in facts}
+        if len(facts) < 2 or len(values) < 2:
+            if not any(f.status == CONTESTED for f in facts):
+                continue
+        claims = [Claim(f.id, f.value, f.status, f.support) for f in facts]
+        active = [c for c in claims if c.status == ACTIVE]
+        resolved = len(active) == 1 and all(
+            c.status == SUPERSEDED for c in claims if c is not active[0]
+        )
+        out.append(Contest(subject, claims, resolved, active[0].id if resolved else None))
+    for f in state.facts.values():
+        if f.status == CONTESTED and f.id not in covered:
+            claim = Claim(f.id, f.value, f.status, f.support)
+            out.append(Contest(f.subject or f.id, [claim], False, None))
+    return out
+
+
+def _agent_rows(state: SwarmState) -> list[AgentActivity]:
+    """Per-agent activity for every writer except the synthesizer, busiest first."""
+    m = state.metrics
+    discovered: dict[str, int] = {}
+    reinforced: dict[str, int] = {}
+    for f in state.facts.values():
+        a = f.agent
+        if a is not None:
+            discovered[a] = discovered.get(a, 0) + 1
+        for r in f.reinforced_by:
+            reinforced[r] = reinforced.get(r, 0) + 1
+    rows = []
+    for agent, n in m.by_agent.items():
+        if agent == T.SYNTH_AGENT:
+            continue
+        causes = m.causes.get(agent, [0, 0])
+        cas = m.cas.get(agent, [0, 0, 0])
+        rows.append(
+            AgentActivity(
+                agent=agent,
+                events=n,
+                shared=m.shared.get(agent, 0),
+                recalls=m.recalls.get(agent, 0),
+                with_causes=causes[0],
+                cites_peers=causes[1],
+                discovered=discovered.get(agent, 0),
+                reinforced=reinforced.get(agent, 0),
+                cas_attempts=cas[0],
+                cas_conflicts=cas[2],
+            )
+        )
+    rows.sort(key=lambda r: (-r.events, r.agent))
+    return rows
+
+
+def _histogram(state: SwarmState) -> list[int]:
+    """Live facts per strength decile of ``[0, max_strength]``."""
+    top = state.config.pool.max_strength
+    hist = [0] * STRENGTH_BINS
+    for f in state.facts.values():
+        i = int(f.strength / top * STRENGTH_BINS) if top > 0 else 0
+        hist[min(STRENGTH_BINS - 1, max(0, i))] += 1
+    return hist
+
+
+def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMetrics:
+    """All dashboard metrics of ``state`` (one pass over facts; fast at 100k events)."""
+    m = state.metrics
+    st = state.stats()
+    span = state.last_ts - m.first_ts if m.first_ts > 0 else 0.0
+    rate = m.events_total / span if span > 0 else None
+    dup_total = sum(m.duplicates.values())
+    with_causes = sum(c[0] for c in m.causes.values())
+    cites = sum(c[1] for c in m.causes.values())
+    lat = sorted(m.latencies)
+    cas = [0, 0, 0]
+    for c in m.cas.values():
+        for i in range(3):
+            cas[i] += c[i]
+    return SwarmMetrics(
+        swarm=swarm,
+        last_seq=state.last_seq,
+        progress=state.progress,
+        lag=state.lag,
+        undecided=len(state.pending),
+        events_total=m.events_total,
+        by_type=dict(sorted(m.by_type.items())),
+        span_s=span,
+        rate=rate,
+        facts_total=st.total,
+        by_status=dict(sorted(st.by_status.items())),
+        by_tier=dict(sorted(st.by_tier.items())),
+        strength_hist=_histogram(state),
+        average_strength=st.average_strength,
+        evictions=dict(sorted(m.evictions.items())),
+        evictions_total=m.evictions_total,
+        raw_total=m.raw_total,
+        duplicates=dict(sorted(m.duplicates.items())),
+        duplicates_total=dup_total,
+        duplication_rate=dup_total / m.raw_total if m.raw_total else 0.0,
+        rediscoveries=sum(1 for f in state.facts.values() if f.support >= 2),
+        with_causes=with_causes,
+        cites_peers=cites,
+        correlation_lift=cites / m.raw_total if m.raw_total else 0.0,
+        latency_n=len(lat),
+        latency_p50=percentile(lat, 50),
+        latency_p99=percentile(lat, 99),
+        cas_attempts=cas[0],
+        cas_successes=cas[1],
+        cas_conflicts=cas[2],
+        resolutions=m.by_type.get(T.FACT_RESOLVED, 0),
+        contests=contests(state),
+        agents=_agent_rows(state),
+        top=top_facts(state, top),
+    )
+
+
+__all__ = [
+    "AgentActivity",
+    "Claim",
+    "Contest",
+    "FactRow",
+    "SwarmMetrics",
+    "compute",
+    "contests",
+    "percentile",
+    "top_facts",
+]

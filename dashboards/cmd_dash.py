@@ -161,11 +161,13 @@ def _check_detail(r: DemoResult, name: str) -> str:
     m = r.metrics
     return {
         "duplicates_merged_across_agents": (
-            f"{m.duplicates_total} duplicates merged, {m.rediscoveries} facts found by ≥ 2 agents"
+            f"{fmt.plural(m.duplicates_total, 'duplicate')} merged,"
+            f" {fmt.plural(m.rediscoveries, 'fact')} found by ≥ 2 agents"
         ),
         "contested_fact_resolved": f"{m.contests_resolved} resolved, {m.contests_open} open",
         "cas_conflict_retried": (
-            f"{m.cas_conflicts} conflicts in {m.cas_attempts} attempts, all plan edits landed"
+            f"{fmt.plural(m.cas_conflicts, 'conflict')} in {m.cas_attempts} attempts,"
+            " all retried until the plan edit landed"
         ),
         "correlation_lift_positive": fmt.pct(m.correlation_lift),
         "visibility_latency_recorded": (
@@ -199,7 +201,9 @@ def demo(
     ctx: typer.Context,
     agents: int = typer.Option(3, "--agents", help="How many agent processes"),
     steps: int = typer.Option(10, "--steps", help="Steps per agent"),
-    root: str | None = typer.Option(None, "--root", help="Log directory [default: a fresh temp dir]"),
+    root: str | None = typer.Option(
+        None, "--root", help="Log directory [default: a fresh temp dir]"
+    ),
     keep: bool = typer.Option(False, "--keep", help="Keep the temporary log directory"),
     url: str | None = UrlOpt,
     scenario: str | None = typer.Option(None, "--scenario", help="Scenario JSON file", hidden=True),
@@ -226,7 +230,12 @@ def demo(
         fail(str(e))
         return
     path = report_path(result, keep)
-    _write(str(path), markdown.render(result.metrics, title="Swarm memory dashboard (demo)"))
+    notes = [
+        f"{'✓' if ok else '✗'} {CHECK_LABELS[k]}: {_check_detail(result, k)}"
+        for k, ok in result.checks.items()
+    ]
+    head = f"Demo run: {agents} agents × {steps} steps ({result.scenario})"
+    _write(str(path), markdown.render(result.metrics, "Swarm memory dashboard", (head, notes)))
     result.report_path = str(path)
     removed = cleanup(result, keep)
     if json:

@@ -32,6 +32,11 @@ def seconds(v: float | None) -> str:
     return f"{v:.2f} s"
 
 
+def plural(n: int, word: str) -> str:
+    """``1 fact``, ``2 facts``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def pct(v: float) -> str:
     """A fraction as a percentage with one decimal."""
     return f"{v * 100:.1f}%"
@@ -80,7 +85,7 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             "duplication rate",
             f"{pct(m.duplication_rate)} ({m.duplicates_total} of {m.raw_total} raw; {dups})",
         ),
-        ("independent rediscoveries", f"{m.rediscoveries} facts found by ≥ 2 agents"),
+        ("independent rediscoveries", f"{plural(m.rediscoveries, 'fact')} found by ≥ 2 agents"),
         (
             "correlation lift",
             f"{pct(m.correlation_lift)} ({m.cites_peers} of {m.raw_total} raw cite recalled"
@@ -93,13 +98,13 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
         ),
         (
             "CAS",
-            f"{m.cas_attempts} attempts, {m.cas_successes} ok,"
-            f" {m.cas_conflicts} conflict{'' if m.cas_conflicts == 1 else 's'}",
+            f"{plural(m.cas_attempts, 'attempt')}, {m.cas_successes} ok,"
+            f" {plural(m.cas_conflicts, 'conflict')}",
         ),
         (
             "contested facts",
             f"{m.contests_resolved} resolved, {m.contests_open} open"
-            f" ({m.resolutions} resolutions)",
+            f" ({plural(m.resolutions, 'resolution')})",
         ),
     ]
 
@@ -121,7 +126,7 @@ def fact_cells(f: FactRow) -> tuple[str, ...]:
 def claim_text(c: Contest) -> str:
     """The claims of one contest, e.g. ``3600 (f12 active, 2 agents); 60 (f15 superseded, 1)``."""
     return "; ".join(
-        f"{cl.value} ({cl.id} {cl.status}, {cl.support} agent{'s' if cl.support != 1 else ''})"
+        f"{cl.value} ({cl.id} {cl.status}, {plural(cl.support, 'agent')})"
         for cl in c.claims
     )
 

@@ -24,8 +24,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
-def render(m: SwarmMetrics, title: str = "Swarm memory dashboard") -> str:
-    """The whole report as markdown text (ends with a newline)."""
+def render(
+    m: SwarmMetrics,
+    title: str = "Swarm memory dashboard",
+    notes: tuple[str, Sequence[str]] | None = None,
+) -> str:
+    """The whole report as markdown text (ends with a newline); ``notes`` is an optional
+    last section (heading, bullet lines)."""
     lines = [f"# {title}", "", f"**{fmt.header(m)}**", ""]
     if m.empty:
         lines += [fmt.EMPTY_MESSAGE, ""]
@@ -44,5 +49,8 @@ def render(m: SwarmMetrics, title: str = "Swarm memory dashboard") -> str:
         lines += ["", f"… and {more} more agents"]
     lines += ["", "## Metrics", ""]
     lines += table(("metric", "value"), fmt.metric_rows(m))
+    if notes is not None:
+        lines += ["", f"## {notes[0]}", ""]
+        lines += [f"- {n}" for n in notes[1]]
     lines.append("")
     return "\n".join(lines)

@@ -333,8 +333,12 @@ def decode(line: bytes) -> tuple[Event, int]:
     return from_stored(d), more
 
 
+_new = object.__new__
+_set_d = Event.__dict__["_d"].__set__  # the slot's setter: skips Event.__setattr__
+
+
 def from_stored(d: dict[str, Any]) -> Event:
     """Wrap a stored, CRC-checked dict as an Event without re-validating it (hot path)."""
-    ev = object.__new__(Event)
-    object.__setattr__(ev, "_d", d)
+    ev = _new(Event)
+    _set_d(ev, d)
     return ev

@@ -304,6 +304,9 @@ class JetStreamLog(Log):
         self.replicas = int(cfg.get("num_replicas", 1))
         self.duplicate_window = int(cfg.get("duplicate_window", 0)) / 1e9
 
+    def __enter__(self) -> JetStreamLog:
+        return self
+
     def __repr__(self) -> str:
         return f"JetStreamLog({self.target!r}, name={self.name!r})"
 

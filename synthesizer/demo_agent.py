@@ -107,9 +107,9 @@ def plan_with(value: str | None, bug: str, agent: str) -> str:
         if ":" in part:
             k, names = part.split(":", 1)
             entries[k.strip()] = [n.strip() for n in names.split(",") if n.strip()]
-    names = entries.setdefault(bug, [])
-    if agent not in names:
-        names.append(agent)
+    triagers = entries.setdefault(bug, [])
+    if agent not in triagers:
+        triagers.append(agent)
     return " | ".join(f"{k}: {', '.join(v)}" for k, v in sorted(entries.items()))
 
 

@@ -189,10 +189,9 @@ def contests(state: SwarmState) -> list[Contest]:
     for subject in sorted(state.subjects):
         facts = [state.facts[i] for i in state.subjects[subject] if i in state.facts]
         covered.update(f.id for f in facts)
-        values = {f.value for f in facts}
-        if len(facts) < 2 or len(values) < 2:
-            if not any(f.status == CONTESTED for f in facts):
-                continue
+        disagree = len(facts) >= 2 and len({f.value for f in facts}) >= 2
+        if not disagree and not any(f.status == CONTESTED for f in facts):
+            continue
         claims = [Claim(f.id, f.value, f.status, f.support) for f in facts]
         active = [c for c in claims if c.status == ACTIVE]
         resolved = len(active) == 1 and all(

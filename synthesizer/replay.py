@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from swarmlog import Log
 
+from .bulk import paused_gc
 from .config import SynthConfig
 from .state import FORMAT, SwarmState, apply
 
@@ -40,8 +41,9 @@ def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmSt
     """Fold the log's events after ``state.last_seq`` (up to ``to_seq``) into ``state``."""
     if to_seq is not None and to_seq <= state.last_seq:
         return state
-    for ev in log.read(state.last_seq + 1, to_seq):
-        apply(state, ev)
+    with paused_gc():
+        for ev in log.read(state.last_seq + 1, to_seq):
+            apply(state, ev)
     return state
 
 

@@ -20,6 +20,7 @@ from swarmlog.envelope import Event
 
 from . import events as T
 from . import pool, tiers
+from .bulk import paused_gc
 from .config import SynthConfig
 from .facts import (
     ACTIVE,
@@ -27,12 +28,13 @@ from .facts import (
     RETRACTED,
     SUPERSEDED,
     WORKING,
+    FACT_FIELDS,
     Evidence,
     Fact,
     RawMemory,
 )
 
-FORMAT = 1
+FORMAT = 2
 """Serialization format of ``to_bytes``; bump on incompatible changes."""
 
 STATUS_SET = frozenset(T.STATUSES)
@@ -219,7 +221,8 @@ class SwarmState:
             "last_seq": self.last_seq,
             "last_ts": self.last_ts,
             "progress": self.progress,
-            "facts": [f.to_dict() for f in self.facts.values()],
+            "fact_fields": list(FACT_FIELDS),
+            "facts": [f.to_row() for f in self.facts.values()],
             "signatures": self.signatures,
             "pending": [r.to_dict() for r in self.pending.values()],
             "subjects": self.subjects,
@@ -231,19 +234,27 @@ class SwarmState:
 
     def to_bytes(self) -> bytes:
         """Canonical JSON (sorted keys; floats in shortest round-trip form)."""
-        return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
+        with paused_gc():
+            return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
 
     @classmethod
     def from_bytes(cls, b: bytes) -> SwarmState:
         """Rebuild a state from ``to_bytes`` (exactly: the digests agree)."""
-        d = orjson.loads(b)
+        with paused_gc():
+            return cls._from_dict(orjson.loads(b))
+
+    @classmethod
+    def _from_dict(cls, d: dict[str, Any]) -> SwarmState:
         if d.get("format") != FORMAT:
             raise ValueError(f"unsupported state format {d.get('format')!r} (want {FORMAT})")
         s = cls(SynthConfig.model_validate(d["config"]))
         s.last_seq = d["last_seq"]
         s.last_ts = d["last_ts"]
         s.progress = d["progress"]
-        s.facts = {fd["id"]: Fact.from_dict(fd) for fd in d["facts"]}
+        if d.get("fact_fields") != list(FACT_FIELDS):
+            raise ValueError("state was written with other fact fields; replay from the log")
+        rows = (Fact.from_row(r) for r in d["facts"])
+        s.facts = {f.id: f for f in rows}
         s.signatures = d["signatures"]
         s.pending = {rd["seq"]: RawMemory.from_dict(rd) for rd in d["pending"]}
         s.subjects = d["subjects"]
@@ -729,22 +740,23 @@ def apply(state: SwarmState, event: Event) -> SwarmState:
     checkpoint is harmless. Unknown types only bump counters; a malformed body of a
     known type is counted under ``metrics.ignored`` and otherwise skipped.
     """
-    seq = event.seq
+    d = event._d  # the envelope dict: one lookup per field instead of a property call
+    seq = d.get("seq")
     if seq is None:
         raise ValueError("only stored events (with a seq) can be folded")
     if seq <= state.last_seq:
         return state
-    t = event.type
-    agent = event.agent
+    t = d["type"]
+    agent = d["agent"]
     m = state.metrics
     m.events_total += 1
     if m.events_total == 1:
-        m.first_ts = event.ts
+        m.first_ts = d["ts"]
     bt = m.by_type
     bt[t] = bt.get(t, 0) + 1
     ba = m.by_agent
     ba[agent] = ba.get(agent, 0) + 1
-    causes = event.causes
+    causes = d.get("causes")
     if causes:
         _note_causes(state, agent, causes)
     handler = HANDLERS.get(t)
@@ -753,13 +765,13 @@ def apply(state: SwarmState, event: Event) -> SwarmState:
             handler(state, event)
         except (KeyError, TypeError, ValueError, IndexError):
             _bump(m.ignored, "malformed")
-    key = event.key
+    key = d.get("key")
     if key is not None:
         f = state.facts.get(key)
         if f is not None:
             f.version = seq
     state.last_seq = seq
-    ts = event.ts
+    ts = d["ts"]
     if ts > state.last_ts:
         state.last_ts = ts
     return state

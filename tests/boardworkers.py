@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -153,7 +152,7 @@ def read_rows(paths: Sequence[str | os.PathLike[str]]) -> list[dict[str, Any]]:
 class Checked:
     """What ``check_register`` established: the accepted chain and the final model."""
 
-    chain: list[dict[str, Any]]
+    chain: list[Mapping[str, Any]]
     conflicts: int
     value: str | None
     status: str | None
@@ -257,4 +256,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -105,7 +105,7 @@ def test_bad_arguments_are_rejected_before_writing(swarm: Swarm) -> None:
     last = swarm.log.last_seq
     for bad in (-1, True, 1.5, "3"):
         with pytest.raises(InvalidEvent, match="bad version"):
-            b.cas(fid, bad, value="1")  # type: ignore[arg-type]
+            b.cas(fid, bad, value="1")
     with pytest.raises(InvalidEvent, match="invalid status 'dead'"):
         b.cas(fid, v, status="dead")
     with pytest.raises(InvalidEvent, match="nothing to change"):
@@ -137,7 +137,7 @@ def test_stale_cas_never_applies_and_reports_intervening_events(swarm: Swarm) ->
     assert all(h.body.get("value") != "stale" for h in b.history(fid))
     # the lost attempt is on record for the dashboard
     assert swarm.refresh().metrics.cas["a4"] == [1, 0, 1]
-    last = list(swarm.log.read(swarm.log.last_seq))[0]
+    last = next(iter(swarm.log.read(swarm.log.last_seq)))
     assert last.type == T.BOARD_CONFLICT
     assert last.body == {"target": fid, "expected": read.version, "actual": v2}
 
@@ -146,7 +146,7 @@ def test_retract_sticks_and_a_duplicate_adds_evidence(swarm: Swarm) -> None:
     fid = _fact(swarm)
     b = swarm.board
     v = b.cas(fid, b.get(fid).version, status="retracted", reason="wrong port", agent="a2")
-    last = list(swarm.log.read(v))[0]
+    last = next(iter(swarm.log.read(v)))
     assert (last.type, last.key, last.body) == (T.FACT_RETRACTED, fid, {"reason": "wrong port"})
     dup = swarm.agent("a3").share("The API listens on port 8080").seq  # exact duplicate
     near = swarm.agent("a4").share("The API is listening on port 8080").seq  # paraphrase
@@ -332,7 +332,9 @@ def test_cli_board_show_cas_and_exit_codes(tmp_path: Path) -> None:
     r = _cli("--root", root, "board", fid)
     assert r.returncode == 0 and "history (1 events)" in r.stdout
     # a winning cas prints the new version
-    r = _cli("board", "cas", fid, "--expect", str(v), "--value", "9", "--agent", "op", "--root", root)
+    r = _cli(
+        "board", "cas", fid, "--expect", str(v), "--value", "9", "--agent", "op", "--root", root
+    )
     assert r.returncode == 0, r.stderr
     new = int(r.stdout.strip())
     assert new > v

@@ -34,8 +34,17 @@ def _run(mode: str, target: str, tmp: Path, extra: list[list[str]]) -> list[Path
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.boardworkers", mode, target, str(out), "--go", str(go)]
-            + args,
+            [
+                sys.executable,
+                "-m",
+                "tests.boardworkers",
+                mode,
+                target,
+                str(out),
+                "--go",
+                str(go),
+                *args,
+            ],
             cwd=ROOT,
             env=env,
         )

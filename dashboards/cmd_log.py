@@ -19,19 +19,24 @@ from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, ope
 def init(
     ctx: typer.Context,
     name: str | None = typer.Option(None, "--name", help="Swarm name [default: dir name]"),
+    replicas: int = typer.Option(1, "--replicas", help="JetStream stream replicas (--url)"),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
     """Create a log (a directory, or a JetStream stream with --url)."""
-    opts: dict[str, Any] = {"create": True}
-    if name:
-        opts["name"] = name
+    from swarmlog import open_log
+
     from .app import target
 
     t = target(ctx, root, url)
-    from swarmlog import open_log
+    if t.startswith(("nats://", "tls://")):
+        from swarmlog.jetstream import ensure_stream
 
+        ensure_stream(t, name=name, replicas=replicas)
+    opts: dict[str, Any] = {"create": True}
+    if name:
+        opts["name"] = name
     log = open_log(t, **opts)
     try:
         if json:

@@ -29,6 +29,9 @@ class Log(abc.ABC):
     name: str
     """The swarm's name; fills ``swarm`` on events that leave it empty."""
 
+    max_batch: int | None = None
+    """Most events one ``append_many`` may hold (None: no limit but the size limits)."""
+
     @abc.abstractmethod
     def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
         """Append one event; return the stored event (with seq)."""

@@ -245,6 +245,7 @@ async def _init(
 
 
 class JetStreamLog(Log):
+    max_batch = MAX_BATCH
     """The Log contract on a JetStream stream (see module docstring)."""
 
     def __init__(

@@ -25,10 +25,10 @@ from .config import SynthConfig
 from .facts import (
     ACTIVE,
     CONTESTED,
+    FACT_FIELDS,
     RETRACTED,
     SUPERSEDED,
     WORKING,
-    FACT_FIELDS,
     Evidence,
     Fact,
     RawMemory,

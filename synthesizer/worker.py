@@ -74,6 +74,8 @@ class Synthesizer:
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if log.max_batch is not None:  # room for the contest/resolve events and the mark
+            batch_size = min(batch_size, max(1, log.max_batch // 4))
         self.batch_size = batch_size
         self.log = log
         self.config = config if config is not None else SynthConfig()

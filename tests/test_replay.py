@@ -13,6 +13,7 @@ from synthesizer.replay import save_checkpoint, state_at
 from synthesizer.state import SwarmState, fold
 from synthesizer.swarm import Swarm
 from synthesizer.worker import Synthesizer
+from tests.conftest import LogTarget
 
 WORDS = ["cache", "port", "login", "crash", "export", "retry", "token", "proxy", "locale"]
 AGENTS = ["a1", "a2", "a3"]
@@ -77,8 +78,8 @@ def test_checkpoint_plus_rest_equals_from_start_equals_live(ops: list, cut: floa
         sw.close()
 
 
-def test_state_at_seq_is_the_fold_of_the_first_k_events(tmp_path: Path) -> None:
-    sw = Swarm.open(tmp_path / "s")
+def test_state_at_seq_is_the_fold_of_the_first_k_events(log_target: LogTarget) -> None:
+    sw = Swarm.open(log_target.target)
     for i in range(12):
         sw.agent(f"a{i % 3}").share(f"finding number {i % 5} about the cache")
         if i % 4 == 3:
@@ -94,8 +95,8 @@ def test_state_at_seq_is_the_fold_of_the_first_k_events(tmp_path: Path) -> None:
     sw.close()
 
 
-def test_at_time_picks_the_last_event_with_ts_at_most_t(tmp_path: Path) -> None:
-    log = open_log(tmp_path / "s")
+def test_at_time_picks_the_last_event_with_ts_at_most_t(log_target: LogTarget) -> None:
+    log = open_log(log_target.target)
     for i, ts in enumerate([100.0, 200.0, 150.0, 300.0, 250.0]):
         log.append(Event(agent="a", type="memory.shared", ts=ts, body={"content": f"m{i}"}))
     assert state_at(log, at_time=99.0).last_seq == 0

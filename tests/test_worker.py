@@ -11,8 +11,8 @@ from synthesizer.worker import Synthesizer
 
 
 @pytest.fixture
-def swarm(tmp_path):  # type: ignore[no-untyped-def]
-    sw = Swarm.open(tmp_path / "swarm")
+def swarm(log_target):  # type: ignore[no-untyped-def]
+    sw = Swarm.open(log_target.target)
     yield sw
     sw.close()
 
@@ -43,11 +43,11 @@ def test_paraphrase_merges_and_near_miss_does_not(swarm: Swarm) -> None:
     assert facts[f"f{first}"].support == 2
 
 
-def test_threshold_is_configurable(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_threshold_is_configurable(log_target) -> None:  # type: ignore[no-untyped-def]
     from synthesizer.config import SynthConfig
 
     cfg = SynthConfig.model_validate({"synthesizer": {"near_duplicate": 0.999}})
-    sw = Swarm.open(tmp_path / "s", config=cfg)
+    sw = Swarm.open(log_target.target, config=cfg)
     sw.agent("a1").share("The API server listens on port 8080")
     sw.agent("a2").share("The API server is listening on port 8080")
     sw.synthesize()
@@ -55,11 +55,11 @@ def test_threshold_is_configurable(tmp_path) -> None:  # type: ignore[no-untyped
     sw.close()
 
 
-def test_duplicate_of_evicted_fact_is_recognised_by_signature(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_duplicate_of_evicted_fact_is_recognised_by_signature(log_target) -> None:  # type: ignore[no-untyped-def]
     from synthesizer.config import SynthConfig
 
     cfg = SynthConfig.model_validate({"pool": {"decay_rate": 0.5}})
-    sw = Swarm.open(tmp_path / "s", config=cfg)
+    sw = Swarm.open(log_target.target, config=cfg)
     first = sw.agent("a1").share("Cache keys collide after a deploy").seq
     sw.synthesize()
     for _ in range(5):  # 0.5**4 < 0.1: evicted
@@ -103,9 +103,9 @@ def test_contradiction_contested_then_superseded_and_flipped_by_evidence(swarm: 
     assert "fact.resolved" in types
 
 
-def test_second_worker_stands_by(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    log1 = open_log(tmp_path / "s")
-    log2 = open_log(tmp_path / "s")
+def test_second_worker_stands_by(log_target) -> None:  # type: ignore[no-untyped-def]
+    log1 = open_log(log_target.target)
+    log2 = open_log(log_target.target)
     log1.append(Event(agent="a1", type="memory.shared", body={"content": "one"}))
     w1, w2 = Synthesizer(log1), Synthesizer(log2)
     w1.catch_up()

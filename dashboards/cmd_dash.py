@@ -88,7 +88,12 @@ def dashboard(
     swarm = Swarm(open_target(ctx, root, url))
     console = make_console()
     try:
-        if json:
+        if json and live:  # one JSON document per refresh (JSON lines)
+            watch(
+                swarm, lambda m: emit_json(m.to_dict()), top=top,
+                max_refreshes=max_refreshes, duration=duration,
+            )
+        elif json:
             emit_json(compute(swarm.refresh(), swarm=swarm.name, top=top).to_dict())
         elif not live:
             _shower(format_, out, console)(compute(swarm.refresh(), swarm=swarm.name, top=top))

@@ -189,11 +189,13 @@ def _wait_synthesized(swarm: Swarm, timeout: float) -> SwarmState:
 
 def _run_agents(
     children: dict[str, _Child],
+    worker: _Child,
     out: queue.Queue[tuple[str, str | None]],
     timeout: float,
     progress: Progress | None,
 ) -> list[dict[str, Any]]:
-    """Relay agents' step lines to ``progress`` until all exit; return their reports."""
+    """Relay agents' step lines to ``progress`` until all exit; return their reports.
+    A child that fails (or the worker exiting early) ends the run with DemoError."""
     reports: dict[str, dict[str, Any]] = {}
     open_ = set(children)
     deadline = time.monotonic() + timeout
@@ -205,6 +207,9 @@ def _run_agents(
             name, line = out.get(timeout=min(left, 1.0))
         except queue.Empty:
             continue
+        if name == worker.name and line is None:
+            worker.wait(5.0)
+            raise DemoError(f"the synthesizer worker exited early: {worker.failure()}")
         if name not in children:
             continue
         if line is None:
@@ -274,7 +279,7 @@ def run_demo(
             ]
             children[agent_name(i)] = _Child(agent_name(i), argv, out)
         limit = timeout if timeout is not None else 60.0 + 2.0 * agents * steps
-        reports = _run_agents(children, out, limit, progress)
+        reports = _run_agents(children, worker, out, limit, progress)
         say("waiting for the synthesizer to decide every raw memory")
         _wait_synthesized(swarm, CATCH_UP_TIMEOUT)
         say("stopping the synthesizer (it stores a checkpoint)")

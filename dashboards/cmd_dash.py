@@ -249,7 +249,8 @@ def demo(
         _print_result(console, result, removed)
     if not result.ok:
         bad = [CHECK_LABELS[k] for k, v in result.checks.items() if not v]
-        fail(f"demo checks failed: {', '.join(bad)}", code=EXIT_ERROR)
+        why = " (a swarm needs at least 2 agents)" if agents < 2 else ""
+        fail(f"demo checks failed: {', '.join(bad)}{why}", code=EXIT_ERROR)
 
 
 def _print_result(console: Console, r: DemoResult, removed: bool) -> None:

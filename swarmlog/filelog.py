@@ -344,12 +344,16 @@ class FileLog(Log):
     def _rotate(self, first: int) -> None:
         """Open (creating if needed) the segment new records go to.
 
-        A full segment (at or past ``segment_bytes``) is closed, made durable, and a new
-        one named by ``first`` is started; segments are only ever rotated when full, so
+        A full segment (at or past ``segment_bytes``) is closed (made durable first if any
+        writer of this log uses ``durability="fsync"``), and a new one named by ``first``
+        is started; segments are only ever rotated when full, so
         any reader seeing a segment below that size knows it is the last one.
         """
         if self._seg_fd >= 0 and self._seg_end >= self.segment_bytes:
-            self._fsync(self._seg_fd)  # a closed segment is always durable
+            if self.durability == "fsync" or os.path.exists(os.path.join(self._root_s, "sync")):
+                # fsync writers use this log: their group commit only syncs the segment
+                # written last, so a segment closed under them must be durable first
+                self._fsync(self._seg_fd)
             os.close(self._seg_fd)
             self._seg_fd = -1
             self._seg_first, self._seg_end = first, 0
@@ -602,6 +606,7 @@ class FileLog(Log):
             first = -1
             fd = -1
             offset = 0
+            confirmed = False
             deadline = None if timeout is None else time.monotonic() + timeout
             while True:
                 got = False
@@ -611,6 +616,8 @@ class FileLog(Log):
                         first = firsts[max(0, bisect.bisect_right(firsts, nxt) - 1)]
                         fd = self._fd(first)
                         offset, nxt = self._locate(fd, os.fstat(fd).st_size, first, nxt)
+                        # a sought offset is trusted once a complete batch was read from it
+                        confirmed = offset == 0
                 while first >= 0:
                     size = os.fstat(fd).st_size
                     if size > offset:
@@ -618,11 +625,13 @@ class FileLog(Log):
                         for records, sc in seg.read_records(fd, offset, size, nxt, name):
                             offset = sc.end
                             if records:
-                                got = True
+                                got = confirmed = True
                                 nxt = records[-1]["seq"] + 1
                                 for d in records:
                                     yield from_stored(d)
-                    if offset >= self.segment_bytes and os.path.exists(self._seg_path(nxt)):
+                    if not confirmed:
+                        first = -1  # not there yet: seek again on the next wake-up
+                    elif offset >= self.segment_bytes and os.path.exists(self._seg_path(nxt)):
                         first, fd, offset = nxt, self._fd(nxt), 0
                         continue
                     break

@@ -332,7 +332,10 @@ def report_path(result: DemoResult, keep: bool) -> Path:
     """Where the markdown report goes: in the kept log directory, else beside the temp dir."""
     if result.root is not None and (keep or not result.temporary):
         return Path(result.root) / "metrics" / "swarm_memory_dashboard.md"
-    stem = Path(result.root).name if result.root else "swarmlog-demo"
+    if result.root is not None:
+        stem = Path(result.root).name
+    else:
+        stem = "swarmlog-demo-" + result.target.rstrip("/").rsplit("/", 1)[-1]
     return Path(tempfile.gettempdir()) / f"{stem}-dashboard.md"
 
 

@@ -7,8 +7,10 @@ so the run is reproducible); recall the bug; share a finding citing, in ``causes
 peers' evidence behind the recalled facts; share a structured claim when the bug has
 one; reinforce and rate the most useful peer fact; record the triage in the shared plan
 fact through ``board.update`` (CAS with retries). Agent 0 reviews last; it reads the plan
-before thinking and writes after (a slow read-modify-write), so at least one of its
-writes meets a peer's and is retried. It also ticks the pool once per step.
+before working on its bug and writes after (a slow read-modify-write). Until one of its
+writes has lost, the peers write the plan only once agent 0's recall of the step is in
+the log, and agent 0 waits for a peer's write before its own: so its first write
+conflicts and is retried, in every run. It also ticks the pool once per step.
 
 Prints JSON lines: ``{"agent", "step"}`` per step, then a final report.
 """
@@ -188,7 +190,17 @@ class DemoAgent:
         bug = self.scenario.bug_for(self.index, k)
         self.barrier(k)
         if self.index == 0:
-            self.edit_plan(bug.id, k, None)
+            self.edit_plan(bug.id, k, work=lambda: self.work(bug))
+            self.swarm.tick(agent=self.name)
+        else:
+            shared = self.work(bug)
+            self.wait_for_lead(k)
+            self.edit_plan(bug.id, k, evidence=shared)
+        self.report.steps += 1
+
+    def work(self, bug: Bug) -> int:
+        """Recall the bug, share the finding (and claim) citing peers, endorse the best
+        peer fact; return the seq of the shared finding."""
         hits = self.agent.recall(bug.query, limit=3)
         self.report.recalls += 1
         peer = self._peer_hits(hits)
@@ -210,11 +222,7 @@ class DemoAgent:
             self.report.shares += 1
         if peer:
             self.endorse(peer[0].fact.id)
-        if self.index != 0:
-            self.edit_plan(bug.id, k, shared.seq)
-        else:
-            self.swarm.tick(agent=self.name)
-        self.report.steps += 1
+        return shared.seq or 0
 
     def endorse(self, fid: str) -> None:
         """Reinforce (once per fact) and rate a useful peer fact."""
@@ -227,17 +235,25 @@ class DemoAgent:
         except UnknownFact:
             pass  # evicted between recall and now
 
-    def edit_plan(self, bug: str, k: int, evidence: int | None) -> None:
-        """Add this agent to the bug's triagers in the plan (CAS with retries)."""
+    def edit_plan(
+        self, bug: str, k: int, evidence: int | None = None,
+        work: Callable[[], int] | None = None,
+    ) -> None:
+        """Add this agent to the bug's triagers in the plan (CAS with retries). ``work``
+        runs between the first read and the first write (a slow read-modify-write)."""
         first = [True]
+        cited = [evidence]
 
         def change(f: Fact) -> dict[str, Any]:
-            if self._slow and first[0]:
-                self.think(f.version, k)
-            first[0] = False
+            if first[0]:
+                first[0] = False
+                if work is not None:
+                    cited[0] = work()
+                if self._slow:
+                    self.think(f.version, k)
             out: dict[str, Any] = {"value": plan_with(f.value, bug, self.name)}
-            if evidence is not None:
-                out["evidence"] = [evidence]
+            if cited[0]:
+                out["evidence"] = [cited[0]]
             return out
 
         def seen(a: Attempt) -> None:
@@ -251,6 +267,16 @@ class DemoAgent:
             on_attempt=seen,
         )
         self.report.plan_updates += 1
+
+    def wait_for_lead(self, k: int) -> None:
+        """While agent 0 has not yet lost a plan CAS, write the plan only after it has
+        read the plan for this step (its recall of step ``k`` is in the log)."""
+        lead = agent_name(0)
+        self.wait_until(
+            lambda st: st.metrics.cas.get(lead, (0, 0, 0))[2] > 0
+            or st.metrics.recalls.get(lead, 0) > k,
+            SLOW_THINK_TIMEOUT,
+        )
 
     def think(self, read_version: int, k: int) -> None:
         """Deliberate between reading and writing the plan: until a peer writes it, or

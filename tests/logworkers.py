@@ -151,11 +151,11 @@ def _crash_child(log: FileLog, ack_path: str, wid: int, seed: int) -> None:
     rnd = random.Random(seed)
     ack = os.open(ack_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     n = 0
-    pad = "x" * rnd.choice((10, 500, 3000))
+    pad = "x" * rnd.choice((10, 100, 1000))
     while True:
         n += 1
         if rnd.random() < 0.3:
-            k = rnd.choice((2, 10, 200))
+            k = rnd.choice((2, 10, 100))
             bid = f"{wid}-{n}"
             evs = [
                 _ev("crash", f"c{bid}-{i}", body={"batch": bid, "n": k, "i": i, "pad": pad})
@@ -168,7 +168,7 @@ def _crash_child(log: FileLog, ack_path: str, wid: int, seed: int) -> None:
             os.write(ack, b"%d %s\n" % (e.seq or 0, e.id.encode()))
 
 
-def crash_run(root: str, kills: int, seed: int, segment_bytes: int = 256 * 1024) -> dict[str, Any]:
+def crash_run(root: str, kills: int, seed: int, segment_bytes: int = 1 << 20) -> dict[str, Any]:
     """Fork writers and SIGKILL them at random moments ``kills`` times (see test_filelog_crash).
 
     This process stays single-threaded, so forking is safe; each child gets the parent's
@@ -198,7 +198,7 @@ def crash_run(root: str, kills: int, seed: int, segment_bytes: int = 256 * 1024)
     while done < kills:
         while len(live) < 2:
             spawn()
-        time.sleep(rnd.uniform(0.001, 0.025))
+        time.sleep(rnd.uniform(0.001, 0.015))
         pid = rnd.choice(list(live))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)

@@ -19,13 +19,14 @@ from synthesizer.errors import UnknownFact
 from synthesizer.facts import Fact
 from synthesizer.replay import state_at
 from synthesizer.swarm import Swarm
+from tests.conftest import LogTarget
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def swarm(tmp_path: Path) -> Iterator[Swarm]:
-    sw = Swarm.open(tmp_path / "swarm")
+def swarm(log_target: LogTarget) -> Iterator[Swarm]:
+    sw = Swarm.open(log_target.target)
     yield sw
     sw.close()
 
@@ -206,8 +207,8 @@ def _board_rows(board: Board) -> list[dict[str, Any]]:
     return [f.to_dict() for f in board.list()]
 
 
-def test_board_after_replay_from_checkpoint_equals_live(tmp_path: Path) -> None:
-    target = tmp_path / "swarm"
+def test_board_after_replay_from_checkpoint_equals_live(log_target: LogTarget) -> None:
+    target = log_target.target
     with Swarm.open(target) as sw:
         fid = _fact(sw)
         b = sw.board

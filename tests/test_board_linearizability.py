@@ -21,6 +21,7 @@ from pathlib import Path
 from synthesizer import events as T
 from synthesizer.swarm import Swarm
 from tests.boardworkers import check_register, read_rows
+from tests.conftest import LogTarget
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITERS = 8
@@ -57,8 +58,10 @@ def _run(mode: str, target: str, tmp: Path, extra: list[list[str]]) -> list[Path
     return outs
 
 
-def test_counter_increments_from_8_processes_are_linearizable(tmp_path: Path) -> None:
-    target = str(tmp_path / "swarm")
+def test_counter_increments_from_8_processes_are_linearizable(
+    tmp_path: Path, log_target: LogTarget
+) -> None:
+    target = log_target.target
     with Swarm.open(target) as sw:
         v0 = sw.board.cas("ctr", 0, content="a shared counter", value="0", agent="setup")
     outs = _run(
@@ -89,8 +92,10 @@ def test_counter_increments_from_8_processes_are_linearizable(tmp_path: Path) ->
     print(f"\n{WRITERS}x{N}: {len(rows)} attempts, {conflicts} conflicts")
 
 
-def test_three_keys_mixed_create_update_retract_are_linearizable(tmp_path: Path) -> None:
-    target = str(tmp_path / "swarm")
+def test_three_keys_mixed_create_update_retract_are_linearizable(
+    tmp_path: Path, log_target: LogTarget
+) -> None:
+    target = log_target.target
     Swarm.open(target).close()
     keys = ["k1", "k2", "k3"]
     n = max(40, N // 4)

@@ -207,6 +207,7 @@ class FileLog(Log):
                     seq = self._last + 1
                     head = b'{"seq":%d,%s' % (seq, inner)
                     self._write(head + b',"crc":%d}\n' % _crc32(head), seq, 1)
+                    seg_fd = self._seg_fd
                     self._ids[d["id"]] = seq
                     k = d.get("key")
                     if k is not None:
@@ -214,7 +215,7 @@ class FileLog(Log):
             finally:
                 _flock(lock_fd, _LOCK_UN)
             if known is None and self.durability == "fsync":
-                self._group_sync(seq)
+                self._group_sync(seq, seg_fd)
         if known is not None:
             return self._read_one(known)
         return from_stored({"seq": seq, **d})  # the stored dict, envelope order
@@ -249,6 +250,7 @@ class FileLog(Log):
                         self._check_expect(expect)
                     out, data, last = self._encode(fresh)
                     self._write(data, last, len(out))
+                    seg_fd = self._seg_fd
                     ids, versions = self._ids, self._versions
                     for e in out:
                         ids[e.id] = e._d["seq"]
@@ -256,7 +258,7 @@ class FileLog(Log):
                         if k is not None:
                             versions[k] = e._d["seq"]
             if fresh and self.durability == "fsync":
-                self._group_sync(last)
+                self._group_sync(last, seg_fd)
         if not fresh:
             return [self._read_one(s) for s in known if s is not None]
         if any(s is not None for s in known):
@@ -336,7 +338,7 @@ class FileLog(Log):
         self._seg_end += len(data)
         self._last = last
         if self.durability == "fsync":
-            self._sync_state()[0:16] = _SYNC.pack(last, self._seg_first)
+            self._sync_state()  # exists before the lock is released: rotations see it
 
     def _seg_path(self, first: int) -> str:
         return os.path.join(self._segdir_s, seg.segment_name(first))
@@ -349,8 +351,11 @@ class FileLog(Log):
         is started; segments are only ever rotated when full, so
         any reader seeing a segment below that size knows it is the last one.
         """
+        durable = self.durability == "fsync" or os.path.exists(
+            os.path.join(self._root_s, "sync")
+        )
         if self._seg_fd >= 0 and self._seg_end >= self.segment_bytes:
-            if self.durability == "fsync" or os.path.exists(os.path.join(self._root_s, "sync")):
+            if durable:
                 # fsync writers use this log: their group commit only syncs the segment
                 # written last, so a segment closed under them must be durable first
                 self._fsync(self._seg_fd)
@@ -361,7 +366,7 @@ class FileLog(Log):
         new = not os.path.exists(path)
         os.makedirs(self._segdir_s, exist_ok=True)
         self._seg_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        if new:
+        if new and durable:
             _fsync_dir(self._segdir_s)
 
     # ------------------------------------------------------------------ durability
@@ -378,25 +383,27 @@ class FileLog(Log):
             )
         return self._sync_map
 
-    def _group_sync(self, mine: int) -> None:
-        """Make seq ``mine`` durable, sharing one fdatasync among concurrent writers.
+    def _group_sync(self, mine: int, fd: int) -> None:
+        """Make seq ``mine`` (written through ``fd``) durable, sharing syncs between writers.
 
-        Whoever holds ``sync.lock`` syncs everything written so far and publishes how far
-        that reached; writers that queued behind it find themselves covered and return.
+        The shared ``sync`` file holds the highest seq known durable. A writer already
+        covered by another's fdatasync returns at once; otherwise it syncs its segment
+        (concurrent fdatasyncs of one file are merged into one journal commit by the
+        kernel, so writers never queue behind each other in user space) and raises the
+        mark to ``mine``: everything before it is in the same file or in a segment that
+        was synced when it was closed.
         """
         state = self._sync_state()
-        fcntl.flock(self._sync_fd, fcntl.LOCK_EX)
+        if _SYNC.unpack_from(state, 16)[0] >= mine:
+            return
+        self._fsync(fd)
+        sync_fd = self._sync_fd
+        _flock(sync_fd, _LOCK_EX)
         try:
-            durable = _SYNC.unpack_from(state, 16)[0]
-            if durable >= mine:
-                return
-            with self._locked():
-                written, seg_first = _SYNC.unpack_from(state, 0)
-            fd = self._seg_fd if seg_first == self._seg_first else self._fd(seg_first)
-            self._fsync(fd)
-            state[16:24] = struct.pack("<Q", max(written, mine))
+            if _SYNC.unpack_from(state, 16)[0] < mine:
+                state[16:24] = struct.pack("<Q", mine)
         finally:
-            fcntl.flock(self._sync_fd, fcntl.LOCK_UN)
+            _flock(sync_fd, _LOCK_UN)
 
     def _fsync(self, fd: int) -> None:
         try:

@@ -217,7 +217,7 @@ def read_acks(root: str) -> dict[str, int]:
     ack_dir = os.path.join(root, "acks")
     for name in os.listdir(ack_dir):
         with open(os.path.join(ack_dir, name), "rb") as f:
-            for line in f.read().split(b"\n"):
+            for line in f.read().split(b"\n")[:-1]:  # the last piece has no newline
                 parts = line.split(b" ")
                 if len(parts) == 2 and parts[0].isdigit():
                     acks[parts[1].decode()] = int(parts[0])

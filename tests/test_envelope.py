@@ -37,7 +37,9 @@ SCALAR = (
 )
 JSON = st.recursive(
     SCALAR,
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+    ),
     max_leaves=12,
 )
 

@@ -80,12 +80,12 @@ def test_sigkill_spawned_subprocess_writers(tmp_path: Path) -> None:
         "n = 0\n"
         "while True:\n"
         "    n += 1\n"
-        "    out = log.append_many([Event(agent='p', type='test.event', id=f'{sys.argv[2]}-{n}-{i}',"
-        " body={'pad': pad}) for i in range(50)])\n"
+        "    out = log.append_many([Event(agent='p', type='test.event', "
+        "id=f'{sys.argv[2]}-{n}-{i}', body={'pad': pad}) for i in range(50)])\n"
         "    sys.stdout.write(f'{out[0].seq} {out[-1].id}\\n'); sys.stdout.flush()\n"
     )
     acked: dict[str, int] = {}
-    for k in range(6):
+    for k in range(4):
         procs = [
             subprocess.Popen(
                 [sys.executable, "-c", code, str(root), f"p{k}{j}"], stdout=subprocess.PIPE

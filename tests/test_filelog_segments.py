@@ -58,9 +58,9 @@ def test_seek_every_seq_and_sparse_hints(tmp_path: Path) -> None:
         fd = os.open(f, os.O_RDONLY)
         size = os.fstat(fd).st_size
         data = f.read_bytes()
-        offsets = [0] + [i + 1 for i, b in enumerate(data) if b == 10][:-1]
+        offsets = [0, *[i + 1 for i, b in enumerate(data) if b == 10][:-1]]
         hints: dict[int, int] = {}
-        for s in list(range(1, n + 1, 97)) + [n, n - 1, 2]:
+        for s in [*list(range(1, n + 1, 97)), n, n - 1, 2]:
             assert seg.seek_seq(fd, size, 1, s, hints) == offsets[s - 1]
         assert seg.seek_seq(fd, size, 1, n + 1, hints) == size
         assert len(hints) < n // 20  # sparse

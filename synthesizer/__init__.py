@@ -7,5 +7,15 @@ from . import events as events  # registers body models with the envelope
 from .config import SynthConfig
 from .facts import Evidence, Fact
 from .state import SwarmState, apply, fold
+from .swarm import Agent, Swarm
 
-__all__ = ["Evidence", "Fact", "SwarmState", "SynthConfig", "apply", "fold"]
+__all__ = [
+    "Agent",
+    "Evidence",
+    "Fact",
+    "Swarm",
+    "SwarmState",
+    "SynthConfig",
+    "apply",
+    "fold",
+]

@@ -79,7 +79,7 @@ def test_counter_increments_from_8_processes_are_linearizable(
     assert len(checked.chain) == WRITERS * n
     with Swarm.open(target) as sw:
         f = sw.board.get("ctr")
-        assert f.value == str(WRITERS * N) == checked.value
+        assert f.value == str(WRITERS * n) == checked.value
         assert f.version == checked.chain[-1]["version"]
         # the accepted chain is exactly the fact's keyed writes in the log
         hist = sw.board.history("ctr")
@@ -90,10 +90,10 @@ def test_counter_increments_from_8_processes_are_linearizable(
         for i in range(WRITERS):
             mine = [r for r in rows if r["agent"] == f"w{i}"]
             ok = sum(r["ok"] for r in mine)
-            assert ok == N
+            assert ok == n
             assert cas[f"w{i}"] == [len(mine), ok, len(mine) - ok]
     conflicts = checked.conflicts
-    print(f"\n{WRITERS}x{N}: {len(rows)} attempts, {conflicts} conflicts")
+    print(f"\n{WRITERS}x{n}: {len(rows)} attempts, {conflicts} conflicts")
 
 
 def test_three_keys_mixed_create_update_retract_are_linearizable(

@@ -337,6 +337,7 @@ class FileLog(Log):
             raise SwarmlogError(f"append failed, nothing written: {e}") from None
         self._seg_end += len(data)
         self._last = last
+        self._hint(self._seg_first, last + 1, self._seg_end)
         if self.durability == "fsync":
             self._sync_state()  # exists before the lock is released: rotations see it
 
@@ -590,8 +591,19 @@ class FileLog(Log):
                     from_seq = records[-1]["seq"] + 1
                 if to_seq is not None and from_seq > to_seq:
                     return
+            if sc is not None:
+                # remember where the next read (usually "everything after what I saw")
+                # starts, so it seeks in O(1) instead of bisecting the segment
+                self._hint(first, from_seq, sc.end)
             if sc is not None and sc.end < size:
                 return  # torn tail (or a batch being written): nothing valid after it
+
+    def _hint(self, first: int, seq: int, offset: int) -> None:
+        """Record that seq ``seq`` starts at ``offset`` of segment ``first`` (sparse index)."""
+        hints = self._hints.setdefault(first, {})
+        if len(hints) > 4096:
+            hints.clear()
+        hints[seq] = offset
 
     def _locate(self, fd: int, size: int, first: int, from_seq: int) -> tuple[int, int]:
         """Where in segment ``first`` reading for ``from_seq`` starts, and the seq found there."""

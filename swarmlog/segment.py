@@ -87,9 +87,22 @@ class Scan:
     """File offset of the bad record that stopped the scan (-1 if none)."""
     bad_seq: int | None = None
     """The seq that bad record should have carried."""
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    """Records of a batch still incomplete at the end of ``data`` (carried to the next chunk)."""
+    left: int = 0
+    """How many records that batch still owes after ``pending``."""
+    line_end: int = 0
+    """Offset just past the last complete, valid line (>= ``end``)."""
 
 
-def scan(data: bytes, base: int, expect_seq: int | None, segment: str) -> Scan:
+def scan(
+    data: bytes,
+    base: int,
+    expect_seq: int | None,
+    segment: str,
+    pending: list[dict[str, Any]] | None = None,
+    left_in: int = 0,
+) -> Scan:
     """Parse complete, CRC-valid batches from ``data`` (which starts at file offset ``base``).
 
     One ``orjson.loads`` per line and a CRC-32 over a memoryview of the line up to its
@@ -97,6 +110,7 @@ def scan(data: bytes, base: int, expect_seq: int | None, segment: str) -> Scan:
     incomplete batch. A bad record *followed by a complete good one* is corruption and
     raises CorruptionError naming segment, offset and seq. ``expect_seq`` (if given) is
     the seq the first record must have; seqs must be gapless, ``more`` must count down.
+    ``pending``/``left_in`` continue a batch begun in the previous chunk.
     """
     out = Scan(end=base)
     lines = data.split(b"\n")
@@ -111,6 +125,10 @@ def scan(data: bytes, base: int, expect_seq: int | None, segment: str) -> Scan:
     nxt = expect_seq
     batch_start = -1  # index in records where an unfinished batch starts
     left = 0  # records the unfinished batch still owes
+    if pending:
+        records.extend(pending)
+        batch_start = 0
+        left = left_in
     for line in lines:
         ln = len(line)
         i = line.rfind(CRC_SEP)
@@ -153,7 +171,10 @@ def scan(data: bytes, base: int, expect_seq: int | None, segment: str) -> Scan:
         else:
             batch_start = -1
             end = pos
+    out.line_end = base + pos
     if batch_start >= 0:
+        out.pending = records[batch_start:]
+        out.left = left
         del records[batch_start:]
         out.torn = "incomplete batch"
     elif tail:
@@ -185,26 +206,31 @@ def read_records(
     pos = start
     nxt = first_seq
     size = CHUNK
+    pending: list[dict[str, Any]] = []
+    left = 0
     while pos < stop:
         buf = os.pread(fd, min(size, stop - pos), pos)
         if not buf:
             return
-        sc = scan(buf, pos, nxt, segment)
+        sc = scan(buf, pos, nxt, segment, pending, left)
         if sc.records:
             nxt = sc.records[-1]["seq"] + 1
         yield sc.records, sc
         if sc.torn is None:
             pos = sc.end
-            size = CHUNK
+            pending, left, size = [], 0, CHUNK
             continue
         if pos + len(buf) >= stop:
             return  # torn at the very end: incomplete, or being written right now
         if sc.torn in _INCOMPLETE:
-            if sc.end == pos:
-                size *= 2  # nothing complete fitted in the window: grow it
-            else:
-                pos = sc.end
-                size = CHUNK
+            if sc.line_end == pos:
+                size *= 2  # not one complete line fitted in the window: grow it
+                continue
+            # carry the unfinished batch's parsed records on; read on from the next line
+            pending, left = sc.pending, sc.left
+            if pending:
+                nxt = pending[-1]["seq"] + 1
+            pos, size = sc.line_end, CHUNK
             continue
         # a bad record at the end of this chunk: corruption if a good record follows it
         rest = _find_line_start(fd, sc.bad, stop)

@@ -185,3 +185,14 @@ class Fact:
 _FACT_FIELDS = tuple(f.name for f in fields(Fact))
 _EVIDENCE_AT = _FACT_FIELDS.index("evidence")
 FACT_FIELDS = _FACT_FIELDS
+
+
+def facts_from_rows(rows: list[list[Any]]) -> dict[str, Fact]:
+    """Facts by id from ``to_row`` rows (the checkpoint hot path: one tight loop)."""
+    out: dict[str, Fact] = {}
+    ev_at = _EVIDENCE_AT
+    make_ev = Evidence._make
+    for row in rows:
+        row[ev_at] = list(map(make_ev, row[ev_at]))
+        out[row[0]] = Fact(*row)
+    return out

@@ -32,9 +32,13 @@ from .facts import (
     Evidence,
     Fact,
     RawMemory,
+    facts_from_rows,
 )
 
 FORMAT = 2
+
+LATENCY_WINDOW = 4096
+"""Visibility latencies kept: the most recent 4,096 to 8,192 samples (bounded state)."""
 """Serialization format of ``to_bytes``; bump on incompatible changes."""
 
 STATUS_SET = frozenset(T.STATUSES)
@@ -253,8 +257,7 @@ class SwarmState:
         s.progress = d["progress"]
         if d.get("fact_fields") != list(FACT_FIELDS):
             raise ValueError("state was written with other fact fields; replay from the log")
-        rows = (Fact.from_row(r) for r in d["facts"])
-        s.facts = {f.id: f for f in rows}
+        s.facts = facts_from_rows(d["facts"])
         s.signatures = d["signatures"]
         s.pending = {rd["seq"]: RawMemory.from_dict(rd) for rd in d["pending"]}
         s.subjects = d["subjects"]
@@ -354,7 +357,10 @@ def _consume(s: SwarmState, ev: Event, raw_seq: int) -> RawMemory | None:
     """Take a pending raw memory and record its discovery -> visibility latency."""
     raw = s.pending.pop(raw_seq, None)
     if raw is not None:
-        s.metrics.latencies.append(ev.ts - raw.ts)
+        lat = s.metrics.latencies
+        lat.append(ev.ts - raw.ts)
+        if len(lat) > 2 * LATENCY_WINDOW:  # keep a recent window, amortised O(1)
+            del lat[:-LATENCY_WINDOW]
     return raw
 
 

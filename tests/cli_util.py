@@ -6,8 +6,6 @@ import io
 import sys
 from dataclasses import dataclass
 
-import pytest
-
 
 @dataclass
 class Result:
@@ -38,11 +36,3 @@ def run_cli(*args: str, stdin: str | bytes = b"") -> Result:
         sys.stdin, sys.stdout, sys.stderr = old
     text = out_bytes.getvalue().decode() + out.getvalue()
     return Result(code, text, err.getvalue())
-
-
-@pytest.fixture
-def cli_root(tmp_path):  # type: ignore[no-untyped-def]
-    """A fresh, initialised log directory for CLI tests."""
-    root = str(tmp_path / "swarm")
-    assert run_cli("--root", root, "init").code == 0
-    return root

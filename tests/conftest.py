@@ -68,3 +68,13 @@ def log_target(request: pytest.FixtureRequest, tmp_path: Path) -> LogTarget:
 def file_target(tmp_path: Path) -> LogTarget:
     """A fresh, empty FileLog target (for tests of the embedded backend only)."""
     return LogTarget("file", str(tmp_path / "swarm"))
+
+
+@pytest.fixture
+def cli_root(tmp_path: Path) -> str:
+    """A fresh, initialised log directory for CLI tests."""
+    from tests.cli_util import run_cli
+
+    root = str(tmp_path / "swarm")
+    assert run_cli("--root", root, "init").code == 0
+    return root

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from tests.cli_util import cli_root, run_cli  # noqa: F401  (fixture)
+from tests.cli_util import run_cli
 
 
 def _share(root: str, agent: str, text: str) -> None:

@@ -20,10 +20,16 @@ def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
     return best
 
 
-def write_table(marker: str, title: str, header: list[str], rows: list[list[str]], notes: str = "") -> str:
+def write_table(
+    marker: str, title: str, header: list[str], rows: list[list[str]], notes: str = ""
+) -> str:
     """Render a markdown table and put it between ``<!-- bench:marker -->`` markers."""
-    lines = [f"### {title}", "", "| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        f"### {title}",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     if notes:
         lines += ["", notes]

@@ -25,21 +25,50 @@ import numpy as np
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _table import best_of, write_table  # noqa: E402
+from _table import best_of, write_table
 
-from swarmlog import Event, open_log  # noqa: E402
-from synthesizer.config import SynthConfig  # noqa: E402
-from synthesizer.factindex import FactIndex  # noqa: E402
-from synthesizer.recall import recall  # noqa: E402
-from synthesizer.replay import save_checkpoint, state_at  # noqa: E402
-from synthesizer.state import SwarmState  # noqa: E402
-from synthesizer.worker import Synthesizer  # noqa: E402
+from swarmlog import Event, open_log
+from synthesizer.config import SynthConfig
+from synthesizer.factindex import FactIndex
+from synthesizer.recall import recall
+from synthesizer.replay import save_checkpoint, state_at
+from synthesizer.state import SwarmState
+from synthesizer.worker import Synthesizer
 
-WORDS = (
-    "cache proxy login export token retry locale upload webhook crash leak timeout queue "
-    "index shard replica deploy config parser socket thread worker buffer stream schema "
-    "migration session cookie header encoder decoder scheduler"
-).split()
+WORDS = [
+    "cache",
+    "proxy",
+    "login",
+    "export",
+    "token",
+    "retry",
+    "locale",
+    "upload",
+    "webhook",
+    "crash",
+    "leak",
+    "timeout",
+    "queue",
+    "index",
+    "shard",
+    "replica",
+    "deploy",
+    "config",
+    "parser",
+    "socket",
+    "thread",
+    "worker",
+    "buffer",
+    "stream",
+    "schema",
+    "migration",
+    "session",
+    "cookie",
+    "header",
+    "encoder",
+    "decoder",
+    "scheduler",
+]
 BIG = SynthConfig.model_validate({"pool": {"capacity": 10_000_000}})
 
 
@@ -56,8 +85,14 @@ def raw_events(n: int, rng: random.Random, dup_rate: float = 0.3) -> list[Event]
         else:
             content = sentence(rng, i)
             pool.append(content)
-        out.append(Event(agent=f"agent-{i % 8}", session="s1", type="memory.shared",
-                         body={"content": content, "importance": 0.5}))
+        out.append(
+            Event(
+                agent=f"agent-{i % 8}",
+                session="s1",
+                type="memory.shared",
+                body={"content": content, "importance": 0.5},
+            )
+        )
     return out
 
 
@@ -69,11 +104,23 @@ def fact_log(path: Path, n_facts: int, extra_events: int = 0) -> None:
     batch: list[Event] = []
     for i in range(n_facts):
         seq += 1
-        batch.append(Event(agent=f"agent-{i % 8}", session="s1", type="memory.shared",
-                           body={"content": sentence(rng, i), "importance": 0.5}))
+        batch.append(
+            Event(
+                agent=f"agent-{i % 8}",
+                session="s1",
+                type="memory.shared",
+                body={"content": sentence(rng, i), "importance": 0.5},
+            )
+        )
         seq += 1
-        batch.append(Event(agent="synthesizer", type="fact.created", key=f"f{seq - 1}",
-                           body={"evidence": seq - 1, "signature": f"sig{i}", "related": []}))
+        batch.append(
+            Event(
+                agent="synthesizer",
+                type="fact.created",
+                key=f"f{seq - 1}",
+                body={"evidence": seq - 1, "signature": f"sig{i}", "related": []},
+            )
+        )
         if len(batch) >= 20_000:
             log.append_many(batch)
             batch = []
@@ -112,8 +159,13 @@ def bench_fold(tmp: Path, n: int) -> list[str]:
     base = best_of(lambda: plain_parse(p))
     fold = best_of(lambda: state_at(log, BIG, from_start=True), repeat=2)
     log.close()
-    return ["fold (read + apply)", f"{events / fold:,.0f} events/s",
-            f"{events / base:,.0f} lines/s (orjson.loads)", f"{base / fold:.2f}x", ">= 0.33x"]
+    return [
+        "fold (read + apply)",
+        f"{events / fold:,.0f} events/s",
+        f"{events / base:,.0f} lines/s (orjson.loads)",
+        f"{base / fold:.2f}x",
+        ">= 0.33x",
+    ]
 
 
 def bench_decisions(tmp: Path, live: int, n: int) -> list[str]:
@@ -128,8 +180,13 @@ def bench_decisions(tmp: Path, live: int, n: int) -> list[str]:
     made = w.run_once()
     took = time.perf_counter() - t0
     log.close()
-    return [f"synthesis decisions ({live:,} live facts)", f"{made / took:,.0f} decisions/s",
-            "-", "-", ">= 20,000/s"]
+    return [
+        f"synthesis decisions ({live:,} live facts)",
+        f"{made / took:,.0f} decisions/s",
+        "-",
+        "-",
+        ">= 20,000/s",
+    ]
 
 
 def bench_recall(tmp: Path, n: int) -> tuple[list[str], SwarmState]:
@@ -141,7 +198,7 @@ def bench_recall(tmp: Path, n: int) -> tuple[list[str], SwarmState]:
     index.sync(state)
     index.refresh_weights(state)
     q = index.embedder.embed(["cache proxy timeout in the upload worker"])[0]
-    mat = index.default._mat[: len(index.default)].copy()  # noqa: SLF001 - the baseline's own copy
+    mat = index.default._mat[: len(index.default)].copy()
     weights = np.ones(len(mat), dtype=np.float32)
 
     def bare() -> None:
@@ -153,8 +210,13 @@ def bench_recall(tmp: Path, n: int) -> tuple[list[str], SwarmState]:
     base = best_of(lambda: [bare() for _ in range(reps)]) / reps
     ours = best_of(lambda: [recall(state, index, q, limit=10) for _ in range(reps)]) / reps
     log.close()
-    row = [f"recall top-10 over {n:,} facts", f"{ours * 1e3:.2f} ms",
-           f"{base * 1e3:.2f} ms (matmul + argpartition)", f"{ours / base:.2f}x time", "<= 1.5x"]
+    row = [
+        f"recall top-10 over {n:,} facts",
+        f"{ours * 1e3:.2f} ms",
+        f"{base * 1e3:.2f} ms (matmul + argpartition)",
+        f"{ours / base:.2f}x time",
+        "<= 1.5x",
+    ]
     return row, state
 
 
@@ -169,8 +231,13 @@ def bench_checkpoint(state: SwarmState) -> list[list[str]]:
     del s
     n = len(state.facts)
     return [
-        [f"checkpoint load ({n:,} facts, {len(data) / 1e6:.1f} MB)", f"{load:.3f} s", "-", "-",
-         "<= 1 s"],
+        [
+            f"checkpoint load ({n:,} facts, {len(data) / 1e6:.1f} MB)",
+            f"{load:.3f} s",
+            "-",
+            "-",
+            "<= 1 s",
+        ],
         [f"state memory per {n:,} facts", f"{cur / 1e6:.0f} MB", "-", "-", "stated"],
     ]
 
@@ -190,9 +257,13 @@ def bench_replay(tmp: Path, n: int) -> list[str]:
     t_ck = best_of(lambda: state_at(log, cfg))
     assert state_at(log, cfg).digest() == full.digest()
     log.close()
-    return [f"replay from a checkpoint 1,000 behind ({last:,} events, default config)",
-            f"{t_ck:.3f} s", f"{t_full:.2f} s (full replay)", f"{t_ck / t_full * 100:.1f}%",
-            "<= 2%"]
+    return [
+        f"replay from a checkpoint 1,000 behind ({last:,} events, default config)",
+        f"{t_ck:.3f} s",
+        f"{t_full:.2f} s (full replay)",
+        f"{t_ck / t_full * 100:.1f}%",
+        "<= 2%",
+    ]
 
 
 def main() -> None:
@@ -216,7 +287,10 @@ def main() -> None:
         rows.append(bench_replay(tmp, 100_000 if q else 1_000_000))
         print(rows[-1], flush=True)
     block = write_table(
-        "synth", "Synthesizer", ["what", "swarmlog", "baseline (same run)", "ratio", "goal"], rows,
+        "synth",
+        "Synthesizer",
+        ["what", "swarmlog", "baseline (same run)", "ratio", "goal"],
+        rows,
         "Run: `.venv/bin/python scripts/bench/synth_bench.py`.",
     )
     print(block)

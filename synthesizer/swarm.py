@@ -181,18 +181,25 @@ class Agent:
         if ttl_s is not None:
             body["ttl_s"] = ttl_s
         if embedding is not None:
-            if embedder is None:
-                raise InvalidEvent("an embedding needs the id of its embedder")
-            vec = np.asarray(embedding, dtype=np.float64)
-            if vec.ndim != 1 or not np.isfinite(vec).all():
-                raise InvalidEvent("embedding must be a flat list of finite numbers")
-            self._check_dim(embedder, int(vec.shape[0]))
+            vec = self._own_vector(embedding, embedder, np.float64)
             body["embedding"] = vec.tolist()
             body["embedder"] = embedder
         ev = self._event(
             T.MEMORY_SHARED, body, causes=causes, **({"thread": thread} if thread else {})
         )
         return self.swarm.log.append(ev)
+
+    def _own_vector(
+        self, embedding: Sequence[float] | np.ndarray, embedder: str | None, dtype: type
+    ) -> np.ndarray:
+        """An agent-supplied vector, checked: finite, flat, the embedder's dimension."""
+        if embedder is None:
+            raise InvalidEvent("an embedding needs the id of its embedder")
+        vec: np.ndarray = np.asarray(embedding, dtype=dtype)
+        if vec.ndim != 1 or not np.isfinite(vec).all():
+            raise InvalidEvent("embedding must be a flat list of finite numbers")
+        self._check_dim(embedder, int(vec.shape[0]))
+        return vec
 
     def _check_dim(self, embedder: str, dim: int) -> None:
         if embedder == self.swarm.embedder.id and dim != self.swarm.embedder.dim:
@@ -237,12 +244,7 @@ class Agent:
             raise InvalidEvent(f"limit must be >= 1, got {limit}")
         state = self.swarm.refresh()
         if embedding is not None:
-            if embedder is None:
-                raise InvalidEvent("an embedding needs the id of its embedder")
-            vec = np.asarray(embedding, dtype=np.float32)
-            if vec.ndim != 1 or not np.isfinite(vec).all():
-                raise InvalidEvent("embedding must be a flat list of finite numbers")
-            self._check_dim(embedder, int(vec.shape[0]))
+            vec = self._own_vector(embedding, embedder, np.float32)
         else:
             if embedder is not None and embedder != self.swarm.embedder.id:
                 raise InvalidEvent(f"no local embedder {embedder!r}; pass embedding=")

@@ -149,3 +149,8 @@ def test_verify_reports_corruption_exit_1(file_target: LogTarget) -> None:
     seg.write_bytes(bytes(data))
     r = run_cli("--root", file_target.target, "verify")
     assert r.code == 1 and "CORRUPT" in r.out and "seq 1" in r.out
+
+
+def test_missing_stream_is_one_line(nats_url: str) -> None:
+    r = run_cli("--url", f"{nats_url}/NOSUCHSTREAM", "tail")
+    assert r.code == 1 and "swarmlog init" in r.err and r.err.count("\n") == 1

@@ -133,3 +133,21 @@ def test_demo_refuses_a_non_empty_log(tmp_path: Path) -> None:
 def test_demo_usage_errors() -> None:
     r = _swarmlog("demo", "--agents", "0")
     assert r.returncode == 2 and "--agents and --steps must be >= 1" in r.stderr
+
+
+@pytest.mark.timeout(300)
+def test_demo_over_jetstream_agents_share_one_swarm(nats_url: str) -> None:
+    """Agents and the synthesizer in separate processes share one swarm through the server."""
+    url = f"{nats_url}/DEMO{os.getpid()}"
+    r = _swarmlog("demo", "--agents", "3", "--steps", "3", "--url", url, "--json")
+    assert r.returncode == 0, r.stderr
+    d = orjson.loads(r.stdout)
+    assert d["ok"] and all(d["checks"].values()), d["checks"]
+    assert d["replay_equal"]
+    log = open_log(url, create=False)
+    try:
+        agents = {ev.agent for ev in log.read()}
+        assert {"agent-1", "agent-2", "agent-3", "synthesizer"} <= agents
+        assert log.verify().ok
+    finally:
+        log.close()

@@ -74,6 +74,17 @@ class FactIndex:
             self.add_facts(missing)
         self._mark = mark
 
+    def add_local(self, fids: list[str], vecs: np.ndarray) -> None:
+        """Add vectors made by the local embedder for facts not indexed yet (one bulk copy)."""
+        fresh = [i for i, fid in enumerate(fids) if fid not in self._where]
+        if not fresh:
+            return
+        ids = [fids[i] for i in fresh]
+        self.default.add_many(ids, vecs[fresh])
+        where = (self.embedder.id, self.embedder.dim)
+        for fid in ids:
+            self._where[fid] = where
+
     def add_facts(self, facts: list[Fact]) -> None:
         """Embed (in one batch) and add facts that are not indexed yet."""
         plain = [f for f in facts if f.embedding is None]

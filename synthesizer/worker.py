@@ -238,7 +238,7 @@ class Synthesizer:
             if r.embedding is None and scorer is not None and k is not None:
                 # 3. near duplicate among live facts and this batch's new ones
                 if r.subject is None:
-                    best = scorer.best(k, skip_claims=True)
+                    best = scorer.best(k)
                     if best is not None and best[1] >= near:
                         out.append(self._corroborate(best[0], r, "near", best[1]))
                         continue
@@ -405,65 +405,59 @@ class _BatchScorer:
         self.ids, mat = fi.default.matrix()
         facts = worker.state.facts
         retro_tiers = (SHORT_TERM, LONG_TERM)
-        self.claim_col = np.fromiter(
-            (facts[f].subject is not None if f in facts else False for f in self.ids),
-            dtype=bool,
-            count=len(self.ids),
+        claim_cols = np.fromiter(
+            (i for i, f in enumerate(self.ids) if f in facts and facts[f].subject is not None),
+            dtype=np.int64,
         )
         self.retro_cols = np.fromiter(
             (i for i, f in enumerate(self.ids) if f in facts and facts[f].tier in retro_tiers),
             dtype=np.int64,
         )
         m, n = len(texts), len(self.ids)
-        self.best_val = np.full(m, -2.0, dtype=np.float32)
-        self.best_col = np.full(m, -1, dtype=np.int64)
+        # nearest plain (non-claim) live fact per memory: claims merge by value, not cosine
         self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
         self.best_plain_col = np.full(m, -1, dtype=np.int64)
         self.retro: list[list[list[object]]] = [[] for _ in range(m)]
         thr = worker.config.tiers.retro_similarity
+        self._near = worker.config.synthesizer.near_duplicate
         if n:
             step = max(1, self.CHUNK // n)
-            plain = ~self.claim_col
             for lo in range(0, m, step):
                 sims = self.vecs[lo : lo + step] @ mat.T
-                self._take(sims, lo, self.best_val, self.best_col)
-                if plain.any():
-                    masked = np.where(plain, sims, -2.0)
-                    self._take(masked, lo, self.best_plain_val, self.best_plain_col)
                 if len(self.retro_cols):
                     sub = sims[:, self.retro_cols]
                     for r, c in zip(*np.nonzero(sub > thr), strict=True):
                         self.retro[lo + int(r)].append(
                             [self.ids[self.retro_cols[c]], round(float(sub[r, c]), 6)]
                         )
+                if len(claim_cols):
+                    sims[:, claim_cols] = -2.0
+                self._take(sims, lo, self.best_plain_val, self.best_plain_col)
         self.gram = self.vecs @ self.vecs.T if m > 1 else None
         self.new_rows: list[int] = []
         self.new_ids: list[str] = []
         self.fid_of_row: dict[int, str] = {}
-        self.new_any = np.zeros(m, dtype=bool)
         self.new_plain = np.zeros(m, dtype=bool)
 
     def _take(self, sims: np.ndarray, lo: int, val: np.ndarray, col: np.ndarray) -> None:
         best = sims.argmax(axis=1)
         bv = sims[np.arange(len(sims)), best]
-        ties = (sims == bv[:, None]).sum(axis=1) > 1
-        for r in np.nonzero(ties)[0]:  # equal cosines: the smallest fact id wins
+        # equal cosines: the smallest fact id wins — checked only where the winner matters
+        # (at or above the near-duplicate threshold), so row order never decides
+        near = np.nonzero(bv >= self._near - 1e-6)[0]
+        for r in near[(sims[near] == bv[near, None]).sum(axis=1) > 1]:
             cols = np.nonzero(sims[r] == bv[r])[0]
             best[r] = min(cols, key=lambda c: self.ids[c])
         val[lo : lo + len(sims)] = bv
         col[lo : lo + len(sims)] = best
 
-    def best(self, k: int, skip_claims: bool) -> tuple[str, float] | None:
-        """Nearest fact to memory ``k``: live facts, then this batch's new facts."""
-        vals, cols = (
-            (self.best_plain_val, self.best_plain_col)
-            if skip_claims
-            else (self.best_val, self.best_col)
-        )
+    def best(self, k: int) -> tuple[str, float] | None:
+        """Nearest plain fact to memory ``k``: live facts, then this batch's new ones."""
+        vals, cols = self.best_plain_val, self.best_plain_col
         out: tuple[str, float] | None = None
         if cols[k] >= 0 and vals[k] > -2.0:
             out = (self.ids[cols[k]], float(vals[k]))
-        mask = self.new_plain if skip_claims else self.new_any
+        mask = self.new_plain
         if self.new_rows and self.gram is not None and mask.any():
             g = np.where(mask, self.gram[k], -2.0)
             top = float(g.max())
@@ -489,7 +483,6 @@ class _BatchScorer:
 
     def created(self, k: int, fid: str, claim: bool) -> None:
         """Memory ``k`` became fact ``fid``: later memories of the batch compare with it."""
-        self.new_any[k] = True
         self.new_plain[k] = not claim
         self.fid_of_row[k] = fid
         self.new_rows.append(k)
@@ -498,11 +491,7 @@ class _BatchScorer:
     def commit(self) -> list[str]:
         """Add the batch's new facts to the index; return their ids."""
         if self.new_ids:
-            fi = self.worker.index
-            fi.default.add_many(self.new_ids, self.vecs[self.new_rows])
-            where = (fi.embedder.id, fi.embedder.dim)
-            for fid in self.new_ids:
-                fi._where[fid] = where
+            self.worker.index.add_local(self.new_ids, self.vecs[self.new_rows])
         return list(self.new_ids)
 
 

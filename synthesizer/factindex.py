@@ -89,13 +89,7 @@ class FactIndex:
         """Embed (in one batch) and add facts that are not indexed yet."""
         plain = [f for f in facts if f.embedding is None]
         if plain:
-            vecs = self.embedder.embed([f.content for f in plain])
-            idx = self.default
-            ids = [f.id for f in plain]
-            idx.add_many(ids, vecs)
-            where = (self.embedder.id, self.embedder.dim)
-            for fid in ids:
-                self._where[fid] = where
+            self.add_local([f.id for f in plain], self.embedder.embed([f.content for f in plain]))
         for f in facts:
             if f.embedding is not None and f.embedder is not None:
                 self.add(f.id, np.asarray(f.embedding, dtype=np.float32), f.embedder)

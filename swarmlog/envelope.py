@@ -13,13 +13,16 @@ same batch follow); it never reaches an Event.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import math
+import operator
 import time
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -280,12 +283,21 @@ def validate_for_append(ev: Event, limits: Limits = DEFAULT_LIMITS) -> None:
     body = ev._d["body"]
     if not _flat_and_finite(body):
         _check_finite(body, "body")
-    model = _BODIES.get(ev._d["type"])
+    _check_body(ev._d["type"], body)
+    _check_content(body, limits)
+
+
+def _check_body(type_: str, body: dict[str, Any]) -> None:
+    """Validate a body against its type's registered model (unknown types pass)."""
+    model = _BODIES.get(type_)
     if model is not None:
         try:
-            model.model_validate(ev.body)
+            model.__pydantic_validator__.validate_python(body)
         except ValidationError as e:
-            raise InvalidEvent(f"{ev.type} body: {one_line(e)}") from None
+            raise InvalidEvent(f"{type_} body: {one_line(e)}") from None
+
+
+def _check_content(body: dict[str, Any], limits: Limits) -> None:
     content = body.get("content")
     if isinstance(content, str) and len(content) * 4 > limits.max_content:
         n = len(content.encode("utf-8"))  # only when it may be over: 4 bytes/char at most
@@ -314,6 +326,134 @@ def encode(ev: Event, seq: int | None = None, swarm: str | None = None, more: in
         raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
     crc = zlib.crc32(memoryview(head)[:-1])
     return head[:-1] + b',"crc":%d}\n' % crc
+
+
+@dataclass
+class _Members:
+    """A view that makes orjson write an envelope dict in one call, without copying it.
+
+    orjson writes a dataclass instance from its ``__dict__`` in insertion order and
+    ``OPT_SORT_KEYS`` only sorts the plain dicts inside it, so an instance whose
+    ``__dict__`` *is* the envelope dict serializes with the envelope's order and the
+    body's keys sorted: exactly a record without its crc. ``_MEMBERS_OK`` checks this
+    at import; without it the append path falls back to a body Fragment (same bytes).
+    """
+
+
+_new = object.__new__
+
+
+def _members(d: dict[str, Any]) -> _Members:
+    m = _new(_Members)
+    m.__dict__ = d
+    return m
+
+
+def _members_ok() -> bool:
+    d = {"seq": 1, "id": "x", "body": {"b": [{"d": 1, "c": None}], "a": 1.5}, "agent": "a"}
+    want = b'{"seq":1,"id":"x","body":{"a":1.5,"b":[{"c":null,"d":1}]},"agent":"a"}'
+    try:
+        return orjson.dumps(_members(d), option=_SORT) == want
+    except Exception:  # pragma: no cover - an orjson that does not do this
+        return False
+
+
+_MEMBERS_OK = _members_ok()
+_AGENT = b',"agent":'
+
+
+def record_members(d: dict[str, Any], swarm: bytes, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """Validate an event's dict for append and serialize it once (the append hot path).
+
+    Returns the record's JSON members without braces, ``seq`` and ``crc``:
+    ``"id":…,"ts":…,"swarm":…,…,"body":{…}`` with ``swarm`` (JSON bytes) filled in where
+    the event has none. Runs the checks of ``validate_for_append`` plus the event size
+    limit, with the same errors in the same order, but reads the serialized bytes to skip
+    what cannot fail: orjson writes NaN and infinities as ``null`` (and refuses non-string
+    keys), so the finiteness walk only runs when ``null`` occurs, and the content limit
+    only when the whole record is longer than the limit.
+    """
+    if "seq" in d:
+        d = {k: v for k, v in d.items() if k != "seq"}
+    body = d["body"]
+    try:
+        if _MEMBERS_OK:
+            raw = orjson.dumps(_members(d), option=_SORT)
+        else:  # pragma: no cover
+            raw = orjson.dumps({**d, "body": orjson.Fragment(orjson.dumps(body, option=_SORT))})
+    except TypeError as e:
+        _check_finite(body, "body")
+        _check_body(d["type"], body)
+        _check_content(body, limits)
+        raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
+    if b"null" in raw:
+        _check_finite(body, "body")
+    _check_body(d["type"], body)
+    if len(raw) > limits.max_content:
+        _check_content(body, limits)
+    if "swarm" not in d:
+        i = raw.find(_AGENT)  # the first is the envelope's: id and ts come before it
+        raw = b'%s,"swarm":%s%s' % (raw[:i], swarm, raw[i:])
+    if len(raw) + 48 > limits.max_event:
+        raise InvalidEvent(f"event {d['id']} is {len(raw)} bytes encoded (max {limits.max_event})")
+    return raw[1:-1]
+
+
+_SEP = orjson.Fragment(b"\x00")  # never in orjson's own output: it escapes control characters
+_BOUNDARY = b"},\x00,{"
+
+
+def batch_members(
+    ds: list[dict[str, Any]], swarm: bytes, limits: Limits = DEFAULT_LIMITS
+) -> list[bytes] | None:
+    """``record_members`` of a whole batch in one orjson call, or None to do it one by one.
+
+    The fast path covers batches of plain events (no ``seq``, all or none with a
+    ``swarm``) whose bytes need no closer look: no ``null`` anywhere, nothing near a
+    size limit, no body of a registered type failing validation. Anything else returns
+    None and the caller takes the per-event path, which raises the same errors in order.
+    """
+    n = len(ds)
+    if not _MEMBERS_OK or n < 2:
+        return None
+    has_swarm = sum(map(dict.__contains__, ds, _repeat("swarm", n)))
+    if (has_swarm and has_swarm != n) or any(map(dict.__contains__, ds, _repeat("seq", n))):
+        return None
+    if not _BODIES.keys().isdisjoint(map(_get_type, ds)):
+        try:
+            for d in ds:
+                _check_body(d["type"], d["body"])
+        except InvalidEvent:
+            return None
+    items: list[Any] = [_SEP] * (2 * n - 1)
+    items[::2] = map(_members, ds)
+    try:
+        raw = orjson.dumps(items, option=_SORT)
+    except TypeError:
+        return None
+    if b"null" in raw:
+        return None
+    if not has_swarm:
+        with_swarm = b',"swarm":%s%s' % (swarm, _AGENT)
+        size = len(raw)
+        raw = raw.replace(_AGENT, with_swarm)
+        # every record has one envelope agent; n replacements means there was no other
+        if len(raw) - size != n * (len(with_swarm) - len(_AGENT)):
+            return None
+    members = raw[2:-2].split(_BOUNDARY)
+    if len(members) != n:
+        return None
+    longest = max(map(len, members))
+    if longest > limits.max_content or longest + 50 > limits.max_event:
+        return None
+    return members
+
+
+def _repeat(x: Any, n: int) -> Any:
+    return itertools.repeat(x, n)
+
+
+_get_type = operator.itemgetter("type")
 
 
 def check_crc(line: bytes) -> bool:
@@ -349,8 +489,8 @@ def decode(line: bytes) -> tuple[Event, int]:
     return from_stored(d), more
 
 
-_new = object.__new__
 _set_d = Event.__dict__["_d"].__set__  # the slot's setter: skips Event.__setattr__
+_get_d = Event.__dict__["_d"].__get__
 
 
 def from_stored(d: dict[str, Any]) -> Event:
@@ -358,3 +498,55 @@ def from_stored(d: dict[str, Any]) -> Event:
     ev = _new(Event)
     _set_d(ev, d)
     return ev
+
+
+class _Appended(Event):
+    """A stored event as ``append`` returns it: its dict is built on first use.
+
+    Appending knows the stored event as (seq, the event's own dict, the log's swarm
+    when the event had none); building the stored dict is left to the first reader, so a
+    batch whose results are not looked at does not pay for a thousand dict copies.
+    """
+
+    __slots__ = ("_p",)
+    _p: tuple[int, dict[str, Any], str | None]
+
+    @property
+    def _d(self) -> dict[str, Any]:  # type: ignore[override]
+        try:
+            return cast("dict[str, Any]", _get_d(self, _Appended))
+        except AttributeError:
+            pass
+        seq, src, swarm = self._p
+        d: dict[str, Any] = {"seq": seq}
+        if swarm is not None:
+            d["id"] = src["id"]
+            d["ts"] = src["ts"]
+            d["swarm"] = swarm
+        d.update(src)
+        d["seq"] = seq
+        _set_d(self, d)
+        return d
+
+
+_set_p = _Appended.__dict__["_p"].__set__
+
+
+def appended(seq: int, src: dict[str, Any], swarm: str | None) -> Event:
+    """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none)."""
+    ev = _new(_Appended)
+    _set_p(ev, (seq, src, swarm))
+    return ev
+
+
+def appended_batch(
+    first: int, srcs: list[dict[str, Any]], swarms: Iterable[str | None]
+) -> list[Event]:
+    """``appended`` for a batch with seqs from ``first`` on (C-level loops: no frames)."""
+    n = len(srcs)
+    out: list[Event] = list(map(_new, itertools.repeat(_Appended, n)))
+    _drain(map(_set_p, out, zip(range(first, first + n), srcs, swarms, strict=False)))
+    return out
+
+
+_drain: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend

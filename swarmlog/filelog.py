@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import fcntl
 import mmap
+import operator
 import os
 import struct
 import threading
@@ -28,6 +29,7 @@ import time
 import weakref
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +38,16 @@ import orjson
 from . import segment as seg
 from .checkpoint import CheckpointStore, FileCheckpointStore
 from .contract import Log, VerifyReport
-from .envelope import DEFAULT_LIMITS, Event, Limits, from_stored, validate_for_append
+from .envelope import (
+    DEFAULT_LIMITS,
+    Event,
+    Limits,
+    appended,
+    appended_batch,
+    batch_members,
+    from_stored,
+    record_members,
+)
 from .errors import (
     CorruptionError,
     DurabilityError,
@@ -53,6 +64,7 @@ FORMAT = "swarmlog-file/1"
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 Durability = Literal["process", "fsync"]
 _SYNC = struct.Struct("<QQ")
+_MARK = struct.Struct("<Q")
 _flock = fcntl.flock
 _LOCK_EX = fcntl.LOCK_EX
 _LOCK_UN = fcntl.LOCK_UN
@@ -61,6 +73,11 @@ _dumps = orjson.dumps
 _Fragment = orjson.Fragment
 _SORT = orjson.OPT_SORT_KEYS
 _OPEN: weakref.WeakSet[FileLog] = weakref.WeakSet()
+_get_d = operator.attrgetter("_d")
+_get_id = operator.itemgetter("id")
+_HEAD = b'{"seq":%d,%s'
+_HEAD_MORE = b'{"seq":%d,%s,"more":%d'
+_LINE = b'%s,"crc":%d}\n'
 
 
 def _reopen_locks_after_fork() -> None:
@@ -120,6 +137,7 @@ class FileLog(Log):
         self._sync_map: mmap.mmap | None = None
         self._failed: str | None = None
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints")
+        self._swarm_json = orjson.dumps(self.name)
         # writer view of the log (kept current under the lock)
         self._ids: dict[str, int] = {}
         self._versions: dict[str, int] = {}
@@ -192,7 +210,11 @@ class FileLog(Log):
         """Append one event (the hot path: one flock, one fstat, one write)."""
         if self._failed:
             raise DurabilityError(self._failed)
-        inner, d = self._prepare_one(event)
+        if type(event) is not Event and not isinstance(event, Event):
+            raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
+        src = event._d
+        inner = record_members(src, self._swarm_json, self.limits)
+        eid = src["id"]
         lock_fd = self._lock_fd
         if lock_fd < 0:
             raise SwarmlogError("log is closed")
@@ -200,7 +222,7 @@ class FileLog(Log):
             _flock(lock_fd, _LOCK_EX)
             try:
                 self._catch_up(locked=True)
-                known = self._ids.get(d["id"])
+                known = self._ids.get(eid)
                 if known is None:
                     if expect:
                         self._check_expect(expect)
@@ -208,8 +230,8 @@ class FileLog(Log):
                     head = b'{"seq":%d,%s' % (seq, inner)
                     self._write(head + b',"crc":%d}\n' % _crc32(head), seq, 1)
                     seg_fd = self._seg_fd
-                    self._ids[d["id"]] = seq
-                    k = d.get("key")
+                    self._ids[eid] = seq
+                    k = src.get("key")
                     if k is not None:
                         self._versions[k] = seq
             finally:
@@ -218,7 +240,7 @@ class FileLog(Log):
                 self._group_sync(seq, seg_fd)
         if known is not None:
             return self._read_one(known)
-        return from_stored({"seq": seq, **d})  # the stored dict, envelope order
+        return appended(seq, src, None if "swarm" in src else self.name)
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
@@ -232,87 +254,93 @@ class FileLog(Log):
                     self._catch_up(locked=True)
                     self._check_expect(expect)
             return []
-        seen: set[str] = set()
-        prepared = []
-        for ev in evs:
-            p = self._prepare_one(ev)
-            if p[1]["id"] in seen:
-                raise InvalidEvent(f"event id {ev.id!r} appears twice in one batch")
-            seen.add(p[1]["id"])
-            prepared.append(p)
+        inners, srcs, ids = self._prepare_many(evs)
         with self._tlock:
             with self._locked():
                 self._catch_up(locked=True)
-                known = [self._ids.get(d["id"]) for _, d in prepared]
-                fresh = [p for p, s in zip(prepared, known, strict=True) if s is None]
+                index = self._ids
+                if index.keys().isdisjoint(ids):
+                    known = None
+                    fresh = srcs
+                else:  # a retry: some (or all) events are in the log already
+                    known = [index.get(i) for i in ids]
+                    fresh = [d for d, s in zip(srcs, known, strict=True) if s is None]
+                    inners = [b for b, s in zip(inners, known, strict=True) if s is None]
                 if fresh:
                     if expect:
                         self._check_expect(expect)
-                    out, data, last = self._encode(fresh)
-                    self._write(data, last, len(out))
+                    first = self._last + 1
+                    data, last = self._encode(inners, first)
+                    self._write(data, last, len(fresh))
                     seg_fd = self._seg_fd
-                    ids, versions = self._ids, self._versions
-                    for e in out:
-                        ids[e.id] = e._d["seq"]
-                        k = e._d.get("key")
-                        if k is not None:
-                            versions[k] = e._d["seq"]
+                    seqs = range(first, last + 1)
+                    index.update(zip(map(_get_id, fresh), seqs, strict=True))
+                    keys = list(map(dict.get, fresh, repeat("key", len(fresh))))
+                    if keys.count(None) != len(keys):
+                        self._versions.update(
+                            (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
+                        )
             if fresh and self.durability == "fsync":
                 self._group_sync(last, seg_fd)
+        if fresh:
+            out = appended_batch(first, fresh, map(self._swarm_of, fresh))
+        if known is None:
+            return out
         if not fresh:
             return [self._read_one(s) for s in known if s is not None]
-        if any(s is not None for s in known):
-            it = iter(out)
-            return [self._read_one(s) if s is not None else next(it) for s in known]
-        return out
+        it = iter(out)
+        return [self._read_one(s) if s is not None else next(it) for s in known]
 
-    def _prepare_one(self, ev: Event) -> tuple[bytes, dict[str, Any]]:
-        """Validate and pre-serialize all that does not depend on seq (outside the lock).
+    def _swarm_of(self, src: dict[str, Any]) -> str | None:
+        return None if "swarm" in src else self.name
 
-        Returns the record's JSON members without seq, braces and crc, and the stored
-        dict (swarm filled in, seq not yet).
+    def _prepare_many(
+        self, evs: list[Event]
+    ) -> tuple[list[bytes], list[dict[str, Any]], list[str]]:
+        """Validate and pre-serialize a batch outside the lock: (members, dicts, ids).
+
+        One orjson call for the whole batch when it is plain (see ``batch_members``),
+        else event by event, raising the first problem in batch order.
         """
-        if type(ev) is not Event and not isinstance(ev, Event):
-            raise InvalidEvent(f"append takes Event objects, got {type(ev).__name__}")
-        validate_for_append(ev, self.limits)
-        src = ev._d
-        if "swarm" in src:
-            d = dict(src)
-            d.pop("seq", None)
-        else:
-            d = {"id": src["id"], "ts": src["ts"], "swarm": self.name}
-            for k, v in src.items():
-                if k != "seq" and k not in d:
-                    d[k] = v
-        enc = dict(d)
-        body = d["body"]
-        try:
-            enc["body"] = _Fragment(_dumps(body, option=_SORT)) if body else _Fragment(b"{}")
-            rest = _dumps(enc)
-        except TypeError as e:
-            raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
-        if len(rest) + 48 > self.limits.max_event:
-            raise InvalidEvent(
-                f"event {ev.id} is {len(rest)} bytes encoded (max {self.limits.max_event})"
-            )
-        return rest[1:-1], d
+        if set(map(type, evs)) == {Event}:
+            srcs: list[dict[str, Any]] = list(map(_get_d, evs))
+            ids: list[str] = list(map(_get_id, srcs))
+            if len(set(ids)) == len(ids):
+                inners = batch_members(srcs, self._swarm_json, self.limits)
+                if inners is not None:
+                    return inners, srcs, ids
+        seen: set[str] = set()
+        inners, srcs, ids = [], [], []
+        for ev in evs:
+            if type(ev) is not Event and not isinstance(ev, Event):
+                raise InvalidEvent(f"append takes Event objects, got {type(ev).__name__}")
+            src = ev._d
+            inners.append(record_members(src, self._swarm_json, self.limits))
+            eid = src["id"]
+            if eid in seen:
+                raise InvalidEvent(f"event id {eid!r} appears twice in one batch")
+            seen.add(eid)
+            srcs.append(src)
+            ids.append(eid)
+        return inners, srcs, ids
 
-    def _encode(self, fresh: list[tuple[bytes, dict[str, Any]]]) -> tuple[list[Event], bytes, int]:
-        """Assign seqs and build the batch's bytes (under the lock)."""
-        seq = self._last
-        lines = []
-        out = []
-        n = len(fresh)
-        for i, (inner, d) in enumerate(fresh):
-            seq += 1
-            more = n - 1 - i
-            if more:
-                head = b'{"seq":%d,%s,"more":%d' % (seq, inner, more)
-            else:
-                head = b'{"seq":%d,%s' % (seq, inner)
-            lines.append(head + b',"crc":%d}\n' % _crc32(head))
-            out.append(from_stored({"seq": seq, **d}))
-        return out, b"".join(lines), seq
+    def _encode(self, inners: list[bytes], first: int) -> tuple[bytes, int]:
+        """A batch's bytes, seqs from ``first`` on (under the lock): ``(data, last seq)``.
+
+        Each record but the last carries ``"more": n`` (records of the batch still to
+        come). Built by C-level maps over the members, then one ``%`` for all lines.
+        """
+        n = len(inners)
+        last = first + n - 1
+        heads = list(
+            map(
+                _HEAD_MORE.__mod__,
+                zip(range(first, last), inners, range(n - 1, 0, -1), strict=False),
+            )
+        )
+        heads.append(_HEAD % (last, inners[-1]))
+        lines = _LINE * n % tuple(chain.from_iterable(zip(heads, map(_crc32, heads), strict=True)))
+        return lines, last
 
     def _check_expect(self, expect: Mapping[str, int]) -> None:
         for key, want in expect.items():
@@ -339,7 +367,9 @@ class FileLog(Log):
         self._last = last
         self._hint(self._seg_first, last + 1, self._seg_end)
         if self.durability == "fsync":
-            self._sync_state()  # exists before the lock is released: rotations see it
+            # (last written seq, its segment): exists before the lock is released, so
+            # rotations see it, and tells the next syncer what its fdatasync covers
+            _SYNC.pack_into(self._sync_state(), 0, last, self._seg_first)
 
     def _seg_path(self, first: int) -> str:
         return os.path.join(self._segdir_s, seg.segment_name(first))
@@ -352,9 +382,7 @@ class FileLog(Log):
         is started; segments are only ever rotated when full, so
         any reader seeing a segment below that size knows it is the last one.
         """
-        durable = self.durability == "fsync" or os.path.exists(
-            os.path.join(self._root_s, "sync")
-        )
+        durable = self.durability == "fsync" or os.path.exists(os.path.join(self._root_s, "sync"))
         if self._seg_fd >= 0 and self._seg_end >= self.segment_bytes:
             if durable:
                 # fsync writers use this log: their group commit only syncs the segment
@@ -387,22 +415,28 @@ class FileLog(Log):
     def _group_sync(self, mine: int, fd: int) -> None:
         """Make seq ``mine`` (written through ``fd``) durable, sharing syncs between writers.
 
-        The shared ``sync`` file holds the highest seq known durable. A writer already
-        covered by another's fdatasync returns at once; otherwise it syncs its segment
-        (concurrent fdatasyncs of one file are merged into one journal commit by the
-        kernel, so writers never queue behind each other in user space) and raises the
-        mark to ``mine``: everything before it is in the same file or in a segment that
-        was synced when it was closed.
+        The shared ``sync`` file holds the last written seq and its segment (set under the
+        append lock) and the highest seq known durable. Syncs are serialized on
+        ``sync.lock`` (leader/follower group commit): a writer whose seq is not yet
+        durable waits there while another's fdatasync is in flight, then returns at once
+        if that sync covered it. The writer holding the lock reads the last written seq
+        *before* it syncs: every record written before then is in the same segment (and
+        covered by this fdatasync) or in a segment that was synced when it was closed.
+        Writers keep appending while a sync runs; the next syncer covers them all.
         """
         state = self._sync_state()
-        if _SYNC.unpack_from(state, 16)[0] >= mine:
+        if _MARK.unpack_from(state, 16)[0] >= mine:
             return
-        self._fsync(fd)
         sync_fd = self._sync_fd
         _flock(sync_fd, _LOCK_EX)
         try:
-            if _SYNC.unpack_from(state, 16)[0] < mine:
-                state[16:24] = struct.pack("<Q", mine)
+            if _MARK.unpack_from(state, 16)[0] >= mine:
+                return  # the sync we waited for covered us
+            written, seg_first = _SYNC.unpack_from(state, 0)
+            cover = written if seg_first == self._seg_first and written > mine else mine
+            self._fsync(fd)
+            if _MARK.unpack_from(state, 16)[0] < cover:
+                _MARK.pack_into(state, 16, cover)
         finally:
             _flock(sync_fd, _LOCK_UN)
 

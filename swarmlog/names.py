@@ -8,6 +8,8 @@ from .errors import InvalidEvent
 
 MAX_NAME = 128
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+# printable ASCII without space, "/" and "\\": the common case, checked in one call
+_ASCII_NAME = re.compile(r"[!-.0-\[\]-~]{1," + str(MAX_NAME) + "}").fullmatch
 
 
 def check_name(field: str, value: str) -> str:
@@ -17,6 +19,8 @@ def check_name(field: str, value: str) -> str:
     separators, and are not ``.`` or ``..``: they end up in file names,
     NATS subjects and terminal output.
     """
+    if type(value) is str and _ASCII_NAME(value) and value != "." and value != "..":
+        return value
     if not isinstance(value, str):
         raise InvalidEvent(f"{field} must be a string, got {type(value).__name__}")
     if not value:

@@ -26,7 +26,9 @@ from .facts import (
     ACTIVE,
     CONTESTED,
     FACT_FIELDS,
+    LONG_TERM,
     RETRACTED,
+    SHORT_TERM,
     SUPERSEDED,
     WORKING,
     Evidence,
@@ -314,8 +316,17 @@ class SwarmState:
 
 
 # ---------------------------------------------------------------- handlers
+#
+# Handlers take the event's envelope dict (``Event._d``, or a dict read straight from the
+# log): one dict lookup per field instead of a property call. They are the fold's hot path,
+# so they cache lookups in locals and build entities positionally; the order in which
+# they mutate the state and may raise (a malformed body) is part of the digest contract.
 
-Handler = Callable[[SwarmState, Event], None]
+Handler = Callable[[SwarmState, dict[str, Any]], None]
+
+_tuple_new = tuple.__new__
+_exp = math.exp
+_HOUR = tiers.HOUR
 
 
 def _ignore(s: SwarmState, why: str) -> None:
@@ -328,99 +339,160 @@ def _f(v: Any) -> float | None:
     return None if v is None else float(v)
 
 
-def _on_shared(s: SwarmState, ev: Event) -> None:
+_SHARED_PLAIN = frozenset(("content", "category", "importance"))
+
+
+def _on_shared(s: SwarmState, d: dict[str, Any]) -> None:
     """memory.shared: remember the raw memory until a synth event consumes it."""
-    b = ev.body
-    s.metrics.raw_total += 1
-    _bump(s.metrics.shared, ev.agent)
-    emb = b.get("embedding")
-    seq = ev.seq
-    assert seq is not None
+    b = d["body"]
+    m = s.metrics
+    m.raw_total += 1
+    agent = d["agent"]
+    sh = m.shared
+    try:
+        sh[agent] += 1
+    except KeyError:
+        sh[agent] = 1
+    get = b.get
+    imp = get("importance", 0.5)
+    imp = imp if type(imp) is float else float(imp)
+    category = get("category", "general")
+    if len(b) <= 3 and _SHARED_PLAIN.issuperset(b):  # the usual body: no optional fields
+        s.pending[d["seq"]] = RawMemory(
+            d["seq"],
+            agent,
+            d.get("session"),
+            d.get("thread"),
+            d["ts"],
+            b["content"],
+            category,
+            imp,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
+        return
+    thread = d.get("thread")
+    if thread is None:
+        thread = get("thread")
+    ttl = get("ttl_s")
+    emb = get("embedding")
+    seq = d["seq"]
     s.pending[seq] = RawMemory(
-        seq=seq,
-        agent=ev.agent,
-        session=ev.session,
-        thread=ev.thread if ev.thread is not None else b.get("thread"),
-        ts=ev.ts,
-        content=b["content"],
-        category=b.get("category", "general"),
-        importance=float(b.get("importance", 0.5)),
-        subject=b.get("subject"),
-        value=b.get("value"),
-        ttl_s=_f(b.get("ttl_s")),
-        embedding=[float(x) for x in emb] if emb is not None else None,
-        embedder=b.get("embedder"),
+        seq,
+        agent,
+        d.get("session"),
+        thread,
+        d["ts"],
+        b["content"],
+        category,
+        imp,
+        get("subject"),
+        get("value"),
+        None if ttl is None else float(ttl),
+        None if emb is None else [float(x) for x in emb],
+        get("embedder"),
     )
 
 
-def _consume(s: SwarmState, ev: Event, raw_seq: int) -> RawMemory | None:
+def _consume(s: SwarmState, ts: float, raw_seq: int) -> RawMemory | None:
     """Take a pending raw memory and record its discovery -> visibility latency."""
     raw = s.pending.pop(raw_seq, None)
     if raw is not None:
         lat = s.metrics.latencies
-        lat.append(ev.ts - raw.ts)
+        lat.append(ts - raw.ts)
         if len(lat) > 2 * LATENCY_WINDOW:  # keep a recent window, amortised O(1)
             del lat[:-LATENCY_WINDOW]
     return raw
 
 
-def _on_created(s: SwarmState, ev: Event) -> None:
+def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
     """fact.created: build the fact from its raw memory (making room at capacity), then
     strengthen the related short/long-term facts."""
-    fid = ev.key
-    b = ev.body
-    if fid is None or fid in s.facts:
+    fid = d.get("key")
+    b = d["body"]
+    facts = s.facts
+    if fid is None or fid in facts:
         _ignore(s, "fact.created:duplicate")
         return
-    raw = _consume(s, ev, b["evidence"])
+    ts = d["ts"]
+    raw = s.pending.pop(b["evidence"], None)  # _consume, inlined
     if raw is None:
         _ignore(s, "fact.created:no_raw")
         return
-    seq = ev.seq
-    assert seq is not None
+    rts = raw.ts
+    lat = s.metrics.latencies
+    lat.append(ts - rts)
+    if len(lat) > 2 * LATENCY_WINDOW:
+        del lat[:-LATENCY_WINDOW]
+    seq = d["seq"]
     sig = b.get("signature")
     if sig is not None:
         s.signatures[sig] = fid
+    cfg = s.config
+    max_strength = cfg.pool.max_strength
+    ttl = raw.ttl_s
+    subject = raw.subject
     f = Fact(
-        id=fid,
-        content=raw.content,
-        category=raw.category,
-        importance=raw.importance,
-        created_seq=seq,
-        created_ts=ev.ts,
-        version=seq,
-        subject=raw.subject,
-        value=raw.value,
-        evidence=[raw.evidence()],
-        strength=pool.initial_strength(s.config.pool.max_strength),
-        energy=1.0,
-        tier=WORKING,
-        energy_ts=ev.ts,
-        expires_at=raw.ts + raw.ttl_s if raw.ttl_s is not None else None,
-        thread=raw.thread,
-        session=raw.session,
-        signature=sig,
-        embedding=raw.embedding,
-        embedder=raw.embedder,
+        fid,
+        raw.content,
+        raw.category,
+        raw.importance,
+        seq,  # created_seq
+        ts,  # created_ts
+        seq,  # version
+        subject,
+        raw.value,
+        ACTIVE,
+        [_tuple_new(Evidence, (raw.seq, raw.agent, raw.session, rts))],
+        [],  # cited
+        1.0 if max_strength >= 1.0 else max_strength,  # pool.initial_strength
+        0,  # reinforcements
+        [],  # reinforced_by
+        1.0,  # energy
+        WORKING,
+        ts,  # energy_ts
+        0.0,  # feedback_sum
+        0,  # feedback_count
+        0,  # access_count
+        None,  # last_access
+        None if ttl is None else rts + ttl,  # expires_at
+        raw.thread,
+        raw.session,
+        None,  # cluster
+        sig,
+        raw.embedding,
+        raw.embedder,
+        [],  # history
     )
-    s._add_fact(f)
-    tcfg = s.config.tiers
-    for rel in b.get("related") or ():
-        other = s.facts.get(rel[0])
-        if other is not None and other is not f:
-            before = other.tier
-            if tiers.retro_strengthen(other, float(rel[1]), ev.ts, tcfg):
-                s.metrics.retro += 1
-                if other.tier != before:
-                    s.metrics.promotions += 1
+    if len(facts) >= cfg.pool.capacity:
+        s._make_room()
+    facts[fid] = f
+    if subject is not None:
+        s._index_subject(f)
+    related = b.get("related")
+    if related:
+        tcfg = cfg.tiers
+        m = s.metrics
+        for rel in related:
+            other = facts.get(rel[0])
+            if other is not None and other is not f:
+                before = other.tier
+                if tiers.retro_strengthen(other, float(rel[1]), ts, tcfg):
+                    m.retro += 1
+                    if other.tier != before:
+                        m.promotions += 1
 
 
-def _on_corroborated(s: SwarmState, ev: Event) -> None:
+def _on_corroborated(s: SwarmState, d: dict[str, Any]) -> None:
     """fact.corroborated: add evidence; an evicted fact is counted, never revived."""
-    b = ev.body
+    b = d["body"]
     _bump(s.metrics.duplicates, b.get("kind", "exact"))
-    raw = _consume(s, ev, b["evidence"])
-    f = s.facts.get(ev.key) if ev.key is not None else None
+    raw = _consume(s, d["ts"], b["evidence"])
+    key = d.get("key")
+    f = s.facts.get(key) if key is not None else None
     if f is None:
         _ignore(s, "fact.corroborated:evicted")
         return
@@ -435,21 +507,20 @@ def _set_status(s: SwarmState, fid: str, status: str, seq: int, reason: str | No
         f.set_status(status, seq, reason)
 
 
-def _on_contested(s: SwarmState, ev: Event) -> None:
+def _on_contested(s: SwarmState, d: dict[str, Any]) -> None:
     """fact.contested: the keyed fact and its rivals become contested."""
-    seq = ev.seq
-    assert seq is not None
-    if ev.key is not None:
-        _set_status(s, ev.key, CONTESTED, seq, None)
-    for fid in ev.body.get("rivals") or ():
+    seq = d["seq"]
+    key = d.get("key")
+    if key is not None:
+        _set_status(s, key, CONTESTED, seq, None)
+    for fid in d["body"].get("rivals") or ():
         _set_status(s, fid, CONTESTED, seq, None)
 
 
-def _on_resolved(s: SwarmState, ev: Event) -> None:
+def _on_resolved(s: SwarmState, d: dict[str, Any]) -> None:
     """fact.resolved: winner active, losers superseded (a later resolution may flip)."""
-    b = ev.body
-    seq = ev.seq
-    assert seq is not None
+    b = d["body"]
+    seq = d["seq"]
     reason = b.get("reason") or None
     _set_status(s, b["winner"], ACTIVE, seq, reason)
     for fid in b.get("losers") or ():
@@ -478,16 +549,15 @@ def _cite(s: SwarmState, f: Fact, seqs: Iterable[int]) -> None:
             f.cited.append(q)
 
 
-def _on_updated(s: SwarmState, ev: Event) -> None:
+def _on_updated(s: SwarmState, d: dict[str, Any]) -> None:
     """fact.updated: a board write; creates the fact when the key is not live (needs
     content). An explicit status write may revive a retracted fact."""
-    fid = ev.key
+    fid = d.get("key")
     if fid is None:
         _ignore(s, "fact.updated:no_key")
         return
-    b = ev.body
-    seq = ev.seq
-    assert seq is not None
+    b = d["body"]
+    seq = d["seq"]
     f = s.facts.get(fid)
     if f is None:
         content = b.get("content")
@@ -495,21 +565,23 @@ def _on_updated(s: SwarmState, ev: Event) -> None:
             _ignore(s, "fact.updated:unknown")
             return
         imp = b.get("importance")
+        ts = d["ts"]
+        session = d.get("session")
         f = Fact(
             id=fid,
             content=content,
             category=b.get("category") or "general",
             importance=0.5 if imp is None else float(imp),
             created_seq=seq,
-            created_ts=ev.ts,
+            created_ts=ts,
             version=seq,
             subject=b.get("subject"),
             value=b.get("value"),
-            evidence=[Evidence(seq, ev.agent, ev.session, ev.ts)],
+            evidence=[Evidence(seq, d["agent"], session, ts)],
             strength=pool.initial_strength(s.config.pool.max_strength),
-            energy_ts=ev.ts,
-            thread=ev.thread,
-            session=ev.session,
+            energy_ts=ts,
+            thread=d.get("thread"),
+            session=session,
         )
         status = b.get("status")
         if status is not None and status != ACTIVE and status in STATUS_SET:
@@ -534,80 +606,118 @@ def _on_updated(s: SwarmState, ev: Event) -> None:
     ev_seqs = b.get("evidence")
     if ev_seqs:
         _cite(s, f, ev_seqs)
-    _cas_success(s, ev.agent)
+    _cas_success(s, d["agent"])
 
 
-def _on_retracted(s: SwarmState, ev: Event) -> None:
+def _on_retracted(s: SwarmState, d: dict[str, Any]) -> None:
     """fact.retracted: status retracted; it sticks against synthesizer events."""
-    f = s.facts.get(ev.key) if ev.key is not None else None
+    key = d.get("key")
+    f = s.facts.get(key) if key is not None else None
     if f is None:
         _ignore(s, "fact.retracted:unknown")
         return
-    seq = ev.seq
-    assert seq is not None
-    f.set_status(RETRACTED, seq, ev.body.get("reason"))
-    _cas_success(s, ev.agent)
+    f.set_status(RETRACTED, d["seq"], d["body"].get("reason"))
+    _cas_success(s, d["agent"])
 
 
-def _on_conflict(s: SwarmState, ev: Event) -> None:
+def _on_conflict(s: SwarmState, d: dict[str, Any]) -> None:
     """board.conflict: a losing CAS attempt."""
-    c = s.metrics.cas.get(ev.agent)
+    agent = d["agent"]
+    c = s.metrics.cas.get(agent)
     if c is None:
-        c = s.metrics.cas[ev.agent] = [0, 0, 0]
+        c = s.metrics.cas[agent] = [0, 0, 0]
     c[0] += 1
     c[2] += 1
 
 
-def _on_reinforced(s: SwarmState, ev: Event) -> None:
+def _on_reinforced(s: SwarmState, d: dict[str, Any]) -> None:
     """memory.reinforced: once per agent per fact, +boost (capped), count even at cap."""
-    f = s.facts.get(ev.body.get("target", ""))
-    agent = ev.agent
+    f = s.facts.get(d["body"].get("target", ""))
+    agent = d["agent"]
     if f is None or agent in f.reinforced_by:
         _ignore(s, "memory.reinforced")
         return
     p = s.config.pool
     f.reinforced_by.append(agent)
     f.reinforcements += 1
-    f.strength = pool.boosted(f.strength, p.boost, p.max_strength)
-    f.last_access = ev.ts
+    # pool.boosted, inlined: min(max_strength, strength + boost)
+    x = f.strength + p.boost
+    cap = p.max_strength
+    f.strength = x if x < cap else cap
+    f.last_access = d["ts"]
     s.metrics.reinforcements += 1
 
 
-def _on_recalled(s: SwarmState, ev: Event) -> None:
+def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
     """memory.recalled: each distinct live hit is accessed; hits co-activate; peers'
-    evidence seqs are remembered for correlation lift."""
+    evidence seqs are remembered for correlation lift.
+
+    The access (``tiers.access``: decay, add energy, promote) is inlined: same float
+    operations in the same order.
+    """
     facts = s.facts
-    agent = ev.agent
-    ts = ev.ts
+    agent = d["agent"]
+    ts = d["ts"]
+    m = s.metrics
+    rc = m.recalls
+    try:
+        rc[agent] += 1
+    except KeyError:
+        rc[agent] = 1
+    hit_ids = d["body"].get("hits") or ()
+    if not hit_ids:
+        return
     tcfg = s.config.tiers
-    _bump(s.metrics.recalls, agent)
     hits: list[Fact] = []
-    seen: set[str] = set()
+    seen: set[str] | None = None  # ids of ``hits``, built once there is a second hit
     peers: set[int] | None = s.recalled.get(agent)
-    for fid in ev.body.get("hits") or ():
+    for fid in hit_ids:
         f = facts.get(fid)
-        if f is None or fid in seen:
+        if f is None:
             continue
-        seen.add(fid)
+        if hits:
+            if seen is None:
+                seen = {h.id for h in hits}
+            if fid in seen:
+                continue
+            seen.add(fid)
         hits.append(f)
-        before = f.tier
-        tiers.access(f, ts, tcfg)
-        if f.tier != before:
-            s.metrics.promotions += 1
+        tier = f.tier
+        # tiers.access(f, ts, tcfg), inlined
+        dt = ts - f.energy_ts
+        if dt > 0.0:
+            if tier == WORKING:
+                lam = tcfg.working_decay
+            elif tier == SHORT_TERM:
+                lam = tcfg.short_decay
+            else:
+                lam = tcfg.long_decay
+            f.energy = f.energy * _exp(-lam * (dt / _HOUR))
+            f.energy_ts = ts
+        f.energy += tcfg.access_energy
+        e = f.energy
+        moved = tier
+        if moved == WORKING and e > tcfg.promote_short:
+            moved = SHORT_TERM
+        if moved == SHORT_TERM and e > tcfg.promote_long:
+            moved = LONG_TERM
+        if moved != tier:
+            f.tier = moved
+            m.promotions += 1
         f.access_count += 1
         f.last_access = ts
-        for e in f.evidence:
-            if e.agent != agent:
+        for q, a, _, _ in f.evidence:
+            if a != agent:
                 if peers is None:
                     peers = s.recalled[agent] = set()
-                peers.add(e.seq)
+                peers.add(q)
     if len(hits) > 1:
         tiers.coactivate(hits, s.coact, s.clusters, facts, tcfg)
 
 
-def _on_feedback(s: SwarmState, ev: Event) -> None:
+def _on_feedback(s: SwarmState, d: dict[str, Any]) -> None:
     """memory.feedback: clamp to [-1, 1] and aggregate on a live fact."""
-    b = ev.body
+    b = d["body"]
     f = s.facts.get(b.get("target", ""))
     u = b.get("usefulness")
     if f is None or u is None or not math.isfinite(u):
@@ -618,7 +728,7 @@ def _on_feedback(s: SwarmState, ev: Event) -> None:
     s.metrics.feedback_total += 1
 
 
-def _on_tick(s: SwarmState, ev: Event) -> None:
+def _on_tick(s: SwarmState, d: dict[str, Any]) -> None:
     """One decay step for every live fact, then deterministic evictions: strength below
     threshold (decay), TTL passed (ttl), working energy below expiry (expired)."""
     p = s.config.pool
@@ -626,16 +736,18 @@ def _on_tick(s: SwarmState, ev: Event) -> None:
     rate = p.decay_rate
     threshold = p.eviction_threshold
     expire = tcfg.working_expire
-    ts = ev.ts
+    ts = d["ts"]
     factors: dict[int, float] = {}
     out: list[tuple[str, str]] = []
+    advance = tiers.advance
+    decay_factor = pool.decay_factor
     for f in s.facts.values():
         r = f.reinforcements
         k = factors.get(r)
         if k is None:
-            k = factors[r] = pool.decay_factor(rate, r)
+            k = factors[r] = decay_factor(rate, r)
         f.strength *= k
-        tiers.advance(f, ts, tcfg)
+        advance(f, ts, tcfg)
         if f.strength < threshold:
             out.append((f.id, DECAY))
         elif f.expires_at is not None and ts >= f.expires_at:
@@ -646,29 +758,30 @@ def _on_tick(s: SwarmState, ev: Event) -> None:
         s._evict(fid, reason)
 
 
-def _on_session_ended(s: SwarmState, ev: Event) -> None:
+def _on_session_ended(s: SwarmState, d: dict[str, Any]) -> None:
     """session.ended: session-end promotion pass over that session's working facts."""
-    session = ev.body.get("session") or ev.session
+    session = d["body"].get("session") or d.get("session")
     if session is None:
         _ignore(s, "session.ended:no_session")
         return
     tcfg = s.config.tiers
+    ts = d["ts"]
     for f in s.facts.values():
-        if f.session == session and f.tier == WORKING and tiers.session_end_promote(f, ev.ts, tcfg):
+        if f.session == session and f.tier == WORKING and tiers.session_end_promote(f, ts, tcfg):
             s.metrics.promotions += 1
 
 
-def _on_progress(s: SwarmState, ev: Event) -> None:
+def _on_progress(s: SwarmState, d: dict[str, Any]) -> None:
     """synth.progress: the synthesizer's progress mark (monotonic)."""
-    upto = ev.body.get("upto", 0)
+    upto = d["body"].get("upto", 0)
     if upto > s.progress:
         s.progress = upto
 
 
-def _on_forgotten(s: SwarmState, ev: Event) -> None:
+def _on_forgotten(s: SwarmState, d: dict[str, Any]) -> None:
     """Erasure: drop the identity's pending raw memories, its evidence in facts, facts
     left without evidence (or of the forgotten thread) and their signatures."""
-    b = ev.body
+    b = d["body"]
     agent, session, thread = b.get("agent"), b.get("session"), b.get("thread")
 
     def hit(e_agent: str, e_session: str | None) -> bool:
@@ -726,6 +839,8 @@ HANDLERS: dict[str, Handler] = {
     T.IDENTITY_FORGOTTEN: _on_forgotten,
 }
 
+_MALFORMED = (KeyError, TypeError, ValueError, IndexError)
+
 
 def _note_causes(s: SwarmState, agent: str, causes: list[int]) -> None:
     """Correlation lift: per agent ``[events with causes, of which citing peers'
@@ -739,19 +854,21 @@ def _note_causes(s: SwarmState, agent: str, causes: list[int]) -> None:
         c[1] += 1
 
 
-def apply(state: SwarmState, event: Event) -> SwarmState:
+def apply(state: SwarmState, event: Event | dict[str, Any]) -> SwarmState:
     """Fold one stored event into ``state`` (in place) and return it.
 
+    ``event`` is an Event or its stored envelope dict (as ``FileLog.read_dicts`` yields).
     Events at or below ``state.last_seq`` are skipped, so re-reading an overlap after a
     checkpoint is harmless. Unknown types only bump counters; a malformed body of a
     known type is counted under ``metrics.ignored`` and otherwise skipped.
     """
-    d = event._d  # the envelope dict: one lookup per field instead of a property call
+    d = event if type(event) is dict else event._d  # type: ignore[union-attr]
     seq = d.get("seq")
     if seq is None:
         raise ValueError("only stored events (with a seq) can be folded")
     if seq <= state.last_seq:
         return state
+    # the body of ``fold_dicts``'s loop, for one event
     t = d["type"]
     agent = d["agent"]
     m = state.metrics
@@ -768,8 +885,8 @@ def apply(state: SwarmState, event: Event) -> SwarmState:
     handler = HANDLERS.get(t)
     if handler is not None:
         try:
-            handler(state, event)
-        except (KeyError, TypeError, ValueError, IndexError):
+            handler(state, d)
+        except _MALFORMED:
             _bump(m.ignored, "malformed")
     key = d.get("key")
     if key is not None:
@@ -780,6 +897,66 @@ def apply(state: SwarmState, event: Event) -> SwarmState:
     ts = d["ts"]
     if ts > state.last_ts:
         state.last_ts = ts
+    return state
+
+
+def fold_dicts(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState:
+    """Fold stored envelope dicts (in seq order) into ``state``: the fold's hot loop.
+
+    Exactly ``apply`` for each dict, with the per-event lookups hoisted out of the loop
+    (the counters and marks kept in locals are written back even if a handler raises).
+    """
+    m = state.metrics
+    bt = m.by_type
+    ba = m.by_agent
+    facts = state.facts
+    handlers = HANDLERS
+    malformed = _MALFORMED
+    last = state.last_seq
+    last_ts = state.last_ts
+    count = m.events_total
+    try:
+        for d in dicts:
+            seq = d["seq"]
+            if seq <= last:
+                continue
+            t = d["type"]
+            agent = d["agent"]
+            if not count:
+                m.first_ts = d["ts"]
+            count += 1
+            try:
+                bt[t] += 1
+            except KeyError:
+                bt[t] = 1
+            try:
+                ba[agent] += 1
+            except KeyError:
+                ba[agent] = 1
+            if "causes" in d:
+                causes = d["causes"]
+                if causes:
+                    _note_causes(state, agent, causes)
+            handler = handlers.get(t)
+            if handler is not None:
+                try:
+                    handler(state, d)
+                except malformed:
+                    _bump(m.ignored, "malformed")
+            if "key" in d:
+                key = d["key"]
+                if key is not None:
+                    f = facts.get(key)
+                    if f is not None:
+                        f.version = seq
+            last = seq
+            ts = d["ts"]
+            if ts > last_ts:
+                last_ts = ts
+    finally:
+        m.events_total = count
+        state.last_seq = last
+        state.last_ts = last_ts
     return state
 
 

@@ -7,11 +7,11 @@ order) whose ``ts`` is at most T.
 
 from __future__ import annotations
 
-import gc
 from itertools import chain
 
 from swarmlog import Log
 
+from .bulk import paused_gc
 from .config import SynthConfig
 from .state import FORMAT, SwarmState, apply, fold_dicts
 
@@ -39,33 +39,12 @@ def load_checkpoint(
     return state
 
 
-BULK_FOLD = 10_000
-"""Folds of at least this many events promote what they built without a GC pass."""
-
-
-def _promote_young() -> None:
-    """Move every object the collector tracks to the oldest generation, without a pass.
-
-    After a bulk fold under ``paused_gc`` the young generation holds the whole new state
-    (millions of objects, no cycles); re-enabling the collector would traverse all of it at
-    the next allocation (tens of ms per 100k events) only to promote it. ``gc.freeze()`` +
-    ``gc.unfreeze()`` does that promotion with two list splices (and resets the young
-    count). Skipped when the program has frozen objects of its own, which unfreezing
-    would release. Call it with the collector disabled.
-    """
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
-
-
 def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmState:
     """Fold the log's events after ``state.last_seq`` (up to ``to_seq``) into ``state``."""
     if to_seq is not None and to_seq <= state.last_seq:
         return state
     start = state.last_seq + 1
-    was = gc.isenabled()
-    gc.disable()  # bulk.paused_gc, plus the promotion below before re-enabling
-    try:
+    with paused_gc():
         batches = getattr(log, "read_batches", None)
         if batches is not None:  # stored dicts, no Event per record (FileLog)
             fold_dicts(state, chain.from_iterable(batches(start, to_seq)))
@@ -76,11 +55,6 @@ def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmSt
             else:
                 for ev in log.read(start, to_seq):
                     apply(state, ev)
-    finally:
-        if was:
-            if state.last_seq - start >= BULK_FOLD:
-                _promote_young()
-            gc.enable()
     return state
 
 

@@ -468,6 +468,21 @@ class FileLog(Log):
     def _catch_up(self, locked: bool) -> None:
         """Bring the writer view up to the end of the log (cutting a torn tail if locked).
 
+        Unlocked, a "bad record followed by a good one" can be a race, not corruption: a
+        writer cut a torn tail and appended over it while we read, and our read mixed old
+        and new bytes. Such a finding is confirmed under the lock before it is believed.
+        """
+        try:
+            self._catch_up_once(locked)
+        except CorruptionError:
+            if locked:
+                raise
+            with self._locked():  # no writer is mid-write now: what fails here is real
+                self._catch_up_once(False)
+
+    def _catch_up_once(self, locked: bool) -> None:
+        """One pass of ``_catch_up``.
+
         Fast path: the current segment's size equals the end we know and it is not full,
         so nothing was appended and no later segment can exist (one fstat, no stat).
         """
@@ -602,35 +617,57 @@ class FileLog(Log):
         for first in firsts[i:]:
             if to_seq is not None and first > to_seq:
                 return
-            fd = self._fd(first)
-            size = os.fstat(fd).st_size
-            start, expect = self._locate(fd, size, first, from_seq)
-            if start >= size:
-                continue
             name = seg.segment_name(first)
             sc = None
-            for records, sc in seg.read_records(fd, start, size, expect, name):
-                if not records:
-                    continue
-                if records[0]["seq"] < from_seq or (
-                    to_seq is not None and records[-1]["seq"] > to_seq
-                ):
-                    records = [
-                        d
-                        for d in records
-                        if d["seq"] >= from_seq and (to_seq is None or d["seq"] <= to_seq)
-                    ]
-                if records:
-                    yield records
-                    from_seq = records[-1]["seq"] + 1
-                if to_seq is not None and from_seq > to_seq:
-                    return
+            for attempt in range(3):
+                fd = self._fd(first)
+                size = os.fstat(fd).st_size
+                start, expect = self._locate(fd, size, first, from_seq)
+                if start >= size:
+                    break
+                try:
+                    for records, sc in seg.read_records(fd, start, size, expect, name):
+                        if not records:
+                            continue
+                        if records[0]["seq"] < from_seq or (
+                            to_seq is not None and records[-1]["seq"] > to_seq
+                        ):
+                            records = [
+                                d
+                                for d in records
+                                if d["seq"] >= from_seq and (to_seq is None or d["seq"] <= to_seq)
+                            ]
+                        if records:
+                            yield records
+                            from_seq = records[-1]["seq"] + 1
+                        if to_seq is not None and from_seq > to_seq:
+                            return
+                    break
+                except CorruptionError:
+                    if attempt == 2:
+                        raise
+                    self._confirm_corrupt(first, from_seq)  # raises if it is real
             if sc is not None:
                 # remember where the next read (usually "everything after what I saw")
                 # starts, so it seeks in O(1) instead of bisecting the segment
                 self._hint(first, from_seq, sc.end)
             if sc is not None and sc.end < size:
                 return  # torn tail (or a batch being written): nothing valid after it
+
+    def _confirm_corrupt(self, first: int, from_seq: int) -> None:
+        """Re-read segment ``first`` from ``from_seq`` under the lock; raise if still corrupt.
+
+        A lock-free reader can race a writer that cuts a torn tail and appends over it, and
+        see a bad record followed by a good one that never coexisted on disk. Under the lock
+        no writer is mid-write, so a CorruptionError here is real.
+        """
+        with self._locked():
+            fd = self._fd(first)
+            size = os.fstat(fd).st_size
+            start, expect = self._locate(fd, size, first, from_seq)
+            name = seg.segment_name(first)
+            for _ in seg.read_records(fd, start, size, expect, name):
+                pass
 
     def _hint(self, first: int, seq: int, offset: int) -> None:
         """Record that seq ``seq`` starts at ``offset`` of segment ``first`` (sparse index)."""
@@ -675,13 +712,18 @@ class FileLog(Log):
                     size = os.fstat(fd).st_size
                     if size > offset:
                         name = seg.segment_name(first)
-                        for records, sc in seg.read_records(fd, offset, size, nxt, name):
-                            offset = sc.end
-                            if records:
-                                got = confirmed = True
-                                nxt = records[-1]["seq"] + 1
-                                for d in records:
-                                    yield from_stored(d)
+                        try:
+                            for records, sc in seg.read_records(fd, offset, size, nxt, name):
+                                offset = sc.end
+                                if records:
+                                    got = confirmed = True
+                                    nxt = records[-1]["seq"] + 1
+                                    for d in records:
+                                        yield from_stored(d)
+                        except CorruptionError:
+                            self._confirm_corrupt(first, nxt)  # raises if it is real
+                            got = True  # a race with a writer's repair: read again now
+                            break
                     if not confirmed:
                         first = -1  # not there yet: seek again on the next wake-up
                     elif offset >= self.segment_bytes and os.path.exists(self._seg_path(nxt)):

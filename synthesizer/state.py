@@ -868,36 +868,7 @@ def apply(state: SwarmState, event: Event | dict[str, Any]) -> SwarmState:
         raise ValueError("only stored events (with a seq) can be folded")
     if seq <= state.last_seq:
         return state
-    # the body of ``fold_dicts``'s loop, for one event
-    t = d["type"]
-    agent = d["agent"]
-    m = state.metrics
-    m.events_total += 1
-    if m.events_total == 1:
-        m.first_ts = d["ts"]
-    bt = m.by_type
-    bt[t] = bt.get(t, 0) + 1
-    ba = m.by_agent
-    ba[agent] = ba.get(agent, 0) + 1
-    causes = d.get("causes")
-    if causes:
-        _note_causes(state, agent, causes)
-    handler = HANDLERS.get(t)
-    if handler is not None:
-        try:
-            handler(state, d)
-        except _MALFORMED:
-            _bump(m.ignored, "malformed")
-    key = d.get("key")
-    if key is not None:
-        f = state.facts.get(key)
-        if f is not None:
-            f.version = seq
-    state.last_seq = seq
-    ts = d["ts"]
-    if ts > state.last_ts:
-        state.last_ts = ts
-    return state
+    return fold_dicts(state, (d,))
 
 
 def fold_dicts(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState:

@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import orjson
 
@@ -78,6 +78,8 @@ _get_id = operator.itemgetter("id")
 _HEAD = b'{"seq":%d,%s'
 _HEAD_MORE = b'{"seq":%d,%s,"more":%d'
 _LINE = b'%s,"crc":%d}\n'
+_lseek = os.lseek
+_SEEK_END = os.SEEK_END
 
 
 def _reopen_locks_after_fork() -> None:
@@ -207,7 +209,12 @@ class FileLog(Log):
     # ------------------------------------------------------------------ append
 
     def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
-        """Append one event (the hot path: one flock, one fstat, one write)."""
+        """Append one event (the hot path: one flock pair, one lseek, one write).
+
+        The common case is inlined: the segment's end is where this handle left it (no
+        other writer appended, nothing to catch up) and the segment is not full.
+        Anything else goes through ``_catch_up`` and ``_write``.
+        """
         if self._failed:
             raise DurabilityError(self._failed)
         if type(event) is not Event and not isinstance(event, Event):
@@ -221,26 +228,67 @@ class FileLog(Log):
         with self._tlock:
             _flock(lock_fd, _LOCK_EX)
             try:
-                self._catch_up(locked=True)
+                fd = self._seg_fd
+                end = self._seg_end
+                if fd < 0 or end >= self.segment_bytes or _lseek(fd, 0, _SEEK_END) != end:
+                    self._catch_up(locked=True)
                 known = self._ids.get(eid)
                 if known is None:
                     if expect:
                         self._check_expect(expect)
                     seq = self._last + 1
-                    head = b'{"seq":%d,%s' % (seq, inner)
-                    self._write(head + b',"crc":%d}\n' % _crc32(head), seq, 1)
-                    seg_fd = self._seg_fd
+                    head = _HEAD % (seq, inner)
+                    data = _LINE % (head, _crc32(head))
+                    fd = self._seg_fd
+                    end = self._seg_end
+                    if fd < 0 or end >= self.segment_bytes or self.durability == "fsync":
+                        self._write(data, seq, 1)
+                        fd = self._seg_fd
+                    else:
+                        self._write_fast(fd, data, end, seq)
                     self._ids[eid] = seq
-                    k = src.get("key")
-                    if k is not None:
-                        self._versions[k] = seq
+                    if "key" in src:
+                        k = src["key"]
+                        if k is not None:
+                            self._versions[k] = seq
             finally:
                 _flock(lock_fd, _LOCK_UN)
             if known is None and self.durability == "fsync":
-                self._group_sync(seq, seg_fd)
+                self._group_sync(seq, fd)
         if known is not None:
             return self._read_one(known)
         return appended(seq, src, None if "swarm" in src else self.name)
+
+    def _write_fast(self, fd: int, data: bytes, end: int, seq: int) -> None:
+        """``_write`` of one record to an open, not full segment (no rotation, no sync)."""
+        try:
+            written = os.write(fd, data)
+        except OSError as e:
+            self._undo_write(e)
+        if written != len(data):
+            self._write_rest(data, written)
+        self._seg_end = end = end + len(data)
+        self._last = seq
+        hints = self._hints.get(self._seg_first)
+        if hints is None or len(hints) > 4096:
+            self._hints[self._seg_first] = hints = {}
+        hints[seq + 1] = end
+
+    def _write_rest(self, data: bytes, written: int) -> None:
+        """Finish a short write (the kernel may write less than asked)."""
+        try:
+            while written < len(data):
+                written += os.write(self._seg_fd, memoryview(data)[written:])
+        except OSError as e:
+            self._undo_write(e)
+
+    def _undo_write(self, e: OSError) -> NoReturn:
+        """Nothing of a failed batch may stay: cut back to the last good end and raise."""
+        try:
+            os.ftruncate(self._seg_fd, self._seg_end)
+        except OSError:
+            pass
+        raise SwarmlogError(f"append failed, nothing written: {e}") from None
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
@@ -354,15 +402,10 @@ class FileLog(Log):
             self._rotate(last - count + 1)
         try:
             written = os.write(self._seg_fd, data)
-            while written < len(data):
-                written += os.write(self._seg_fd, memoryview(data)[written:])
         except OSError as e:
-            # nothing of a failed batch may stay: cut back to the last good end
-            try:
-                os.ftruncate(self._seg_fd, self._seg_end)
-            except OSError:
-                pass
-            raise SwarmlogError(f"append failed, nothing written: {e}") from None
+            self._undo_write(e)
+        if written != len(data):
+            self._write_rest(data, written)
         self._seg_end += len(data)
         self._last = last
         self._hint(self._seg_first, last + 1, self._seg_end)
@@ -484,10 +527,10 @@ class FileLog(Log):
         """One pass of ``_catch_up``.
 
         Fast path: the current segment's size equals the end we know and it is not full,
-        so nothing was appended and no later segment can exist (one fstat, no stat).
+        so nothing was appended and no later segment can exist (one lseek, no stat).
         """
         if self._seg_fd >= 0:
-            size = os.fstat(self._seg_fd).st_size
+            size = _lseek(self._seg_fd, 0, _SEEK_END)
             if size == self._seg_end and size < self.segment_bytes:
                 return
         while True:

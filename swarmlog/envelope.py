@@ -14,11 +14,12 @@ same batch follow); it never reaches an Event.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import math
 import operator
+import os
 import time
-import uuid
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -45,8 +46,15 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+_urandom = os.urandom
+_UUID4_KEEP = 0xFFFFFFFF_FFFF_0FFF_3FFF_FFFFFFFFFFFF  # all but the version and variant bits
+_UUID4_SET = 0x00000000_0000_4000_8000_000000000000  # version 4, RFC 4122 variant
+
+
 def _new_id() -> str:
-    return uuid.uuid4().hex
+    """A random uuid4 as 32 hex digits, like ``uuid.uuid4().hex`` at a third of the cost."""
+    n = int.from_bytes(_urandom(16), "big") & _UUID4_KEEP | _UUID4_SET
+    return n.to_bytes(16, "big").hex()
 
 
 _OPTIONAL = ("swarm", "session", "thread", "key")
@@ -378,7 +386,9 @@ def record_members(d: dict[str, Any], swarm: bytes, limits: Limits = DEFAULT_LIM
     body = d["body"]
     try:
         if _MEMBERS_OK:
-            raw = orjson.dumps(_members(d), option=_SORT)
+            m = _new(_Members)
+            m.__dict__ = d
+            raw = orjson.dumps(m, option=_SORT)
         else:  # pragma: no cover
             raw = orjson.dumps({**d, "body": orjson.Fragment(orjson.dumps(body, option=_SORT))})
     except TypeError as e:
@@ -392,11 +402,17 @@ def record_members(d: dict[str, Any], swarm: bytes, limits: Limits = DEFAULT_LIM
     if len(raw) > limits.max_content:
         _check_content(body, limits)
     if "swarm" not in d:
-        i = raw.find(_AGENT)  # the first is the envelope's: id and ts come before it
-        raw = b'%s,"swarm":%s%s' % (raw[:i], swarm, raw[i:])
+        # the first is the envelope's agent: only id and ts (no such bytes) come before it
+        raw = raw.replace(_AGENT, _with_swarm(swarm), 1)
     if len(raw) + 48 > limits.max_event:
         raise InvalidEvent(f"event {d['id']} is {len(raw)} bytes encoded (max {limits.max_event})")
     return raw[1:-1]
+
+
+@functools.lru_cache(maxsize=64)
+def _with_swarm(swarm: bytes) -> bytes:
+    """``,"swarm":<swarm>,"agent":`` — what a record without a swarm gets before its agent."""
+    return b',"swarm":%s%s' % (swarm, _AGENT)
 
 
 _SEP = orjson.Fragment(b"\x00")  # never in orjson's own output: it escapes control characters

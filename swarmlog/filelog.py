@@ -331,7 +331,11 @@ class FileLog(Log):
             if fresh and self.durability == "fsync":
                 self._group_sync(last, seg_fd)
         if fresh:
-            out = appended_batch(first, fresh, map(self._swarm_of, fresh))
+            n = len(fresh)
+            if any(map(dict.__contains__, fresh, repeat("swarm", n))):
+                out = appended_batch(first, fresh, map(self._swarm_of, fresh))
+            else:  # the common case: the log's own swarm for all (no call per event)
+                out = appended_batch(first, fresh, repeat(self.name, n))
         if known is None:
             return out
         if not fresh:

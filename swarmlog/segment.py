@@ -9,10 +9,12 @@ segment size, so a segment below that size is always the last one.
 
 from __future__ import annotations
 
+import operator
 import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -128,6 +130,36 @@ def scan(
 
 
 _SEP = CRC_SEP
+_rfind = bytes.rfind
+_getitem = bytes.__getitem__
+_crc32 = zlib.crc32
+_pop = dict.pop
+_get_seq = operator.itemgetter("seq")
+_sub = operator.sub
+_mul = operator.mul
+
+
+def _batches(mores: list[Any], left_in: int) -> tuple[int, int, int] | None:
+    """Batch structure of a chunk from its records' ``more`` counts (None: broken).
+
+    ``left_in`` is what a batch begun before the chunk still owes (0: none). Within a
+    batch each count is one less than the one before; a 0 ends the batch. Returns
+    (records up to the end of the last complete batch, index where a still unfinished
+    batch starts or -1, what that batch still owes). Counts are checked in C (``map``)
+    rather than in a Python loop per record: in a record after a non-zero count
+    ``(prev - more - 1) * prev`` must be 0.
+    """
+    if left_in == 0 and not any(mores):
+        return len(mores), -1, 0
+    prev = [left_in, *mores]
+    prev.pop()
+    if any(map(_mul, map(_sub, map(_sub, prev, mores), repeat(1)), prev)):
+        return None
+    last = mores[-1]
+    if last:  # the chunk ends inside a batch: it starts after the last 0
+        done = len(mores) - mores[::-1].index(0) if 0 in mores else 0
+        return done, done, last
+    return len(mores), -1, 0
 
 
 def _scan_fast(
@@ -147,6 +179,8 @@ def _scan_fast(
     parse, have another length, or misalign elements and lines, which the per-line CRC
     comparison rejects (as surely as the CRC rejects a corrupt line in the slow path).
     """
+    if pending and not left_in:
+        return None  # (never written so) left to the line-by-line scan
     n = len(lines)
     parts = lines.copy()  # brackets on the end lines: one copy of the chunk, not three
     parts[0] = b"[" + parts[0]
@@ -157,37 +191,24 @@ def _scan_fast(
         return None
     if len(ds) != n:
         return None
-    crc32 = zlib.crc32
-    sep = _SEP
     try:
-        if [d.pop("crc", -1) for d in ds] != [
-            crc32(ln[:i]) if (i := ln.rfind(sep)) > 0 else -2 for ln in lines
-        ]:
+        # per line: the crc stored in it == CRC-32 of its bytes before ``,"crc":``
+        cut = list(map(_rfind, lines, repeat(_SEP)))
+        if min(cut) <= 0 or list(map(_pop, ds, repeat("crc"), repeat(-1))) != list(
+            map(_crc32, map(_getitem, lines, map(slice, cut)))
+        ):
             return None
-        seqs = [d["seq"] for d in ds]
+        seqs = list(map(_get_seq, ds))
         first = seqs[0] if expect_seq is None else expect_seq
         if type(first) is not int or seqs != list(range(first, first + n)):
             return None
-        mores = [d.pop("more", 0) for d in ds]
+        mores = list(map(_pop, ds, repeat("more"), repeat(0)))
+        batches = _batches(mores, left_in if pending else 0)
     except (AttributeError, TypeError, KeyError):
         return None
-    # batches: ``more`` counts down to 0 (absent) within one; find the last complete one
-    batch_start = 0 if pending else -1  # index in ds where an unfinished batch starts
-    left = left_in
-    done = 0  # lines up to the end of the last complete batch
-    if batch_start < 0 and not any(mores):
-        done = n
-    else:
-        for k, more in enumerate(mores, 1):
-            if batch_start >= 0 and more != left - 1:
-                return None
-            if more:
-                if batch_start < 0:
-                    batch_start = k - 1
-                left = more
-            else:
-                batch_start = -1
-                done = k
+    if batches is None:
+        return None
+    done, batch_start, left = batches
     line_end = len(data) - len(tail)
     out = Scan(end=base, line_end=base + line_end)
     if pending and not done:  # the batch begun before is still unfinished: carry it on

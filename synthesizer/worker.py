@@ -25,6 +25,7 @@ import numpy as np
 from swarmlog import Event, Log, VersionConflict
 
 from . import events as T
+from . import prune
 from .config import SynthConfig
 from .embed import Embedder
 from .factindex import FactIndex
@@ -71,7 +72,12 @@ class Synthesizer:
         state: SwarmState | None = None,
         index: FactIndex | None = None,
         batch_size: int = MAX_BATCH,
+        pruned: bool = False,
     ) -> None:
+        """``pruned`` scores only the memory x fact pairs that can reach a threshold, with
+        canonical cosines (see ``prune``): the same facts and ids, several times faster,
+        but a recorded similarity may differ from the dense float32 product's in the
+        sixth decimal (that product's last bits depend on BLAS blocking)."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if log.max_batch is not None:  # room for the contest/resolve events and the mark
@@ -87,6 +93,9 @@ class Synthesizer:
         self.standing_by = False
         self.decisions = 0
         self._last_checkpoint = state.last_seq
+        self.pruned = pruned
+        self._basis: prune.BoundBasis | None = None
+        self._basis_rows = 0
 
     # ------------------------------------------------------------------ folding
 
@@ -175,6 +184,18 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ decisions
 
+    def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis:
+        """The pruning basis, refitted when the fact count has doubled or halved.
+
+        Why: fitting costs an eigen-decomposition; any orthonormal basis gives exact
+        results, a fresh one just prunes more.
+        """
+        n = len(mat)
+        if self._basis is None or not self._basis_rows // 2 <= n <= 2 * self._basis_rows:
+            self._basis = prune.BoundBasis.fit(mat)
+            self._basis_rows = max(n, 1)
+        return self._basis
+
     _overlay: _Overlay = _Overlay()
 
     def _undo(self) -> None:
@@ -202,7 +223,8 @@ class Synthesizer:
             for i, r in enumerate(raws)
             if r.embedding is None and (r.subject is not None or sigs[i] not in st.signatures)
         ]
-        scorer = _BatchScorer(self, [raws[i].content for i in need]) if need else None
+        texts = [raws[i].content for i in need]
+        scorer = _BatchScorer(self, texts, self.pruned) if need else None
         row_of = {raws[i].seq: k for k, i in enumerate(need)}
         touched: list[str] = []
         for r, sig in zip(raws, sigs, strict=True):
@@ -394,50 +416,114 @@ class Synthesizer:
 
 
 class _BatchScorer:
-    """Cosines of one batch of new memories against live facts and against each other."""
+    """Cosines of one batch of new memories against live facts and against each other.
+
+    Only cosines that can change a decision are kept: the nearest plain fact per memory,
+    short/long-term facts above the retro threshold, and pairs of this batch's memories
+    at or above the near-duplicate floor. Dense mode scores every pair with float32
+    matrix products (the historical values); pruned mode (``Synthesizer(pruned=True)``)
+    scores only the pairs whose Cauchy-Schwarz bound can reach a threshold (see
+    ``prune``), with canonical float32 cosines that do not depend on matrix shapes.
+    """
 
     CHUNK = 8_000_000  # matrix cells per product block (~32 MB of float32)
 
-    def __init__(self, worker: Synthesizer, texts: list[str]) -> None:
+    def __init__(self, worker: Synthesizer, texts: list[str], pruned: bool = False) -> None:
         self.worker = worker
+        self.pruned = pruned
         fi = worker.index
         self.vecs = fi.embedder.embed(texts)
         self.ids, mat = fi.default.matrix()
         facts = worker.state.facts
         retro_tiers = (SHORT_TERM, LONG_TERM)
-        claim_cols = np.fromiter(
-            (i for i, f in enumerate(self.ids) if f in facts and facts[f].subject is not None),
-            dtype=np.int64,
+        live = [facts.get(f) for f in self.ids]
+        is_claim = np.fromiter(
+            (f is not None and f.subject is not None for f in live), dtype=bool, count=len(live)
         )
-        self.retro_cols = np.fromiter(
-            (i for i, f in enumerate(self.ids) if f in facts and facts[f].tier in retro_tiers),
-            dtype=np.int64,
+        is_retro = np.fromiter(
+            (f is not None and f.tier in retro_tiers for f in live), dtype=bool, count=len(live)
         )
         m, n = len(texts), len(self.ids)
         # nearest plain (non-claim) live fact per memory: claims merge by value, not cosine
         self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
         self.best_plain_col = np.full(m, -1, dtype=np.int64)
         self.retro: list[list[list[object]]] = [[] for _ in range(m)]
-        thr = worker.config.tiers.retro_similarity
+        self._thr = worker.config.tiers.retro_similarity
         self._near = worker.config.synthesizer.near_duplicate
-        if n:
-            step = max(1, self.CHUNK // n)
-            for lo in range(0, m, step):
-                sims = self.vecs[lo : lo + step] @ mat.T
-                if len(self.retro_cols):
-                    sub = sims[:, self.retro_cols]
-                    for r, c in zip(*np.nonzero(sub > thr), strict=True):
-                        self.retro[lo + int(r)].append(
-                            [self.ids[self.retro_cols[c]], round(float(sub[r, c]), 6)]
-                        )
-                if len(claim_cols):
-                    sims[:, claim_cols] = -2.0
-                self._take(sims, lo, self.best_plain_val, self.best_plain_col)
-        self.gram = self.vecs @ self.vecs.T if m > 1 else None
+        # in-batch neighbours that may matter: round(cos, 6) >= near needs cos >= near - 5e-7
+        self._floor = self._near - 1e-5
+        self.close: dict[int, list[tuple[int, float]]] = {}
+        self.gram: np.ndarray | None = None
+        if pruned:
+            self._score_pruned(mat, is_claim, is_retro)
+        else:
+            if n:
+                self._score_dense(mat, is_claim, is_retro)
+            if m > 1:
+                self.gram = self.vecs @ self.vecs.T
+                rows, cols = np.nonzero(self.gram >= self._floor)
+                self._add_close(rows, cols, self.gram[rows, cols])
         self.new_rows: list[int] = []
         self.new_ids: list[str] = []
         self.fid_of_row: dict[int, str] = {}
+        self.row_of_fid: dict[str, int] = {}
         self.new_plain = np.zeros(m, dtype=bool)
+
+    def _score_dense(self, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray) -> None:
+        """Every memory x fact cosine by float32 products, one block of rows at a time."""
+        retro_cols = np.flatnonzero(is_retro)
+        claim_cols = np.flatnonzero(is_claim)
+        thr = self._thr
+        step = max(1, self.CHUNK // len(self.ids))
+        for lo in range(0, len(self.vecs), step):
+            sims = self.vecs[lo : lo + step] @ mat.T
+            if len(retro_cols):
+                sub = sims[:, retro_cols]
+                for r, c in zip(*np.nonzero(sub > thr), strict=True):
+                    self.retro[lo + int(r)].append(
+                        [self.ids[retro_cols[c]], round(float(sub[r, c]), 6)]
+                    )
+            if len(claim_cols):
+                sims[:, claim_cols] = -2.0
+            self._take(sims, lo, self.best_plain_val, self.best_plain_col)
+
+    def _score_pruned(self, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray) -> None:
+        """Exact cosines of the pairs whose bound can reach a threshold (see ``prune``)."""
+        vecs, ids = self.vecs, self.ids
+        basis = self.worker.bound_basis(mat)
+        left = basis.augment(vecs)
+        if len(ids):
+            # a plain fact matters from the near floor, a short/long-term one from retro
+            floor = np.where(is_claim, 3.0, self._floor)
+            floor[is_retro] = np.minimum(floor[is_retro], self._thr)
+            rows, cols = prune.bound_pairs(left, basis.augment(mat), floor)
+            sims = prune.exact_cosines(vecs, mat, rows, cols)
+            retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
+            found = zip(
+                rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
+            )
+            for r, c, v in found:
+                self.retro[r].append([ids[c], round(v, 6)])
+            best_val, best_col = self.best_plain_val, self.best_plain_col
+            plain = np.flatnonzero(~is_claim[cols])
+            for r, c, v in zip(
+                rows[plain].tolist(), cols[plain].tolist(), sims[plain], strict=True
+            ):
+                b = best_col[r]
+                if b < 0 or v > best_val[r] or (v == best_val[r] and ids[c] < ids[b]):
+                    best_val[r], best_col[r] = v, c
+        if len(vecs) > 1:
+            rows, cols = prune.bound_pairs(left, left, np.full(len(vecs), self._floor))
+            sims = prune.exact_cosines(vecs, vecs, rows, cols)
+            keep = sims >= self._floor
+            self._add_close(rows[keep], cols[keep], sims[keep])
+
+    def _add_close(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
+        """Record in-batch pairs (row, col, float32 cosine) at or above the near floor."""
+        close = self.close
+        for r, c, v in zip(rows.tolist(), cols.tolist(), sims.tolist(), strict=True):
+            if r != c:
+                close.setdefault(r, []).append((c, v))
 
     def _take(self, sims: np.ndarray, lo: int, val: np.ndarray, col: np.ndarray) -> None:
         best = sims.argmax(axis=1)
@@ -452,19 +538,22 @@ class _BatchScorer:
         col[lo : lo + len(sims)] = best
 
     def best(self, k: int) -> tuple[str, float] | None:
-        """Nearest plain fact to memory ``k``: live facts, then this batch's new ones."""
-        vals, cols = self.best_plain_val, self.best_plain_col
+        """Nearest plain fact to memory ``k``: live facts, then this batch's new ones.
+
+        Exact (id, cosine to 6 places, ties to the smallest id) whenever the answer
+        reaches the near-duplicate floor — the only case a decision uses; below it,
+        in-batch facts are not considered (and pruned mode may return None).
+        """
         out: tuple[str, float] | None = None
-        if cols[k] >= 0 and vals[k] > -2.0:
-            out = (self.ids[cols[k]], float(vals[k]))
-        mask = self.new_plain
-        if self.new_rows and self.gram is not None and mask.any():
-            g = np.where(mask, self.gram[k], -2.0)
-            top = float(g.max())
-            j = min(np.nonzero(g == top)[0], key=lambda r: self.fid_of_row[int(r)])
-            cand = (self.fid_of_row[int(j)], top)
-            if out is None or cand[1] > out[1] or (cand[1] == out[1] and cand[0] < out[0]):
-                out = cand
+        col = int(self.best_plain_col[k])
+        if col >= 0 and self.best_plain_val[k] > -2.0:
+            out = (self.ids[col], float(self.best_plain_val[k]))
+        fid_of_row, new_plain = self.fid_of_row, self.new_plain
+        for j, v in self.close.get(k, ()):
+            if new_plain[j]:
+                cand = (fid_of_row[j], v)
+                if out is None or v > out[1] or (v == out[1] and cand[0] < out[0]):
+                    out = cand
         if out is None:
             return None
         return out[0], max(-1.0, min(1.0, round(out[1], 6)))
@@ -476,8 +565,12 @@ class _BatchScorer:
 
     def cosine_to(self, k: int, fid: str) -> float:
         """Cosine of memory ``k`` with a fact (live or new in this batch)."""
-        if fid in self.new_ids and self.gram is not None:
-            return round(float(self.gram[k, self.new_rows[self.new_ids.index(fid)]]), 6)
+        row = self.row_of_fid.get(fid)
+        if row is not None:
+            if self.gram is not None:
+                return round(float(self.gram[k, row]), 6)
+            pair = np.array([k]), np.array([row])
+            return round(float(prune.exact_cosines(self.vecs, self.vecs, *pair)[0]), 6)
         other = self.worker.index.default.get(fid)
         return 0.0 if other is None else round(float(np.dot(other, self.vecs[k])), 6)
 
@@ -485,6 +578,7 @@ class _BatchScorer:
         """Memory ``k`` became fact ``fid``: later memories of the batch compare with it."""
         self.new_plain[k] = not claim
         self.fid_of_row[k] = fid
+        self.row_of_fid[fid] = k
         self.new_rows.append(k)
         self.new_ids.append(fid)
 

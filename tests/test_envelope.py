@@ -117,3 +117,14 @@ def test_decode_rejects_non_records() -> None:
     for raw in (b"", b"{}", b'[1,"crc":1]', b'{"a":1,"crc":0}\n', b"\xff" * 10):
         with pytest.raises(InvalidEvent):
             decode(raw)
+
+
+def test_default_ids_are_uuid4_hex() -> None:
+    """The fast id generator gives what ``uuid.uuid4().hex`` would: version 4, RFC variant."""
+    import uuid
+
+    ids = {Event(agent="a", type="t.x").id for _ in range(2000)}
+    assert len(ids) == 2000
+    for h in ids:
+        u = uuid.UUID(hex=h)
+        assert (u.version, u.variant, u.hex) == (4, uuid.RFC_4122, h)

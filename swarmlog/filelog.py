@@ -463,25 +463,28 @@ class FileLog(Log):
         """Make seq ``mine`` (written through ``fd``) durable, sharing syncs between writers.
 
         The shared ``sync`` file holds the last written seq and its segment (set under the
-        append lock) and the highest seq known durable. Syncs are serialized on
-        ``sync.lock`` (leader/follower group commit): a writer whose seq is not yet
-        durable waits there while another's fdatasync is in flight, then returns at once
-        if that sync covered it. The writer holding the lock reads the last written seq
-        *before* it syncs: every record written before then is in the same segment (and
-        covered by this fdatasync) or in a segment that was synced when it was closed.
-        Writers keep appending while a sync runs; the next syncer covers them all.
+        append lock) and the highest seq known durable (the mark). A writer whose seq the
+        mark already covers returns at once. Otherwise it notes the last written seq,
+        runs its own fdatasync *without holding any lock* — concurrent fdatasyncs of one
+        file are merged into one journal commit by the kernel, so serializing them here
+        would only make writers queue — and raises the mark to what it noted: every record
+        written before its sync started is in the same segment (covered by this
+        fdatasync) or in a segment that was synced when it was closed. The mark is read
+        and written under ``sync.lock`` (held for microseconds, never across a sync).
         """
         state = self._sync_state()
-        if _MARK.unpack_from(state, 16)[0] >= mine:
-            return
         sync_fd = self._sync_fd
         _flock(sync_fd, _LOCK_EX)
         try:
             if _MARK.unpack_from(state, 16)[0] >= mine:
-                return  # the sync we waited for covered us
+                return  # a sync that started after our write has finished
             written, seg_first = _SYNC.unpack_from(state, 0)
-            cover = written if seg_first == self._seg_first and written > mine else mine
-            self._fsync(fd)
+        finally:
+            _flock(sync_fd, _LOCK_UN)
+        cover = written if seg_first == self._seg_first and written > mine else mine
+        self._fsync(fd)
+        _flock(sync_fd, _LOCK_EX)
+        try:
             if _MARK.unpack_from(state, 16)[0] < cover:
                 _MARK.pack_into(state, 16, cover)
         finally:

@@ -134,6 +134,22 @@ def fsync_bare_writer(path: str, wid: int, n: int, barrier: Any, out: Any) -> No
     out.put((t0, time.perf_counter(), n))
 
 
+def fsync_serial_writer(path: str, wid: int, n: int, barrier: Any, out: Any) -> None:
+    """The naive durable log: write and fdatasync while holding the lock."""
+    lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    dicts = bare_dicts(make_events(n, f"h{wid}-"))
+    barrier.wait()
+    t0 = time.perf_counter()
+    for d in dicts:
+        line = orjson.dumps(d) + b"\n"
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        os.write(fd, line)
+        os.fdatasync(fd)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    out.put((t0, time.perf_counter(), n))
+
+
 def run_writers(target: Any, where: str, writers: int, n: int) -> tuple[float, int]:
     barrier = SPAWN.Barrier(writers)
     out = SPAWN.Queue()
@@ -230,6 +246,7 @@ def main() -> None:
         gc_rate, gc_syncs = run_writers(fsync_log_writer, os.path.join(tmp, "fs"), 4, fs_n)
         FileLog(os.path.join(tmp, "fs"), notify=False).close()
         pe_rate, _ = run_writers(fsync_bare_writer, os.path.join(tmp, "fsbare"), 4, fs_n)
+        se_rate, _ = run_writers(fsync_serial_writer, os.path.join(tmp, "fsserial"), 4, fs_n)
         rd_log, rd_base, read_root = bench_read(tmp, 100_000 // k)
         p50, p99 = bench_follow(tmp, 1000 // k)
         mem = bench_index_memory(read_root, 100_000 // k)
@@ -258,9 +275,16 @@ def main() -> None:
         [
             '`durability="fsync"`, 4 writer processes',
             f"{gc_rate:,.0f} ev/s ({4 * fs_n / max(gc_syncs, 1):.1f} events per fdatasync)",
-            f"per-event fdatasync, 4 writers: {pe_rate:,.0f} ev/s",
+            f"per-event fdatasync outside the lock, 4 writers: {pe_rate:,.0f} ev/s",
             ratio(gc_rate / pe_rate),
             "≥ 10× (unreachable here: ≤ 4×, see below)",
+        ],
+        [
+            '`durability="fsync"`, 4 writer processes (same run)',
+            f"{gc_rate:,.0f} ev/s",
+            f"per-event fdatasync under the lock, 4 writers: {se_rate:,.0f} ev/s",
+            ratio(gc_rate / se_rate),
+            "—",
         ],
         [
             "`read()` (Event objects)",
@@ -286,9 +310,14 @@ def main() -> None:
         "Group commit: each of the 4 writer processes appends one event at a time and waits "
         "for it to be durable, so at most 4 events can ever share one fdatasync; against "
         "per-event fdatasync of the same 4 writers the ceiling is 4× (less the flock hand-off), "
-        "so the 10× goal cannot be met by this benchmark's definition. Syncs are serialized "
-        "(leader/follower): writers keep appending while one fdatasync runs and the next syncer "
-        "covers everything written before it started. "
+        "so the 10× goal cannot be met by this benchmark's definition. Worse for any log, "
+        "the first baseline already gets a group commit for free: concurrent fdatasyncs of one "
+        "file join one ext4 journal commit, so it is the kernel's group commit, and a log can "
+        "at best match it. The second baseline is the naive durable log (fdatasync while "
+        "holding the lock). swarmlog's writers skip their fdatasync when a sync that started "
+        "after their write has finished, and otherwise sync without holding any lock, so the "
+        "kernel merges them too (an earlier leader/follower design that queued writers on a "
+        "sync lock reached only 0.64–0.74× of the first baseline). "
         "Run: `.venv/bin/python scripts/bench/log_bench.py`."
     )
     header = ["what", "swarmlog", "baseline (same run)", "ratio", "goal"]

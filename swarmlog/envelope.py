@@ -398,7 +398,8 @@ def record_members(d: dict[str, Any], swarm: bytes, limits: Limits = DEFAULT_LIM
         raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
     if b"null" in raw:
         _check_finite(body, "body")
-    _check_body(d["type"], body)
+    if d["type"] in _BODIES:
+        _check_body(d["type"], body)
     if len(raw) > limits.max_content:
         _check_content(body, limits)
     if "swarm" not in d:

@@ -42,7 +42,8 @@ from .envelope import (
     DEFAULT_LIMITS,
     Event,
     Limits,
-    appended,
+    _Appended,
+    _set_p,
     appended_batch,
     batch_members,
     from_stored,
@@ -79,6 +80,7 @@ _HEAD = b'{"seq":%d,%s'
 _HEAD_MORE = b'{"seq":%d,%s,"more":%d'
 _LINE = b'%s,"crc":%d}\n'
 _lseek = os.lseek
+_new = object.__new__
 _SEEK_END = os.SEEK_END
 
 
@@ -244,8 +246,19 @@ class FileLog(Log):
                     if fd < 0 or end >= self.segment_bytes or self.durability == "fsync":
                         self._write(data, seq, 1)
                         fd = self._seg_fd
-                    else:
-                        self._write_fast(fd, data, end, seq)
+                    else:  # ``_write`` of one record to an open, not full segment
+                        try:
+                            written = os.write(fd, data)
+                        except OSError as e:
+                            self._undo_write(e)
+                        if written != len(data):
+                            self._write_rest(data, written)
+                        self._seg_end = end = end + len(data)
+                        self._last = seq
+                        hints = self._hints.get(self._seg_first)
+                        if hints is None or len(hints) > 4096:
+                            self._hints[self._seg_first] = hints = {}
+                        hints[seq + 1] = end
                     self._ids[eid] = seq
                     if "key" in src:
                         k = src["key"]
@@ -257,22 +270,9 @@ class FileLog(Log):
                 self._group_sync(seq, fd)
         if known is not None:
             return self._read_one(known)
-        return appended(seq, src, None if "swarm" in src else self.name)
-
-    def _write_fast(self, fd: int, data: bytes, end: int, seq: int) -> None:
-        """``_write`` of one record to an open, not full segment (no rotation, no sync)."""
-        try:
-            written = os.write(fd, data)
-        except OSError as e:
-            self._undo_write(e)
-        if written != len(data):
-            self._write_rest(data, written)
-        self._seg_end = end = end + len(data)
-        self._last = seq
-        hints = self._hints.get(self._seg_first)
-        if hints is None or len(hints) > 4096:
-            self._hints[self._seg_first] = hints = {}
-        hints[seq + 1] = end
+        ev = _new(_Appended)  # appended(), inlined
+        _set_p(ev, (seq, src, None if "swarm" in src else self.name))
+        return ev
 
     def _write_rest(self, data: bytes, written: int) -> None:
         """Finish a short write (the kernel may write less than asked)."""

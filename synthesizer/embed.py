@@ -157,30 +157,40 @@ class _Vocabulary:
         self.n_feat = 0
 
     def add_many(self, words: list[str]) -> None:
-        """Compute and store the features of each (new, distinct) word."""
-        for word in words:
-            self._add(word)
+        """Compute and store the features of each new word (known ones are skipped).
 
-    def _add(self, word: str) -> None:
-        wid = len(self.ids)
-        if wid + 1 >= self.word_hash.shape[0]:
-            grow = self.word_hash.shape[0] * 2
-            self.word_hash = _grown(self.word_hash, grow)
-            self.is_stop = _grown(self.is_stop, grow)
-            self.ptr = _grown(self.ptr, grow + 1)
-        buckets, weights = _word_features(word, self.dim)
-        end = self.n_feat + len(buckets)
+        The arrays are written once per call rather than once per word: a batch of
+        fresh text brings thousands of new words (numbers, names) at a time.
+        """
+        fresh = [w for w in dict.fromkeys(words) if w not in self.ids]
+        if not fresh:
+            return
+        first, count = len(self.ids), len(fresh)
+        cap = self.word_hash.shape[0]
+        while first + count + 1 >= cap:
+            cap *= 2
+        if cap != self.word_hash.shape[0]:
+            self.word_hash = _grown(self.word_hash, cap)
+            self.is_stop = _grown(self.is_stop, cap)
+            self.ptr = _grown(self.ptr, cap + 1)
+        feats = [_word_features(word, self.dim) for word in fresh]
+        sizes = np.fromiter((len(b) for b, _ in feats), dtype=np.int64, count=count)
+        start = self.n_feat
+        end = start + int(sizes.sum())
         if end > self.feat_idx.shape[0]:
             grow = max(end, self.feat_idx.shape[0] * 2)
             self.feat_idx = _grown(self.feat_idx, grow)
             self.feat_val = _grown(self.feat_val, grow)
-        self.feat_idx[self.n_feat : end] = buckets
-        self.feat_val[self.n_feat : end] = weights
+        chain = itertools.chain.from_iterable
+        self.feat_idx[start:end] = np.fromiter(chain(b for b, _ in feats), np.int64, end - start)
+        self.feat_val[start:end] = np.fromiter(chain(w for _, w in feats), np.float64, end - start)
         self.n_feat = end
-        self.ptr[wid + 1] = end
-        self.word_hash[wid] = _hash64("b:" + word)
-        self.is_stop[wid] = word in _STOPWORDS
-        self.ids[word] = wid
+        self.ptr[first + 1 : first + count + 1] = start + np.cumsum(sizes)
+        self.word_hash[first : first + count] = np.fromiter(
+            (_hash64("b:" + word) for word in fresh), dtype=np.uint64, count=count
+        )
+        self.is_stop[first : first + count] = [word in _STOPWORDS for word in fresh]
+        self.ids.update(zip(fresh, range(first, first + count), strict=True))
 
 
 def _grown(arr: np.ndarray, size: int) -> np.ndarray:

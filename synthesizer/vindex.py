@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -62,6 +62,10 @@ class VectorIndex:
         self._weights = np.ones(cap, dtype=np.float64)
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
+        # rowwise(): a derived matrix of the first `_derived_n` rows, for `_derived_key`
+        self._derived_key: object = None
+        self._derived = np.zeros((0, 0), dtype=np.float32)
+        self._derived_n = 0
 
     # -- introspection -----------------------------------------------------------
 
@@ -141,6 +145,8 @@ class VectorIndex:
                 self._grow(row + 1)
             self._ids.append(item_id)
             self._rows[item_id] = row
+        else:
+            self._stale(row)
         if sq == 0.0 or abs(sq - 1.0) <= _UNIT_TOLERANCE:  # zero, or already unit (common)
             self._mat[row] = arr
         else:
@@ -180,6 +186,8 @@ class VectorIndex:
         get = self._rows.get
         found = [get(i) for i in item_ids]
         new = [i for i, row in zip(item_ids, found, strict=True) if row is None]
+        if len(new) != len(found):
+            self._stale(min(row for row in found if row is not None))
         if n + len(new) > self._mat.shape[0]:
             self._grow(n + len(new))
         for item_id in new:
@@ -202,6 +210,7 @@ class VectorIndex:
         if row is None:
             return False
         last = len(self._ids) - 1
+        self._stale(row)
         if row != last:
             moved = self._ids[last]
             self._mat[row] = self._mat[last]
@@ -215,6 +224,29 @@ class VectorIndex:
         """Remove every row (keeps the allocation)."""
         self._ids.clear()
         self._rows.clear()
+        self._stale(0)
+
+    def rowwise(self, key: object, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``fn`` applied to the live rows (read-only), kept up to date between calls.
+
+        ``fn`` must map each vector to one output row independently of the others (a
+        projection, say). Why: a derived matrix of a large index is needed once per
+        synthesis batch while only the batch's rows changed; rows appended since the
+        last call are mapped, rows replaced or moved since are mapped again. ``key``
+        stands for ``fn`` (compared by identity): a new key starts from scratch.
+        """
+        n = len(self._ids)
+        if key is not self._derived_key:
+            self._derived_key, self._derived_n = key, 0
+        done = self._derived_n
+        if done < n or not done:
+            fresh = np.asarray(fn(self._mat[done:n]))
+            kept = self._derived[:done]
+            self._derived = np.concatenate([kept, fresh]) if done else fresh
+            self._derived_n = n
+        view = self._derived[:n]
+        view.flags.writeable = False
+        return view
 
     def set_weight(self, item_id: str, weight: float) -> None:
         """Set the ranking weight of `item_id` in O(1); KeyError if absent."""
@@ -339,6 +371,10 @@ class VectorIndex:
         return out
 
     # -- internals -----------------------------------------------------------------
+
+    def _stale(self, row: int) -> None:
+        """Rows from ``row`` on changed: ``rowwise`` must map them again."""
+        self._derived_n = min(self._derived_n, row)
 
     def _checked(self, vec: object) -> np.ndarray:
         """Validate one vector for this namespace, naming the index in the error."""

@@ -72,12 +72,17 @@ class Synthesizer:
         state: SwarmState | None = None,
         index: FactIndex | None = None,
         batch_size: int = MAX_BATCH,
-        pruned: bool = False,
+        pruned: bool = True,
     ) -> None:
-        """``pruned`` scores only the memory x fact pairs that can reach a threshold, with
-        canonical cosines (see ``prune``): the same facts and ids, several times faster,
-        but a recorded similarity may differ from the dense float32 product's in the
-        sixth decimal (that product's last bits depend on BLAS blocking)."""
+        """A worker on ``log``; ``pruned`` (the default) chooses the exact-pruning scorer.
+
+        Pruned scoring computes only the memory x fact cosines whose bound can reach a
+        threshold, as canonical float32 values (see ``prune``): same facts, ids and
+        merges for a fraction of the dense product's cost, but a recorded similarity
+        may differ from the dense one in the sixth decimal (the dense float32 product's
+        last bits depend on BLAS blocking and matrix shapes, so pruned values are also the
+        more reproducible ones: the same on every machine and for any batch split).
+        """
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if log.max_batch is not None:  # room for the contest/resolve events and the mark
@@ -185,13 +190,13 @@ class Synthesizer:
     # ------------------------------------------------------------------ decisions
 
     def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis:
-        """The pruning basis, refitted when the fact count has doubled or halved.
+        """The pruning basis, refitted when the fact count has grown or shrunk 4-fold.
 
-        Why: fitting costs an eigen-decomposition; any orthonormal basis gives exact
-        results, a fresh one just prunes more.
+        Why: fitting costs an eigen-decomposition (slow when BLAS threads must wait for
+        a busy CPU); any orthonormal basis gives exact results, a fresh one prunes more.
         """
         n = len(mat)
-        if self._basis is None or not self._basis_rows // 2 <= n <= 2 * self._basis_rows:
+        if self._basis is None or not self._basis_rows // 4 <= n <= 4 * self._basis_rows:
             self._basis = prune.BoundBasis.fit(mat)
             self._basis_rows = max(n, 1)
         return self._basis
@@ -208,8 +213,8 @@ class Synthesizer:
         """The decision events for ``raws`` (in seq order), without appending them.
 
         Vectors of the whole batch come from one embedder call and are scored against
-        every live fact with one matrix product (and against each other with another),
-        so a decision costs a few dictionary lookups, not a search.
+        every live fact and against each other in bulk (dense products, or pruned ones:
+        see ``_BatchScorer``), so a decision costs a few dictionary lookups, not a search.
         """
         self._overlay = ov = _Overlay()
         st = self.state
@@ -430,24 +435,18 @@ class _BatchScorer:
 
     def __init__(self, worker: Synthesizer, texts: list[str], pruned: bool = False) -> None:
         self.worker = worker
-        self.pruned = pruned
         fi = worker.index
         self.vecs = fi.embedder.embed(texts)
         self.ids, mat = fi.default.matrix()
-        facts = worker.state.facts
-        retro_tiers = (SHORT_TERM, LONG_TERM)
-        live = [facts.get(f) for f in self.ids]
-        is_claim = np.fromiter(
-            (f is not None and f.subject is not None for f in live), dtype=bool, count=len(live)
-        )
-        is_retro = np.fromiter(
-            (f is not None and f.tier in retro_tiers for f in live), dtype=bool, count=len(live)
-        )
         m, n = len(texts), len(self.ids)
+        retro_tiers = (SHORT_TERM, LONG_TERM)
+        facts = worker.state.facts.values()
+        is_claim = fi.default.mask_for(f.id for f in facts if f.subject is not None)
+        is_retro = fi.default.mask_for(f.id for f in facts if f.tier in retro_tiers)
         # nearest plain (non-claim) live fact per memory: claims merge by value, not cosine
         self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
         self.best_plain_col = np.full(m, -1, dtype=np.int64)
-        self.retro: list[list[list[object]]] = [[] for _ in range(m)]
+        self.retro: dict[int, list[list[object]]] = {}  # memory -> [fact id, cosine]s
         self._thr = worker.config.tiers.retro_similarity
         self._near = worker.config.synthesizer.near_duplicate
         # in-batch neighbours that may matter: round(cos, 6) >= near needs cos >= near - 5e-7
@@ -480,7 +479,7 @@ class _BatchScorer:
             if len(retro_cols):
                 sub = sims[:, retro_cols]
                 for r, c in zip(*np.nonzero(sub > thr), strict=True):
-                    self.retro[lo + int(r)].append(
+                    self.retro.setdefault(lo + int(r), []).append(
                         [self.ids[retro_cols[c]], round(float(sub[r, c]), 6)]
                     )
             if len(claim_cols):
@@ -496,14 +495,15 @@ class _BatchScorer:
             # a plain fact matters from the near floor, a short/long-term one from retro
             floor = np.where(is_claim, 3.0, self._floor)
             floor[is_retro] = np.minimum(floor[is_retro], self._thr)
-            rows, cols = prune.bound_pairs(left, basis.augment(mat), floor)
+            right = self.worker.index.default.rowwise(basis, basis.augment)  # cached
+            rows, cols = prune.bound_pairs(left, right, floor)
             sims = prune.exact_cosines(vecs, mat, rows, cols)
             retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
             found = zip(
                 rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
             )
             for r, c, v in found:
-                self.retro[r].append([ids[c], round(v, 6)])
+                self.retro.setdefault(r, []).append([ids[c], round(v, 6)])
             best_val, best_col = self.best_plain_val, self.best_plain_col
             plain = np.flatnonzero(~is_claim[cols])
             for r, c, v in zip(
@@ -560,7 +560,7 @@ class _BatchScorer:
 
     def related(self, k: int) -> list[list[object]]:
         """Short/long-term facts similar enough to be strengthened by memory ``k``."""
-        rel = sorted(self.retro[k], key=lambda p: (-float(p[1]), str(p[0])))  # type: ignore[arg-type]
+        rel = sorted(self.retro.get(k, []), key=lambda p: (-float(p[1]), str(p[0])))  # type: ignore[arg-type]
         return rel[:8]
 
     def cosine_to(self, k: int, fid: str) -> float:

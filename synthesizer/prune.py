@@ -1,0 +1,126 @@
+"""Exact candidate pruning for high-threshold cosine search (no pair above a floor is lost).
+
+The synthesizer only acts on cosines at or above a floor (near duplicate 0.9, retro
+strengthening 0.7); most memory x fact pairs are far below it, yet scoring them densely
+costs a full 384-wide matrix product per batch. Here each unit vector ``a`` is split by an
+orthonormal basis ``Q_k`` (top principal directions of the live facts) into its
+projection ``p = Q_k^T a`` and a residual of norm ``r = sqrt(|a|^2 - |p|^2)``; by
+Cauchy-Schwarz on the residual
+
+    a . b  <=  p_a . p_b + r_a r_b,
+
+which is one (k+1)-wide product of the augmented rows ``[p, r]``. Only pairs whose bound
+reaches the floor are scored exactly. The bound holds for any orthonormal basis, so the
+basis only changes speed, never results.
+
+Exact scores are canonical: the float64 dot of the float32 vectors (each product is exact
+in float64) rounded to float32 — a value that does not depend on matrix shapes or BLAS
+blocking, unlike the elements of a float32 matrix product (whose last bits change with
+the block a pair falls in).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["BoundBasis", "bound_pairs", "exact_cosines"]
+
+# Rows are unit (or zero) float32 vectors. The bound is computed in float32, so it
+# carries explicit slack for rounding, sized above the worst case (a few 1e-4 for dim
+# 384 and k = 32; typical errors are ~100x smaller):
+# - each projected coordinate is off by <= dim * 2^-24 * |a| |q_j| (~2.3e-5), so |p| by
+#   <= sqrt(k) times that, p_a . p_b and squared norms by a few 1e-4 at most;
+# - the float32 basis is orthonormal only to ~1e-6.
+RESIDUAL_SLACK = 1e-3  # added to every squared residual norm (times |a|^2)
+MARGIN = 1e-3  # subtracted from every floor: errors of p_a . p_b and of the bound product
+# Bound-matrix blocks of 2048 x 2048 (16 MB of float32): modest temporaries, and few
+# enough BLAS calls that thread start-up (slow on a busy machine) stays negligible.
+_BLOCK_ROWS, _BLOCK_COLS = 2048, 2048
+
+
+class BoundBasis:
+    """An orthonormal basis whose first ``k`` directions carry most of the facts' energy.
+
+    Why: the tighter ``p_a . p_b`` approximates ``a . b``, the fewer pairs survive; the
+    principal directions of a sample of fact vectors minimise the residual norms.
+    """
+
+    def __init__(self, sample: np.ndarray, k: int = 32) -> None:
+        dim = int(sample.shape[1])
+        self.k = max(1, min(k, dim))
+        x = np.asarray(sample, dtype=np.float32)
+        if x.shape[0]:
+            _, vecs = np.linalg.eigh((x.T @ x).astype(np.float64))
+            basis = vecs[:, ::-1][:, : self.k]
+        else:
+            basis = np.eye(dim)[:, : self.k]
+        # re-orthonormalised in float64, then used in float32 (slack covers the rounding)
+        self.q = np.ascontiguousarray(np.linalg.qr(basis)[0], dtype=np.float32)
+
+    @classmethod
+    def fit(cls, mat: np.ndarray, k: int = 32, sample: int = 2048) -> BoundBasis:
+        """A basis from evenly strided rows of ``mat`` (at most ``sample`` of them)."""
+        step = max(1, len(mat) // max(1, sample))
+        return cls(mat[::step], k)
+
+    def augment(self, vecs: np.ndarray) -> np.ndarray:
+        """Rows ``[p, r]`` (float32, width k+1) whose dot products bound the cosines."""
+        x = np.asarray(vecs, dtype=np.float32)
+        p = x @ self.q
+        norm2 = np.einsum("ij,ij->i", x, x)
+        sq = np.maximum(norm2 - np.einsum("ij,ij->i", p, p), 0.0) + RESIDUAL_SLACK * norm2
+        return np.hstack([p, np.sqrt(sq)[:, None]])
+
+
+def bound_pairs(
+    left: np.ndarray, right: np.ndarray, floor: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) of every pair whose bound ``left[i] . right[j]`` reaches ``floor[j] - MARGIN``.
+
+    ``left``/``right`` come from ``BoundBasis.augment``; ``floor`` holds one threshold per
+    column (above 2 for columns that never matter). The floors ride in the product as
+    one more column (``[p, r, -1] . [p, r, cut]``), so a block needs one row maximum to
+    skip the rows with no candidate. Pairs come out sorted by row, then column.
+    """
+    m, n = left.shape[0], right.shape[0]
+    rows: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    cols: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    if not m or not n:
+        return rows[0], cols[0]
+    cut = (np.asarray(floor, dtype=np.float64) - MARGIN).astype(np.float32)
+    lhs = np.hstack([left, np.full((m, 1), -1.0, dtype=np.float32)])
+    rhs = np.hstack([right, cut[:, None]])
+    blocks = [
+        (lo, np.ascontiguousarray(rhs[lo : lo + _BLOCK_COLS].T)) for lo in range(0, n, _BLOCK_COLS)
+    ]
+    for r0 in range(0, m, _BLOCK_ROWS):
+        part = lhs[r0 : r0 + _BLOCK_ROWS]
+        for c0, rhs_t in blocks:
+            over = part @ rhs_t  # bound - cut
+            hit = np.flatnonzero(over.max(axis=1) >= 0.0)
+            if len(hit):
+                width = rhs_t.shape[1]
+                flat = np.flatnonzero(over[hit] >= 0.0)
+                rows.append(hit[flat // width] + r0)
+                cols.append(flat % width + c0)
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    order = np.lexsort((c, r))
+    return r[order], c[order]
+
+
+def exact_cosines(
+    left: np.ndarray, right: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> np.ndarray:
+    """Canonical float32 cosines of the pairs ``(left[rows[i]], right[cols[i]])``.
+
+    Each float32 x float32 product is exact in float64 and the float64 sum's rounding
+    is far below float32 resolution, so the result is the float32 nearest the true dot
+    product (barring a tie within ~1e-16), whatever the batch or matrix shapes.
+    """
+    out = np.empty(len(rows), dtype=np.float32)
+    step = 1 << 14
+    for lo in range(0, len(rows), step):
+        a = left[rows[lo : lo + step]].astype(np.float64)
+        b = right[cols[lo : lo + step]].astype(np.float64)
+        out[lo : lo + step] = np.einsum("ij,ij->i", a, b)
+    return out

@@ -259,6 +259,7 @@ class FileLog(Log):
                         if hints is None or len(hints) > 4096:
                             self._hints[self._seg_first] = hints = {}
                         hints[seq + 1] = end
+                    seg_first = self._seg_first
                     self._ids[eid] = seq
                     if "key" in src:
                         k = src["key"]
@@ -267,7 +268,7 @@ class FileLog(Log):
             finally:
                 _flock(lock_fd, _LOCK_UN)
             if known is None and self.durability == "fsync":
-                self._group_sync(seq, fd)
+                self._group_sync(seq, fd, seg_first)
         if known is not None:
             return self._read_one(known)
         ev = _new(_Appended)  # appended(), inlined
@@ -321,6 +322,7 @@ class FileLog(Log):
                     data, last = self._encode(inners, first)
                     self._write(data, last, len(fresh))
                     seg_fd = self._seg_fd
+                    seg_first = self._seg_first
                     seqs = range(first, last + 1)
                     index.update(zip(map(_get_id, fresh), seqs, strict=True))
                     keys = list(map(dict.get, fresh, repeat("key", len(fresh))))
@@ -329,7 +331,7 @@ class FileLog(Log):
                             (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
                         )
             if fresh and self.durability == "fsync":
-                self._group_sync(last, seg_fd)
+                self._group_sync(last, seg_fd, seg_first)
         if fresh:
             n = len(fresh)
             if any(map(dict.__contains__, fresh, repeat("swarm", n))):
@@ -459,8 +461,9 @@ class FileLog(Log):
             )
         return self._sync_map
 
-    def _group_sync(self, mine: int, fd: int) -> None:
-        """Make seq ``mine`` (written through ``fd``) durable, sharing syncs between writers.
+    def _group_sync(self, mine: int, fd: int, seg_first_of_fd: int) -> None:
+        """Make seq ``mine`` (written through ``fd``, the segment starting at
+        ``seg_first_of_fd``) durable, sharing syncs between writers.
 
         The shared ``sync`` file holds the last written seq and its segment (set under the
         append lock) and the highest seq known durable (the mark). A writer whose seq the
@@ -481,7 +484,7 @@ class FileLog(Log):
             written, seg_first = _SYNC.unpack_from(state, 0)
         finally:
             _flock(sync_fd, _LOCK_UN)
-        cover = written if seg_first == self._seg_first and written > mine else mine
+        cover = written if seg_first == seg_first_of_fd and written > mine else mine
         self._fsync(fd)
         _flock(sync_fd, _LOCK_EX)
         try:

@@ -21,7 +21,10 @@ the block a pair falls in).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["BoundBasis", "bound_pairs", "exact_cosines"]
 
@@ -38,6 +41,22 @@ MARGIN = 1e-3  # subtracted from every floor: errors of p_a . p_b and of the bou
 _BLOCK_ROWS, _BLOCK_COLS = 2048, 2048
 
 
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def one_blas_thread() -> Any:
+    """A context that runs BLAS/LAPACK on one thread.
+
+    Why: an eigendecomposition is hundreds of small BLAS calls, and with two OpenBLAS
+    threads each call waits for both; when the other core is busy (agents, the fold) the
+    wait is a scheduler time slice, and a 30 ms ``eigh`` takes one to three seconds.
+    """
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
 class BoundBasis:
     """An orthonormal basis whose first ``k`` directions carry most of the facts' energy.
 
@@ -50,12 +69,14 @@ class BoundBasis:
         self.k = max(1, min(k, dim))
         x = np.asarray(sample, dtype=np.float32)
         if x.shape[0]:
-            _, vecs = np.linalg.eigh((x.T @ x).astype(np.float64))
+            with one_blas_thread():
+                _, vecs = np.linalg.eigh((x.T @ x).astype(np.float64))
             basis = vecs[:, ::-1][:, : self.k]
         else:
             basis = np.eye(dim)[:, : self.k]
         # re-orthonormalised in float64, then used in float32 (slack covers the rounding)
-        self.q = np.ascontiguousarray(np.linalg.qr(basis)[0], dtype=np.float32)
+        with one_blas_thread():
+            self.q = np.ascontiguousarray(np.linalg.qr(basis)[0], dtype=np.float32)
 
     @classmethod
     def fit(cls, mat: np.ndarray, k: int = 32, sample: int = 2048) -> BoundBasis:

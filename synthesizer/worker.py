@@ -229,7 +229,13 @@ class Synthesizer:
             if r.embedding is None and (r.subject is not None or sigs[i] not in st.signatures)
         ]
         texts = [raws[i].content for i in need]
-        scorer = _BatchScorer(self, texts, self.pruned) if need else None
+        scorer = None
+        if need:
+            # one BLAS thread: the worker shares the machine with agents, and OpenBLAS's
+            # second thread turns every product into a wait for a busy core (1.5x slower
+            # with one agent process running, measured)
+            with prune.one_blas_thread():
+                scorer = _BatchScorer(self, texts, self.pruned)
         row_of = {raws[i].seq: k for k, i in enumerate(need)}
         touched: list[str] = []
         for r, sig in zip(raws, sigs, strict=True):

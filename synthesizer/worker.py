@@ -32,7 +32,7 @@ from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
 from .replay import fold_into, load_checkpoint, save_checkpoint
 from .signature import signature
-from .state import SwarmState, apply
+from .state import SwarmState, apply, fold_dicts
 
 LEASE_KEY = "synthesizer"
 MAX_BATCH = 2000
@@ -108,10 +108,19 @@ class Synthesizer:
         """Fold every event appended since the state's last seq; return how many."""
         before = self.state.last_seq
         st = self.state
-        for ev in self.log.read(before + 1):
-            apply(st, ev)
-            if ev.type == T.SYNTH_PROGRESS and ev.key == LEASE_KEY:
-                self.lease = ev.seq or self.lease
+        batches = getattr(self.log, "read_batches", None)
+        if batches is not None:  # stored dicts a chunk at a time: no Event per record
+            progress = T.SYNTH_PROGRESS
+            for batch in batches(before + 1):
+                fold_dicts(st, batch)
+                for d in [d for d in batch if d["type"] == progress]:
+                    if d.get("key") == LEASE_KEY:
+                        self.lease = d["seq"]
+        else:
+            for ev in self.log.read(before + 1):
+                apply(st, ev)
+                if ev.type == T.SYNTH_PROGRESS and ev.key == LEASE_KEY:
+                    self.lease = ev.seq or self.lease
         self.index.sync(st)
         return st.last_seq - before
 

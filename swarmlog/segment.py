@@ -23,7 +23,9 @@ from .envelope import CRC_SEP
 from .errors import CorruptionError
 
 SEGMENT_SUFFIX = ".jsonl"
-CHUNK = 1 << 20
+CHUNK = 1 << 18
+"""Bytes read and parsed at a time: a quarter MiB keeps a chunk's lines, parse and CRCs
+in the CPU caches (1 MiB chunks read the same log markedly slower)."""
 _SEQ_PREFIX = b'{"seq":'
 _INCOMPLETE = ("incomplete final record", "incomplete batch")
 

@@ -1,8 +1,9 @@
 """The fold's entities: Fact, its Evidence, and pending raw memories.
 
-Plain slotted dataclasses rather than pydantic models: the fold mutates them at well
-over 100k events/s. Each has an exact dict form (``to_dict``/``from_dict``) used by the
-state's canonical serialization, so a checkpoint round-trips bit for bit.
+Plain slotted dataclasses and named tuples rather than pydantic models: the fold builds
+and mutates them at well over 100k events/s. Each has an exact dict form
+(``to_dict``/``from_dict``) used by the state's canonical serialization, so a checkpoint
+round-trips bit for bit.
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ class Evidence(NamedTuple):
         return cls(v[0], v[1], v[2], v[3])
 
 
-@dataclass(slots=True)
-class RawMemory:
-    """A ``memory.shared`` event waiting for the synthesizer's decision."""
+class RawMemory(NamedTuple):
+    """A ``memory.shared`` event waiting for the synthesizer's decision.
+
+    A NamedTuple (never changed once made): the fold builds one per shared memory and
+    drops it a moment later, when the synthesizer's decision consumes it.
+    """
 
     seq: int
     agent: str
@@ -65,7 +69,7 @@ class RawMemory:
 
     def to_dict(self) -> dict[str, Any]:
         """Field dict (exact; floats round-trip through JSON)."""
-        return {name: getattr(self, name) for name in _RAW_FIELDS}
+        return dict(zip(_RAW_FIELDS, self, strict=True))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RawMemory:
@@ -73,7 +77,7 @@ class RawMemory:
         return cls(**d)
 
 
-_RAW_FIELDS = tuple(f.name for f in fields(RawMemory))
+_RAW_FIELDS = RawMemory._fields
 
 
 @dataclass(slots=True)

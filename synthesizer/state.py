@@ -120,6 +120,39 @@ class PoolStats:
 _STATS_FIELDS = tuple(f.name for f in fields(PoolStats))
 
 
+class _Knobs:
+    """The config numbers the hot handlers read, copied into plain slots.
+
+    Attribute access on a (frozen) pydantic model is several times slower than on a
+    slot, and the fold reads these per event.
+    """
+
+    __slots__ = (
+        "access_energy",
+        "boost",
+        "capacity",
+        "long_decay",
+        "max_strength",
+        "promote_long",
+        "promote_short",
+        "short_decay",
+        "working_decay",
+    )
+
+    def __init__(self, cfg: SynthConfig) -> None:
+        p = cfg.pool
+        t = cfg.tiers
+        self.capacity = p.capacity
+        self.boost = p.boost
+        self.max_strength = p.max_strength
+        self.working_decay = t.working_decay
+        self.short_decay = t.short_decay
+        self.long_decay = t.long_decay
+        self.access_energy = t.access_energy
+        self.promote_short = t.promote_short
+        self.promote_long = t.promote_long
+
+
 class SwarmState:
     """Everything folded from the log: live facts, pending raw memories, indexes, metrics.
 
@@ -133,9 +166,10 @@ class SwarmState:
     """
 
     __slots__ = (
+        "_config",
+        "_k",
         "clusters",
         "coact",
-        "config",
         "facts",
         "last_seq",
         "last_ts",
@@ -148,7 +182,7 @@ class SwarmState:
     )
 
     def __init__(self, config: SynthConfig | None = None) -> None:
-        self.config: SynthConfig = config if config is not None else SynthConfig()
+        self.config = config if config is not None else SynthConfig()
         self.facts: dict[str, Fact] = {}
         self.signatures: dict[str, str] = {}
         self.pending: dict[int, RawMemory] = {}
@@ -160,6 +194,16 @@ class SwarmState:
         self.last_ts: float = 0.0
         self.progress: int = 0
         self.metrics: Metrics = Metrics()
+
+    @property
+    def config(self) -> SynthConfig:
+        """The fold's configuration (assigning it refreshes the handlers' copy of it)."""
+        return self._config
+
+    @config.setter
+    def config(self, config: SynthConfig) -> None:
+        self._config = config
+        self._k = _Knobs(config)
 
     # ------------------------------------------------------------ queries
 
@@ -326,6 +370,7 @@ Handler = Callable[[SwarmState, dict[str, Any]], None]
 
 _tuple_new = tuple.__new__
 _exp = math.exp
+_isfinite = math.isfinite
 _HOUR = tiers.HOUR
 
 
@@ -358,20 +403,24 @@ def _on_shared(s: SwarmState, d: dict[str, Any]) -> None:
     imp = imp if type(imp) is float else float(imp)
     category = get("category", "general")
     if len(b) <= 3 and _SHARED_PLAIN.issuperset(b):  # the usual body: no optional fields
-        s.pending[d["seq"]] = RawMemory(
-            d["seq"],
-            agent,
-            d.get("session"),
-            d.get("thread"),
-            d["ts"],
-            b["content"],
-            category,
-            imp,
-            None,
-            None,
-            None,
-            None,
-            None,
+        seq = d["seq"]
+        s.pending[seq] = _tuple_new(
+            RawMemory,
+            (
+                seq,
+                agent,
+                d.get("session"),
+                d.get("thread"),
+                d["ts"],
+                b["content"],
+                category,
+                imp,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ),
         )
         return
     thread = d.get("thread")
@@ -422,7 +471,21 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
     if raw is None:
         _ignore(s, "fact.created:no_raw")
         return
-    rts = raw.ts
+    (
+        rseq,
+        ragent,
+        session,
+        thread,
+        rts,
+        content,
+        category,
+        imp,
+        subject,
+        value,
+        ttl,
+        emb,
+        embedder,
+    ) = raw
     lat = s.metrics.latencies
     lat.append(ts - rts)
     if len(lat) > 2 * LATENCY_WINDOW:
@@ -431,22 +494,20 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
     sig = b.get("signature")
     if sig is not None:
         s.signatures[sig] = fid
-    cfg = s.config
-    max_strength = cfg.pool.max_strength
-    ttl = raw.ttl_s
-    subject = raw.subject
+    k = s._k
+    max_strength = k.max_strength
     f = Fact(
         fid,
-        raw.content,
-        raw.category,
-        raw.importance,
+        content,
+        category,
+        imp,
         seq,  # created_seq
         ts,  # created_ts
         seq,  # version
         subject,
-        raw.value,
+        value,
         ACTIVE,
-        [_tuple_new(Evidence, (raw.seq, raw.agent, raw.session, rts))],
+        [_tuple_new(Evidence, (rseq, ragent, session, rts))],
         [],  # cited
         1.0 if max_strength >= 1.0 else max_strength,  # pool.initial_strength
         0,  # reinforcements
@@ -459,22 +520,22 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
         0,  # access_count
         None,  # last_access
         None if ttl is None else rts + ttl,  # expires_at
-        raw.thread,
-        raw.session,
+        thread,
+        session,
         None,  # cluster
         sig,
-        raw.embedding,
-        raw.embedder,
+        emb,
+        embedder,
         [],  # history
     )
-    if len(facts) >= cfg.pool.capacity:
+    if len(facts) >= k.capacity:
         s._make_room()
     facts[fid] = f
     if subject is not None:
         s._index_subject(f)
     related = b.get("related")
     if related:
-        tcfg = cfg.tiers
+        tcfg = s.config.tiers
         m = s.metrics
         for rel in related:
             other = facts.get(rel[0])
@@ -637,12 +698,12 @@ def _on_reinforced(s: SwarmState, d: dict[str, Any]) -> None:
     if f is None or agent in f.reinforced_by:
         _ignore(s, "memory.reinforced")
         return
-    p = s.config.pool
+    k = s._k
     f.reinforced_by.append(agent)
     f.reinforcements += 1
     # pool.boosted, inlined: min(max_strength, strength + boost)
-    x = f.strength + p.boost
-    cap = p.max_strength
+    x = f.strength + k.boost
+    cap = k.max_strength
     f.strength = x if x < cap else cap
     f.last_access = d["ts"]
     s.metrics.reinforcements += 1
@@ -667,7 +728,7 @@ def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
     hit_ids = d["body"].get("hits") or ()
     if not hit_ids:
         return
-    tcfg = s.config.tiers
+    k = s._k
     hits: list[Fact] = []
     seen: set[str] | None = None  # ids of ``hits``, built once there is a second hit
     peers: set[int] | None = s.recalled.get(agent)
@@ -687,19 +748,19 @@ def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
         dt = ts - f.energy_ts
         if dt > 0.0:
             if tier == WORKING:
-                lam = tcfg.working_decay
+                lam = k.working_decay
             elif tier == SHORT_TERM:
-                lam = tcfg.short_decay
+                lam = k.short_decay
             else:
-                lam = tcfg.long_decay
+                lam = k.long_decay
             f.energy = f.energy * _exp(-lam * (dt / _HOUR))
             f.energy_ts = ts
-        f.energy += tcfg.access_energy
+        f.energy += k.access_energy
         e = f.energy
         moved = tier
-        if moved == WORKING and e > tcfg.promote_short:
+        if moved == WORKING and e > k.promote_short:
             moved = SHORT_TERM
-        if moved == SHORT_TERM and e > tcfg.promote_long:
+        if moved == SHORT_TERM and e > k.promote_long:
             moved = LONG_TERM
         if moved != tier:
             f.tier = moved
@@ -712,7 +773,7 @@ def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
                     peers = s.recalled[agent] = set()
                 peers.add(q)
     if len(hits) > 1:
-        tiers.coactivate(hits, s.coact, s.clusters, facts, tcfg)
+        tiers.coactivate(hits, s.coact, s.clusters, facts, s.config.tiers)
 
 
 def _on_feedback(s: SwarmState, d: dict[str, Any]) -> None:
@@ -720,10 +781,12 @@ def _on_feedback(s: SwarmState, d: dict[str, Any]) -> None:
     b = d["body"]
     f = s.facts.get(b.get("target", ""))
     u = b.get("usefulness")
-    if f is None or u is None or not math.isfinite(u):
+    if f is None or u is None or not _isfinite(u):
         _ignore(s, "memory.feedback")
         return
-    f.feedback_sum += max(-1.0, min(1.0, float(u)))
+    x = u if type(u) is float else float(u)
+    # max(-1.0, min(1.0, x)) for a finite x, without the two calls
+    f.feedback_sum += x if -1.0 <= x <= 1.0 else (1.0 if x > 1.0 else -1.0)
     f.feedback_count += 1
     s.metrics.feedback_total += 1
 
@@ -908,8 +971,11 @@ def fold_dicts(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState
                 causes = d["causes"]
                 if causes:
                     _note_causes(state, agent, causes)
-            handler = handlers.get(t)
-            if handler is not None:
+            try:
+                handler = handlers[t]
+            except KeyError:  # a type the fold does not know: counted above, that's all
+                pass
+            else:
                 try:
                     handler(state, d)
                 except malformed:

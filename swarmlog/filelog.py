@@ -767,15 +767,20 @@ class FileLog(Log):
                         name = seg.segment_name(first)
                         try:
                             for records, sc in seg.read_records(fd, offset, size, nxt, name):
-                                offset = sc.end
                                 if records:
+                                    # only a complete batch moves the offset: a chunk that
+                                    # ends inside an unfinished batch reports its own start,
+                                    # which may be mid-batch (and that batch may be cut)
+                                    offset = sc.end
                                     got = confirmed = True
                                     nxt = records[-1]["seq"] + 1
                                     for d in records:
                                         yield from_stored(d)
                         except CorruptionError:
                             self._confirm_corrupt(first, nxt)  # raises if it is real
-                            got = True  # a race with a writer's repair: read again now
+                            # a race with a writer's repair: seek to ``nxt`` again and re-read
+                            # now (re-reading from the same offset could spin forever)
+                            got, first, confirmed = True, -1, False
                             break
                     if not confirmed:
                         first = -1  # not there yet: seek again on the next wake-up

@@ -341,6 +341,7 @@ def read_records(
     size = CHUNK
     pending: list[dict[str, Any]] = []
     left = 0
+    done = start  # just past the last complete batch seen so far
     while pos < stop:
         buf = os.pread(fd, min(size, stop - pos), pos)
         if not buf:
@@ -348,6 +349,11 @@ def read_records(
         sc = scan(buf, pos, nxt, segment, pending, left)
         if sc.records:
             nxt = sc.records[-1]["seq"] + 1
+            done = sc.end
+        else:
+            # a chunk read on from inside an unfinished batch: its own start is mid-batch,
+            # so the valid prefix still ends where the last complete batch ended
+            sc.end = done
         yield sc.records, sc
         if sc.torn is None:
             pos = sc.end

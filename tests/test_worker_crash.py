@@ -33,7 +33,7 @@ TOPICS = [
 ]
 
 
-def _raw_log(path: Path, n: int = 240, seed: int = 7) -> None:
+def _raw_log(path: Path, n: int = 600, seed: int = 7) -> None:
     rng = random.Random(seed)
     log = open_log(path)
     batch = []
@@ -95,17 +95,27 @@ def test_killed_worker_restarts_to_the_same_facts(tmp_path: Path) -> None:
     ref = _final(clean)
     raws = {e.seq for e in open_log(base).read()}
 
+    # Kill points are chosen in the worker's own progress, not in wall-clock time (a fast
+    # worker would finish before a timed kill): wait until it has appended a random number
+    # of events (0 = while it is still starting or catching up), then a random sliver of a
+    # batch, then SIGKILL. Every kill lands in a live worker with work left to do.
     rng = random.Random(11)
     kills = int(os.environ.get("SWARMLOG_SYNTH_KILLS", "50"))
+    watch = open_log(crashy)
     done = 0
-    for _ in range(kills):
+    while done < kills:
+        target = watch.last_seq + rng.choice((0, 1, 3, 6, 12))
         p = _spawn(crashy, 5)
-        time.sleep(rng.uniform(0.15, 0.8))
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL)
-            done += 1
+        while p.poll() is None and watch.last_seq < target:
+            time.sleep(0.001)
+        time.sleep(rng.uniform(0, 0.004))
+        if p.poll() is not None:
+            break  # it finished everything before the kill point
+        p.send_signal(signal.SIGKILL)
         p.wait()
-    assert done >= kills * 0.8
+        done += 1
+    watch.close()
+    assert done >= kills, f"only {done} kills landed before the work ran out"
     p = _spawn(crashy, 5)
     assert p.wait(timeout=120) == 0
 

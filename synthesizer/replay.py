@@ -7,8 +7,6 @@ order) whose ``ts`` is at most T.
 
 from __future__ import annotations
 
-from itertools import chain
-
 from swarmlog import Log
 
 from .bulk import paused_gc
@@ -47,7 +45,8 @@ def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmSt
     with paused_gc():
         batches = getattr(log, "read_batches", None)
         if batches is not None:  # stored dicts, no Event per record (FileLog)
-            fold_dicts(state, chain.from_iterable(batches(start, to_seq)))
+            for batch in batches(start, to_seq):
+                fold_dicts(state, batch)
         else:
             dicts = getattr(log, "read_dicts", None)
             if dicts is not None:

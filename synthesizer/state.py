@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -937,9 +939,90 @@ def apply(state: SwarmState, event: Event | dict[str, Any]) -> SwarmState:
 def fold_dicts(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState:
     """Fold stored envelope dicts (in seq order) into ``state``: the fold's hot loop.
 
-    Exactly ``apply`` for each dict, with the per-event lookups hoisted out of the loop
-    (the counters and marks kept in locals are written back even if a handler raises).
+    Exactly ``apply`` for each dict. A list (a chunk as ``read_batches`` yields it) takes
+    ``_fold_chunk``, which keeps only the handler calls in the Python loop; anything
+    else is folded event by event.
     """
+    if type(dicts) is list and dicts and _fold_chunk(state, dicts):
+        return state
+    return _fold_each(state, dicts)
+
+
+_get_type = operator.itemgetter("type")
+_get_agent = operator.itemgetter("agent")
+_get_ts = operator.itemgetter("ts")
+_FORGOTTEN = T.IDENTITY_FORGOTTEN
+
+
+def _count_into(counts: dict[str, int], keys: Iterable[str]) -> None:
+    """Add one per key to ``counts`` (new keys in first-seen order, like ``+= 1`` would)."""
+    for k, n in Counter(keys).items():
+        counts[k] = counts.get(k, 0) + n
+
+
+def _fold_chunk(state: SwarmState, chunk: list[dict[str, Any]]) -> bool:
+    """Fold a list of stored dicts, or return False (nothing done) to go event by event.
+
+    The per-event bookkeeping of ``_fold_each`` (counts by type and agent, the event
+    total, ``last_seq``, ``last_ts``) is done for the whole chunk by C-level maps after
+    the handlers ran: no handler reads those fields, so the result is the same state.
+    Taken only when the chunk is entirely new (every seq above ``last_seq``) and holds
+    no ``identity.forgotten`` (which drops an agent's counts in the middle of a chunk).
+    If a handler raises (a bug, not a malformed body), the events up to and including
+    the failing one are counted, as ``_fold_each`` would.
+    """
+    if chunk[0]["seq"] <= state.last_seq:
+        return False
+    types = list(map(_get_type, chunk))
+    if _FORGOTTEN in types:
+        return False
+    facts = state.facts
+    handlers = HANDLERS
+    malformed = _MALFORMED
+    m = state.metrics
+    done = 0
+    try:
+        for d, t in zip(chunk, types, strict=True):
+            if "causes" in d:
+                causes = d["causes"]
+                if causes:
+                    _note_causes(state, d["agent"], causes)
+            try:
+                handler = handlers[t]
+            except KeyError:  # a type the fold does not know: only counted
+                pass
+            else:
+                try:
+                    handler(state, d)
+                except malformed:
+                    _bump(m.ignored, "malformed")
+            if "key" in d:
+                key = d["key"]
+                if key is not None:
+                    f = facts.get(key)
+                    if f is not None:
+                        f.version = d["seq"]
+            done += 1
+    finally:
+        n = len(chunk)
+        folded = chunk if done == n else chunk[:done]
+        counted = chunk if done == n else chunk[: done + 1]
+        if not m.events_total:
+            m.first_ts = chunk[0]["ts"]
+        m.events_total += len(counted)
+        _count_into(m.by_type, types if done == n else types[: done + 1])
+        _count_into(m.by_agent, map(_get_agent, counted))
+        if folded:
+            state.last_seq = folded[-1]["seq"]
+            ts = max(map(_get_ts, folded))
+            if ts > state.last_ts:
+                state.last_ts = ts
+    return True
+
+
+def _fold_each(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState:
+    """``fold_dicts`` one event at a time (the per-event lookups hoisted out of the loop;
+    the counters and marks kept in locals are written back even if a handler raises)."""
     m = state.metrics
     bt = m.by_type
     ba = m.by_agent

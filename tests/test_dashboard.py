@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
@@ -176,7 +175,7 @@ def test_live_refreshes_when_another_process_appends(tmp_path: Path) -> None:
     dash = subprocess.Popen(
         [
             sys.executable, "-m", "dashboards", "dashboard", "--live", "--root", str(root),
-            "--max-refreshes", "2", "--duration", "60",
+            "--max-refreshes", "2", "--duration", "3600",
         ],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
     )
@@ -188,7 +187,6 @@ def test_live_refreshes_when_another_process_appends(tmp_path: Path) -> None:
             if "Empty swarm" in line:
                 break
         assert any("seq 0" in ln for ln in first)
-        t0 = time.monotonic()
         subprocess.run(
             [
                 sys.executable, "-m", "dashboards", "append", "--root", str(root),
@@ -196,12 +194,12 @@ def test_live_refreshes_when_another_process_appends(tmp_path: Path) -> None:
             ],
             check=True, capture_output=True, env=env, cwd=ROOT, timeout=60,
         )
-        rest, err = dash.communicate(timeout=60)
-        elapsed = time.monotonic() - t0
+        # a hang guard, not a timing check: --duration is an hour, so ending at all
+        # means the refresh on the append (and --max-refreshes) ended it
+        rest, err = dash.communicate(timeout=120)
     finally:
         if dash.poll() is None:
             dash.kill()
     assert dash.returncode == 0, err
     assert "swarm live · seq 1" in rest
     assert "zed" in rest and "1 undecided" in rest
-    assert elapsed < 55  # ended by --max-refreshes, not by --duration

@@ -307,7 +307,8 @@ def main() -> None:
     ]
     notes = (
         f"Events of ~230 bytes (uuid-length ids, an unregistered type, so no pydantic body "
-        f"validation); best of 3 where repeated (read(): best of 5); {os.cpu_count()} CPUs, one ext4 disk. The id "
+        "validation); best of 3 where repeated (read(): best of 5); "
+        f"{os.cpu_count()} CPUs, one ext4 disk. The id "
         "index (id -> seq, in every writer's memory, built by catch-up) was measured with "
         f"tracemalloc over {100_000 // k:,} events. "
         "Group commit: each of the 4 writer processes appends one event at a time and waits "

@@ -336,7 +336,7 @@ def encode(ev: Event, seq: int | None = None, swarm: str | None = None, more: in
     return head[:-1] + b',"crc":%d}\n' % crc
 
 
-@dataclass
+@dataclass(init=False)
 class _Members:
     """A view that makes orjson write an envelope dict in one call, without copying it.
 
@@ -347,12 +347,15 @@ class _Members:
     at import; without it the append path falls back to a body Fragment (same bytes).
     """
 
+    # object's own (C) __init__: ``_Members()`` then costs less than ``object.__new__``
+    __init__ = object.__init__
+
 
 _new = object.__new__
 
 
 def _members(d: dict[str, Any]) -> _Members:
-    m = _new(_Members)
+    m = _Members()
     m.__dict__ = d
     return m
 
@@ -367,6 +370,7 @@ def _members_ok() -> bool:
 
 
 _MEMBERS_OK = _members_ok()
+_dumps = orjson.dumps
 _AGENT = b',"agent":'
 
 
@@ -378,35 +382,57 @@ def record_members(d: dict[str, Any], swarm: bytes, limits: Limits = DEFAULT_LIM
     the event has none. Runs the checks of ``validate_for_append`` plus the event size
     limit, with the same errors in the same order, but reads the serialized bytes to skip
     what cannot fail: orjson writes NaN and infinities as ``null`` (and refuses non-string
-    keys), so the finiteness walk only runs when ``null`` occurs, and the content limit
-    only when the whole record is longer than the limit.
+    keys), so the finiteness walk only runs when ``null`` occurs, and the size checks
+    only when the record is longer than ``fast_limit(limits)``.
     """
+    return members_with(d, _with_swarm(swarm), limits, fast_limit(limits))
+
+
+def fast_limit(limits: Limits) -> int:
+    """Longest serialized event (with braces and swarm) that no size limit can refuse.
+
+    The content of a body is part of the record, so a record no longer than
+    ``max_content`` has no content over it; ``+ 48`` is the room kept for seq and crc.
+    """
+    return min(limits.max_content, limits.max_event - 48)
+
+
+def members_with(d: dict[str, Any], with_swarm: bytes, limits: Limits, fast: int) -> bytes:
+    """``record_members`` with its per-log constants ready: ``with_swarm`` is
+    ``_with_swarm(swarm)`` and ``fast`` is ``fast_limit(limits)`` (what ``FileLog``
+    keeps, so a single append computes neither)."""
     if "seq" in d:
         d = {k: v for k, v in d.items() if k != "seq"}
-    body = d["body"]
     try:
         if _MEMBERS_OK:
-            m = _new(_Members)
+            m = _Members()
             m.__dict__ = d
-            raw = orjson.dumps(m, option=_SORT)
+            raw = _dumps(m, None, _SORT)
         else:  # pragma: no cover
+            body = d["body"]
             raw = orjson.dumps({**d, "body": orjson.Fragment(orjson.dumps(body, option=_SORT))})
     except TypeError as e:
+        body = d["body"]
         _check_finite(body, "body")
         _check_body(d["type"], body)
         _check_content(body, limits)
         raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
-    if b"null" in raw:
-        _check_finite(body, "body")
+    # (``raw.find``: ``in`` on bytes first tries the needle as an int and pays an exception)
+    if raw.find(b"null") >= 0:
+        _check_finite(d["body"], "body")
     if d["type"] in _BODIES:
-        _check_body(d["type"], body)
-    if len(raw) > limits.max_content:
-        _check_content(body, limits)
+        _check_body(d["type"], d["body"])
     if "swarm" not in d:
         # the first is the envelope's agent: only id and ts (no such bytes) come before it
-        raw = raw.replace(_AGENT, _with_swarm(swarm), 1)
-    if len(raw) + 48 > limits.max_event:
-        raise InvalidEvent(f"event {d['id']} is {len(raw)} bytes encoded (max {limits.max_event})")
+        raw = raw.replace(_AGENT, with_swarm, 1)
+    if len(raw) > fast:
+        # may be over a limit (a swarm filled in only makes this test looser)
+        if len(raw) > limits.max_content:
+            _check_content(d["body"], limits)
+        if len(raw) + 48 > limits.max_event:
+            raise InvalidEvent(
+                f"event {d['id']} is {len(raw)} bytes encoded (max {limits.max_event})"
+            )
     return raw[1:-1]
 
 
@@ -528,6 +554,10 @@ class _Appended(Event):
     __slots__ = ("_p",)
     _p: tuple[int, dict[str, Any], str | None]
 
+    # ``_Appended()`` makes a bare instance at C level (cheaper than ``object.__new__``);
+    # ``_p`` is then set through ``_set_p`` (Event's ``__setattr__`` refuses)
+    __init__ = object.__init__
+
     @property
     def _d(self) -> dict[str, Any]:  # type: ignore[override]
         try:
@@ -551,7 +581,7 @@ _set_p = _Appended.__dict__["_p"].__set__
 
 def appended(seq: int, src: dict[str, Any], swarm: str | None) -> Event:
     """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none)."""
-    ev = _new(_Appended)
+    ev = _Appended()
     _set_p(ev, (seq, src, swarm))
     return ev
 

@@ -44,9 +44,12 @@ from .envelope import (
     Limits,
     _Appended,
     _set_p,
+    _with_swarm,
     appended_batch,
     batch_members,
+    fast_limit,
     from_stored,
+    members_with,
     record_members,
 )
 from .errors import (
@@ -80,6 +83,7 @@ _HEAD = b'{"seq":%d,%s'
 _HEAD_MORE = b'{"seq":%d,%s,"more":%d'
 _LINE = b'%s,"crc":%d}\n'
 _lseek = os.lseek
+_write = os.write
 _new = object.__new__
 _SEEK_END = os.SEEK_END
 
@@ -137,11 +141,13 @@ class FileLog(Log):
         self._segdir_s = os.path.join(self._root_s, "segments")
         self._lock_fd = os.open(os.path.join(self._root_s, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
         self._tlock = threading.RLock()
+        self._tacquire, self._trelease = self._tlock.acquire, self._tlock.release
         self._sync_fd = -1
         self._sync_map: mmap.mmap | None = None
         self._failed: str | None = None
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints")
         self._swarm_json = orjson.dumps(self.name)
+        self._with_swarm = _with_swarm(self._swarm_json)
         # writer view of the log (kept current under the lock)
         self._ids: dict[str, int] = {}
         self._versions: dict[str, int] = {}
@@ -180,6 +186,7 @@ class FileLog(Log):
         child and its parent would both "hold" the lock at once.
         """
         self._tlock = threading.RLock()
+        self._tacquire, self._trelease = self._tlock.acquire, self._tlock.release
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = os.open(os.path.join(self._root_s, "lock"), os.O_RDWR)
@@ -208,47 +215,58 @@ class FileLog(Log):
     def checkpoints(self) -> CheckpointStore:
         return self._checkpoints
 
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        self._limits = limits
+        self._fast_limit = fast_limit(limits)
+
     # ------------------------------------------------------------------ append
 
     def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
         """Append one event (the hot path: one flock pair, one lseek, one write).
 
         The common case is inlined: the segment's end is where this handle left it (no
-        other writer appended, nothing to catch up) and the segment is not full.
-        Anything else goes through ``_catch_up`` and ``_write``.
+        other writer appended, nothing to catch up), the segment is not full and the
+        durability is "process". Anything else goes through ``_append_locked``.
         """
         if self._failed:
             raise DurabilityError(self._failed)
         if type(event) is not Event and not isinstance(event, Event):
             raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
         src = event._d
-        inner = record_members(src, self._swarm_json, self.limits)
+        inner = members_with(src, self._with_swarm, self._limits, self._fast_limit)
         eid = src["id"]
         lock_fd = self._lock_fd
         if lock_fd < 0:
             raise SwarmlogError("log is closed")
-        with self._tlock:
+        self._tacquire()
+        try:
             _flock(lock_fd, _LOCK_EX)
             try:
                 fd = self._seg_fd
                 end = self._seg_end
-                if fd < 0 or end >= self.segment_bytes or _lseek(fd, 0, _SEEK_END) != end:
-                    self._catch_up(locked=True)
-                known = self._ids.get(eid)
-                if known is None:
-                    if expect:
-                        self._check_expect(expect)
-                    seq = self._last + 1
-                    head = _HEAD % (seq, inner)
-                    data = _LINE % (head, _crc32(head))
-                    fd = self._seg_fd
-                    end = self._seg_end
-                    if fd < 0 or end >= self.segment_bytes or self.durability == "fsync":
-                        self._write(data, seq, 1)
-                        fd = self._seg_fd
-                    else:  # ``_write`` of one record to an open, not full segment
+                if (
+                    fd < 0
+                    or end >= self.segment_bytes
+                    or self.durability != "process"
+                    or _lseek(fd, 0, _SEEK_END) != end
+                ):
+                    known, seq, sync = self._append_locked(src, inner, eid, expect)
+                else:
+                    sync = None
+                    known = self._ids.get(eid)
+                    if known is None:  # ``_write`` of one record, inlined
+                        if expect:
+                            self._check_expect(expect)
+                        seq = self._last + 1
+                        head = _HEAD % (seq, inner)
+                        data = _LINE % (head, _crc32(head))
                         try:
-                            written = os.write(fd, data)
+                            written = _write(fd, data)
                         except OSError as e:
                             self._undo_write(e)
                         if written != len(data):
@@ -259,21 +277,47 @@ class FileLog(Log):
                         if hints is None or len(hints) > 4096:
                             self._hints[self._seg_first] = hints = {}
                         hints[seq + 1] = end
-                    seg_first = self._seg_first
-                    self._ids[eid] = seq
-                    if "key" in src:
-                        k = src["key"]
-                        if k is not None:
-                            self._versions[k] = seq
+                        self._ids[eid] = seq
+                        if "key" in src:
+                            k = src["key"]
+                            if k is not None:
+                                self._versions[k] = seq
             finally:
                 _flock(lock_fd, _LOCK_UN)
-            if known is None and self.durability == "fsync":
-                self._group_sync(seq, fd, seg_first)
+            if sync is not None:  # durability "fsync": sync the segment written to
+                self._group_sync(seq, sync[0], sync[1])
+        finally:
+            self._trelease()
         if known is not None:
             return self._read_one(known)
-        ev = _new(_Appended)  # appended(), inlined
+        ev = _Appended()  # appended(), inlined
         _set_p(ev, (seq, src, None if "swarm" in src else self.name))
         return ev
+
+    def _append_locked(
+        self, src: dict[str, Any], inner: bytes, eid: str, expect: Mapping[str, int] | None
+    ) -> tuple[int | None, int, tuple[int, int] | None]:
+        """``append`` past its fast path, both locks held: ``(known seq, 0, None)`` for an
+        id already stored, else ``(None, seq, sync)``; ``sync`` is None or, with durability
+        "fsync", (fd, first seq) of the segment written to, for the caller's
+        ``_group_sync`` once the flock is released."""
+        self._catch_up(locked=True)
+        known = self._ids.get(eid)
+        if known is not None:
+            return known, 0, None
+        if expect:
+            self._check_expect(expect)
+        seq = self._last + 1
+        head = _HEAD % (seq, inner)
+        self._write(_LINE % (head, _crc32(head)), seq, 1)
+        self._ids[eid] = seq
+        if "key" in src:
+            k = src["key"]
+            if k is not None:
+                self._versions[k] = seq
+        if self.durability == "fsync":
+            return None, seq, (self._seg_fd, self._seg_first)
+        return None, seq, None
 
     def _write_rest(self, data: bytes, written: int) -> None:
         """Finish a short write (the kernel may write less than asked)."""

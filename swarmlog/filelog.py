@@ -39,10 +39,14 @@ from . import segment as seg
 from .checkpoint import CheckpointStore, FileCheckpointStore
 from .contract import Log, VerifyReport
 from .envelope import (
+    _AGENT,
+    _BODIES,
+    _MEMBERS_OK,
     DEFAULT_LIMITS,
     Event,
     Limits,
     _Appended,
+    _Members,
     _set_p,
     _with_swarm,
     appended_batch,
@@ -116,7 +120,6 @@ class FileLog(Log):
             raise ValueError(f"durability must be 'process' or 'fsync', not {durability!r}")
         self.root = Path(root)
         self.durability: Durability = durability
-        self.limits = limits
         self.notify = notify
         self.poll_interval = poll_interval
         self.sync_count = 0
@@ -148,6 +151,7 @@ class FileLog(Log):
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints")
         self._swarm_json = orjson.dumps(self.name)
         self._with_swarm = _with_swarm(self._swarm_json)
+        self.limits = limits
         # writer view of the log (kept current under the lock)
         self._ids: dict[str, int] = {}
         self._versions: dict[str, int] = {}
@@ -223,6 +227,8 @@ class FileLog(Log):
     def limits(self, limits: Limits) -> None:
         self._limits = limits
         self._fast_limit = fast_limit(limits)
+        # the same bound before the swarm is filled in (``append``'s inlined serializer)
+        self._fast_raw = self._fast_limit - (len(self._with_swarm) - len(_AGENT))
 
     # ------------------------------------------------------------------ append
 
@@ -238,7 +244,24 @@ class FileLog(Log):
         if type(event) is not Event and not isinstance(event, Event):
             raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
         src = event._d
-        inner = members_with(src, self._with_swarm, self._limits, self._fast_limit)
+        # ``members_with`` inlined for events that need no closer look (no seq, no
+        # ``null`` in their bytes, no registered body model, well under the size limits);
+        # any other goes to it, which checks everything and raises the errors in order
+        if "seq" in src or not _MEMBERS_OK:
+            raw = b"null"
+        else:
+            m = _Members()
+            m.__dict__ = src
+            try:
+                raw = _dumps(m, None, _SORT)
+            except TypeError:
+                raw = b"null"
+        if raw.find(b"null") >= 0 or src["type"] in _BODIES or len(raw) > self._fast_raw:
+            inner = members_with(src, self._with_swarm, self._limits, self._fast_limit)
+        elif "swarm" in src:
+            inner = raw[1:-1]
+        else:
+            inner = raw.replace(_AGENT, self._with_swarm, 1)[1:-1]
         eid = src["id"]
         lock_fd = self._lock_fd
         if lock_fd < 0:

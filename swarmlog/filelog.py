@@ -28,6 +28,7 @@ import threading
 import time
 import weakref
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain, repeat
 from pathlib import Path
@@ -160,6 +161,11 @@ class FileLog(Log):
         self._seg_end = 0
         self._seg_fd = -1
         self._hints: dict[int, dict[int, int]] = {}
+        # where the records this handle wrote start, kept cheaply (machine integers, no
+        # dict entry per append): _offs[i] is the offset of seq _offs_base + i in the
+        # current segment; the last one is always where seq _last + 1 will start
+        self._offs = array("q", (0,))
+        self._offs_base = 1
         self._fds: dict[int, int] = {}
         _OPEN.add(self)
 
@@ -296,10 +302,10 @@ class FileLog(Log):
                             self._write_rest(data, written)
                         self._seg_end = end = end + len(data)
                         self._last = seq
-                        hints = self._hints.get(self._seg_first)
-                        if hints is None or len(hints) > 4096:
-                            self._hints[self._seg_first] = hints = {}
-                        hints[seq + 1] = end
+                        if seq & 0xFFFF:
+                            self._offs.append(end)
+                        else:  # (bounded: starts over every 65,536 seqs)
+                            self._offs_new()
                         self._ids[eid] = seq
                         if "key" in src:
                             k = src["key"]
@@ -341,6 +347,11 @@ class FileLog(Log):
         if self.durability == "fsync":
             return None, seq, (self._seg_fd, self._seg_first)
         return None, seq, None
+
+    def _offs_new(self) -> None:
+        """Start ``_offs`` over at the writer view's end (after anything but a fast append)."""
+        self._offs = array("q", (self._seg_end,))
+        self._offs_base = self._last + 1
 
     def _write_rest(self, data: bytes, written: int) -> None:
         """Finish a short write (the kernel may write less than asked)."""
@@ -482,6 +493,7 @@ class FileLog(Log):
         self._seg_end += len(data)
         self._last = last
         self._hint(self._seg_first, last + 1, self._seg_end)
+        self._offs_new()
         if self.durability == "fsync":
             # (last written seq, its segment): exists before the lock is released, so
             # rotations see it, and tells the next syncer what its fdatasync covers
@@ -592,6 +604,7 @@ class FileLog(Log):
         writer cut a torn tail and appended over it while we read, and our read mixed old
         and new bytes. Such a finding is confirmed under the lock before it is believed.
         """
+        last = self._last
         try:
             self._catch_up_once(locked)
         except CorruptionError:
@@ -599,6 +612,9 @@ class FileLog(Log):
                 raise
             with self._locked():  # no writer is mid-write now: what fails here is real
                 self._catch_up_once(False)
+        finally:
+            if self._last != last:
+                self._offs_new()
 
     def _catch_up_once(self, locked: bool) -> None:
         """One pass of ``_catch_up``.
@@ -800,6 +816,13 @@ class FileLog(Log):
         """Where in segment ``first`` reading for ``from_seq`` starts, and the seq found there."""
         if from_seq <= first:
             return 0, first
+        if first == self._seg_first:  # a record this handle appended: its offset is known
+            offs = self._offs
+            i = from_seq - self._offs_base
+            if 0 <= i < len(offs):
+                # (read without the lock, so maybe from another moment: seek_seq checks
+                # the record there has this seq before it trusts the hint)
+                self._hint(first, from_seq, offs[i])
         hints = self._hints.setdefault(first, {})
         return seg.seek_seq(fd, size, first, from_seq, hints), from_seq
 

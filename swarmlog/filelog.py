@@ -154,7 +154,7 @@ class FileLog(Log):
         self._with_swarm = _with_swarm(self._swarm_json)
         self.limits = limits
         # writer view of the log (kept current under the lock)
-        self._ids: dict[str, int] = {}
+        self._ids: dict[str, int] = _hashed_dict()
         self._versions: dict[str, int] = {}
         self._last = 0
         self._seg_first = 1
@@ -944,6 +944,19 @@ class FileLog(Log):
                 except (orjson.JSONDecodeError, KeyError, TypeError):
                     rep.notes.append("repairs.jsonl holds an unreadable line")
         return rep
+
+
+def _hashed_dict() -> dict[str, int]:
+    """An empty dict that keeps each key's hash in its table, as dicts with a non-str key do.
+
+    CPython gives a dict of only str keys a compact table without hashes, so a lookup
+    that misses (every fresh id) reads the key object of each slot it probes to compare
+    hashes: a cache miss per probe once the id index outgrows the cache. Having held a
+    non-str key, the dict keeps the general table (hashes stored) when it grows.
+    """
+    d: dict[Any, int] = {0: 0}
+    del d[0]
+    return d
 
 
 def _default_name(root: Path) -> str:

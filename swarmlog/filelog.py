@@ -47,6 +47,7 @@ from .envelope import (
     Event,
     Limits,
     _Appended,
+    _has_null,
     _Members,
     _set_p,
     _with_swarm,
@@ -262,9 +263,10 @@ class FileLog(Log):
                 raw = _dumps(m, None, _SORT)
             except TypeError:
                 raw = b"null"
-        if raw.find(b"null") >= 0 or src["type"] in _BODIES or len(raw) > self._fast_raw:
+        swarm = None if "swarm" in src else self.name  # (the log's, if the event has none)
+        if _has_null(raw) or src["type"] in _BODIES or len(raw) > self._fast_raw:
             inner = members_with(src, self._with_swarm, self._limits, self._fast_limit)
-        elif "swarm" in src:
+        elif swarm is None:
             inner = raw[1:-1]
         else:
             inner = raw.replace(_AGENT, self._with_swarm, 1)[1:-1]
@@ -320,7 +322,7 @@ class FileLog(Log):
         if known is not None:
             return self._read_one(known)
         ev = _Appended()  # appended(), inlined
-        _set_p(ev, (seq, src, None if "swarm" in src else self.name))
+        _set_p(ev, (seq, src, swarm))
         return ev
 
     def _append_locked(

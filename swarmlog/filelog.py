@@ -153,6 +153,12 @@ class FileLog(Log):
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints")
         self._swarm_json = orjson.dumps(self.name)
         self._with_swarm = _with_swarm(self._swarm_json)
+        # append's serializer view (see envelope._Members), reused under the thread lock;
+        # _members_src holds the dict it shows too, so that pointing it at the next event
+        # never drops a last reference (no finalizer can run between that and the dump)
+        self._members = _Members()
+        self._members_src: dict[str, Any] = {}
+        self._members.__dict__ = self._members_src
         self.limits = limits
         # writer view of the log (kept current under the lock)
         self._ids: dict[str, int] = _hashed_dict()
@@ -251,31 +257,33 @@ class FileLog(Log):
         if type(event) is not Event and not isinstance(event, Event):
             raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
         src = event._d
-        # ``members_with`` inlined for events that need no closer look (no seq, no
-        # ``null`` in their bytes, no registered body model, well under the size limits);
-        # any other goes to it, which checks everything and raises the errors in order
-        if "seq" in src or not _MEMBERS_OK:
-            raw = b"null"
-        else:
-            m = _Members()
-            m.__dict__ = src
-            try:
-                raw = _dumps(m, None, _SORT)
-            except TypeError:
-                raw = b"null"
-        swarm = None if "swarm" in src else self.name  # (the log's, if the event has none)
-        if _has_null(raw) or src["type"] in _BODIES or len(raw) > self._fast_raw:
-            inner = members_with(src, self._with_swarm, self._limits, self._fast_limit)
-        elif swarm is None:
-            inner = raw[1:-1]
-        else:
-            inner = raw.replace(_AGENT, self._with_swarm, 1)[1:-1]
-        eid = src["id"]
-        lock_fd = self._lock_fd
-        if lock_fd < 0:
-            raise SwarmlogError("log is closed")
         self._tacquire()
         try:
+            # ``members_with`` inlined for events that need no closer look (no seq, no
+            # ``null`` in their bytes, no registered body model, well under the size
+            # limits); any other goes to it, which checks everything and raises the
+            # errors in order
+            if "seq" in src or not _MEMBERS_OK:
+                raw = b"null"
+            else:
+                m = self._members  # the handle's own: used under the thread lock only
+                m.__dict__ = src  # (never frees the one it had: see _members_src)
+                try:
+                    raw = _dumps(m, None, _SORT)
+                except TypeError:
+                    raw = b"null"
+                self._members_src = src
+            swarm = None if "swarm" in src else self.name  # the log's, if the event has none
+            if _has_null(raw) or src["type"] in _BODIES or len(raw) > self._fast_raw:
+                inner = members_with(src, self._with_swarm, self._limits, self._fast_limit)
+            elif swarm is None:
+                inner = raw[1:-1]
+            else:
+                inner = raw.replace(_AGENT, self._with_swarm, 1)[1:-1]
+            eid = src["id"]
+            lock_fd = self._lock_fd
+            if lock_fd < 0:
+                raise SwarmlogError("log is closed")
             _flock(lock_fd, _LOCK_EX)
             try:
                 fd = self._seg_fd

@@ -414,7 +414,9 @@ def seek_seq(fd: int, size: int, first_seq: int, target: int, hints: dict[int, i
         return 0
     lo_seq, lo = first_seq, 0
     hi = size
-    for s, off in hints.items():
+    # a snapshot (one C call, atomic under the GIL): another thread of the same handle
+    # may add or clear hints while this one walks them
+    for s, off in list(hints.items()):
         if s <= target and s > lo_seq and off < size:
             lo_seq, lo = s, off
         elif s > target and off < hi:

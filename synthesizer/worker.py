@@ -152,7 +152,7 @@ class Synthesizer:
                 )
             )
             try:
-                self.log.append_many(batch, expect={LEASE_KEY: self.lease})
+                stored = self.log.append_many(batch, expect={LEASE_KEY: self.lease})
             except VersionConflict as e:
                 self._undo()
                 self.standing_by = True
@@ -163,8 +163,23 @@ class Synthesizer:
             self._overlay = _Overlay()
             total += len(batch) - 1
             self.decisions += len(batch) - 1
+            self._fold_own(stored)
             self.catch_up()
         return total
+
+    def _fold_own(self, stored: list[Event]) -> None:
+        """Fold the batch just appended from the stored events ``append_many`` returned.
+
+        Why: reading it back would parse and CRC-check bytes this process just wrote. Only
+        when the batch directly follows the folded state (no other writer got in between,
+        whose events must be folded first); ``catch_up`` reads anything else. The stored
+        dicts are the ones a reader would get (same values; the fold never mutates them).
+        """
+        st = self.state
+        first = st.last_seq + 1
+        if stored and stored[0].seq == first and stored[-1].seq == first + len(stored) - 1:
+            fold_dicts(st, [e._d for e in stored])
+            self.lease = stored[-1].seq  # the batch ends with its progress mark
 
     def run(
         self,

@@ -8,6 +8,7 @@ round-trips bit for bit.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
@@ -175,8 +176,8 @@ class Fact:
 
     def to_row(self) -> list[Any]:
         """Positional serial form (fields in declaration order): compact and fast to load."""
-        row = [getattr(self, name) for name in _FACT_FIELDS]
-        row[_EVIDENCE_AT] = [list(e) for e in self.evidence]
+        row = list(_ROW(self))  # every field in one C call, not a getattr per field
+        row[_EVIDENCE_AT] = list(map(list, self.evidence))
         return row
 
     @classmethod
@@ -188,6 +189,7 @@ class Fact:
 
 _FACT_FIELDS = tuple(f.name for f in fields(Fact))
 _EVIDENCE_AT = _FACT_FIELDS.index("evidence")
+_ROW = operator.attrgetter(*_FACT_FIELDS)
 FACT_FIELDS = _FACT_FIELDS
 
 

@@ -36,9 +36,10 @@ __all__ = ["BoundBasis", "bound_pairs", "exact_cosines"]
 # - the float32 basis is orthonormal only to ~1e-6.
 RESIDUAL_SLACK = 1e-3  # added to every squared residual norm (times |a|^2)
 MARGIN = 1e-3  # subtracted from every floor: errors of p_a . p_b and of the bound product
-# Bound-matrix blocks of 2048 x 2048 (16 MB of float32): modest temporaries, and few
-# enough BLAS calls that thread start-up (slow on a busy machine) stays negligible.
-_BLOCK_ROWS, _BLOCK_COLS = 2048, 2048
+# Bound-matrix blocks of 256 x 1024 (1 MB of float32), written into one reused buffer:
+# the block stays in cache between the product and the scans that follow it, and no
+# fresh allocation (page faults) per block; 2048 x 2048 blocks were ~15% slower.
+_BLOCK_ROWS, _BLOCK_COLS = 256, 1024
 
 
 _CONTROLLER: ThreadpoolController | None = None
@@ -114,11 +115,16 @@ def bound_pairs(
     blocks = [
         (lo, np.ascontiguousarray(rhs[lo : lo + _BLOCK_COLS].T)) for lo in range(0, n, _BLOCK_COLS)
     ]
+    buf = np.empty((min(_BLOCK_ROWS, m), min(_BLOCK_COLS, n)), dtype=np.float32)
+    top = np.empty(min(_BLOCK_ROWS, m), dtype=np.float32)
     for r0 in range(0, m, _BLOCK_ROWS):
         part = lhs[r0 : r0 + _BLOCK_ROWS]
+        best = top[: part.shape[0]]
         for c0, rhs_t in blocks:
-            over = part @ rhs_t  # bound - cut
-            hit = np.flatnonzero(over.max(axis=1) >= 0.0)
+            over = buf[: part.shape[0], : rhs_t.shape[1]]
+            np.matmul(part, rhs_t, out=over)  # bound - cut
+            np.max(over, axis=1, out=best)
+            hit = np.flatnonzero(best >= 0.0)
             if len(hit):
                 width = rhs_t.shape[1]
                 flat = np.flatnonzero(over[hit] >= 0.0)

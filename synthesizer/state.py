@@ -14,6 +14,7 @@ import operator
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -933,56 +934,103 @@ def apply(state: SwarmState, event: Event | dict[str, Any]) -> SwarmState:
         raise ValueError("only stored events (with a seq) can be folded")
     if seq <= state.last_seq:
         return state
-    return fold_dicts(state, (d,))
+    return fold_dicts(state, [d])
 
 
 def fold_dicts(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState:
     """Fold stored envelope dicts (in seq order) into ``state``: the fold's hot loop.
 
-    Exactly ``apply`` for each dict. A list (a chunk as ``read_batches`` yields it) takes
-    ``_fold_chunk``, which keeps only the handler calls in the Python loop; anything
-    else is folded event by event.
+    Exactly ``apply`` for each dict. A list (a chunk as ``read_batches`` yields it) is
+    folded as it is; any other iterable a slice of ``_SLICE`` dicts at a time.
     """
-    if type(dicts) is list and dicts and _fold_chunk(state, dicts):
+    if type(dicts) is list:
+        _fold_list(state, dicts)
         return state
-    return _fold_each(state, dicts)
+    it = iter(dicts)
+    while chunk := list(islice(it, _SLICE)):
+        _fold_list(state, chunk)
+    return state
 
 
+_SLICE = 4096
 _get_type = operator.itemgetter("type")
 _get_agent = operator.itemgetter("agent")
 _get_ts = operator.itemgetter("ts")
 _FORGOTTEN = T.IDENTITY_FORGOTTEN
 
 
-def _count_into(counts: dict[str, int], keys: Iterable[str]) -> None:
-    """Add one per key to ``counts`` (new keys in first-seen order, like ``+= 1`` would)."""
-    for k, n in Counter(keys).items():
-        counts[k] = counts.get(k, 0) + n
+def _fold_list(state: SwarmState, chunk: list[dict[str, Any]]) -> None:
+    """Fold a list of stored dicts: what is new, in runs between ``identity.forgotten``s.
 
-
-def _fold_chunk(state: SwarmState, chunk: list[dict[str, Any]]) -> bool:
-    """Fold a list of stored dicts, or return False (nothing done) to go event by event.
-
-    The per-event bookkeeping of ``_fold_each`` (counts by type and agent, the event
-    total, ``last_seq``, ``last_ts``) is done for the whole chunk by C-level maps after
-    the handlers ran: no handler reads those fields, so the result is the same state.
-    Taken only when the chunk is entirely new (every seq above ``last_seq``) and holds
-    no ``identity.forgotten`` (which drops an agent's counts in the middle of a chunk).
-    If a handler raises (a bug, not a malformed body), the events up to and including
-    the failing one are counted, as ``_fold_each`` would.
+    The dicts are in seq order (as every log yields them); those at or below
+    ``last_seq`` (an overlap re-read after a checkpoint) are dropped first. An
+    ``identity.forgotten`` drops an agent's counts, so it is a run of its own, counted
+    before its handler runs, as the events before it are counted before it.
     """
-    if chunk[0]["seq"] <= state.last_seq:
-        return False
+    if not chunk:
+        return
+    first = chunk[0].get("seq")
+    if first is None:
+        raise ValueError("only stored events (with a seq) can be folded")
+    last = state.last_seq
+    if first <= last:  # an overlap re-read after a checkpoint
+        chunk = [d for d in chunk if d["seq"] > last]
+        if not chunk:
+            return
     types = list(map(_get_type, chunk))
-    if _FORGOTTEN in types:
-        return False
+    start = 0
+    while _FORGOTTEN in types:  # (rare: an erasure request)
+        try:
+            i = types.index(_FORGOTTEN, start)
+        except ValueError:
+            break
+        _fold_run(state, chunk[start:i], types[start:i], count_first=False)
+        _fold_run(state, chunk[i : i + 1], types[i : i + 1], count_first=True)
+        start = i + 1
+    if start:
+        chunk, types = chunk[start:], types[start:]
+    _fold_run(state, chunk, types, count_first=False)
+
+
+def _count(state: SwarmState, run: list[dict[str, Any]], types: list[str]) -> None:
+    """The per-event counters of ``run``: total, by type and by agent (first-seen order)."""
+    m = state.metrics
+    if not m.events_total:
+        m.first_ts = run[0]["ts"]
+    m.events_total += len(run)
+    if len(run) == 1:
+        bt, ba = m.by_type, m.by_agent
+        t, a = types[0], run[0]["agent"]
+        bt[t] = bt.get(t, 0) + 1
+        ba[a] = ba.get(a, 0) + 1
+        return
+    for counts, keys in ((m.by_type, types), (m.by_agent, list(map(_get_agent, run)))):
+        for k, n in Counter(keys).items():
+            counts[k] = counts.get(k, 0) + n
+
+
+def _fold_run(
+    state: SwarmState, run: list[dict[str, Any]], types: list[str], count_first: bool
+) -> None:
+    """The handler loop over new, increasing dicts (the only per-event Python work).
+
+    The counters, ``last_seq`` and ``last_ts`` are kept for the whole run by C-level
+    maps: no handler reads them. They are done after the loop, except for a run whose
+    handler changes them (``count_first``). If a handler raises (a bug, not a malformed
+    body), the events up to and including the failing one are counted, and the marks
+    stop before it.
+    """
+    if not run:
+        return
     facts = state.facts
     handlers = HANDLERS
     malformed = _MALFORMED
     m = state.metrics
+    if count_first:
+        _count(state, run, types)
     done = 0
     try:
-        for d, t in zip(chunk, types, strict=True):
+        for d, t in zip(run, types, strict=True):
             if "causes" in d:
                 causes = d["causes"]
                 if causes:
@@ -1004,85 +1052,21 @@ def _fold_chunk(state: SwarmState, chunk: list[dict[str, Any]]) -> bool:
                         f.version = d["seq"]
             done += 1
     finally:
-        n = len(chunk)
-        folded = chunk if done == n else chunk[:done]
-        counted = chunk if done == n else chunk[: done + 1]
-        if not m.events_total:
-            m.first_ts = chunk[0]["ts"]
-        m.events_total += len(counted)
-        _count_into(m.by_type, types if done == n else types[: done + 1])
-        _count_into(m.by_agent, map(_get_agent, counted))
+        n = len(run)
+        if not count_first:
+            if done == n:
+                _count(state, run, types)
+            else:
+                _count(state, run[: done + 1], types[: done + 1])
+        folded = run if done == n else run[:done]
         if folded:
             state.last_seq = folded[-1]["seq"]
             ts = max(map(_get_ts, folded))
             if ts > state.last_ts:
                 state.last_ts = ts
-    return True
-
-
-def _fold_each(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState:
-    """``fold_dicts`` one event at a time (the per-event lookups hoisted out of the loop;
-    the counters and marks kept in locals are written back even if a handler raises)."""
-    m = state.metrics
-    bt = m.by_type
-    ba = m.by_agent
-    facts = state.facts
-    handlers = HANDLERS
-    malformed = _MALFORMED
-    last = state.last_seq
-    last_ts = state.last_ts
-    count = m.events_total
-    try:
-        for d in dicts:
-            seq = d["seq"]
-            if seq <= last:
-                continue
-            t = d["type"]
-            agent = d["agent"]
-            if not count:
-                m.first_ts = d["ts"]
-            count += 1
-            try:
-                bt[t] += 1
-            except KeyError:
-                bt[t] = 1
-            try:
-                ba[agent] += 1
-            except KeyError:
-                ba[agent] = 1
-            if "causes" in d:
-                causes = d["causes"]
-                if causes:
-                    _note_causes(state, agent, causes)
-            try:
-                handler = handlers[t]
-            except KeyError:  # a type the fold does not know: counted above, that's all
-                pass
-            else:
-                try:
-                    handler(state, d)
-                except malformed:
-                    _bump(m.ignored, "malformed")
-            if "key" in d:
-                key = d["key"]
-                if key is not None:
-                    f = facts.get(key)
-                    if f is not None:
-                        f.version = seq
-            last = seq
-            ts = d["ts"]
-            if ts > last_ts:
-                last_ts = ts
-    finally:
-        m.events_total = count
-        state.last_seq = last
-        state.last_ts = last_ts
-    return state
 
 
 def fold(events: Iterable[Event], state: SwarmState | None = None) -> SwarmState:
     """Fold ``events`` (in seq order) into ``state`` or a fresh default state."""
     s = state if state is not None else SwarmState()
-    for ev in events:
-        apply(s, ev)
-    return s
+    return fold_dicts(s, (ev._d for ev in events))

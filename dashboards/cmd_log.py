@@ -20,15 +20,21 @@ def init(
     ctx: typer.Context,
     name: str | None = typer.Option(None, "--name", help="Swarm name [default: dir name]"),
     replicas: int = typer.Option(1, "--replicas", help="JetStream stream replicas (--url)"),
+    settings: list[str] = typer.Option(
+        [], "--set", metavar="KEY=VALUE", help="Configuration, e.g. --set pool.capacity=50000"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
-    """Create a log (a directory, or a JetStream stream with --url)."""
+    """Create a log (a directory, or a JetStream stream with --url) and record its
+    configuration (--set KEY=VALUE …; `swarmlog config show` lists the keys)."""
     from swarmlog import open_log
+    from synthesizer.configlog import init_config, parse_settings
 
     from .app import target
 
+    parsed = parse_settings(settings)  # bad keys fail before anything is created
     t = target(ctx, root, url)
     if t.startswith(("nats://", "tls://")):
         from swarmlog.jetstream import ensure_stream
@@ -39,10 +45,18 @@ def init(
         opts["name"] = name
     log = open_log(t, **opts)
     try:
+        conf, _ = init_config(log, parsed)
         if json:
-            emit_json({"target": t, "name": log.name, "last_seq": log.last_seq})
+            emit_json(
+                {"target": t, "name": log.name, "last_seq": log.last_seq, "config_seq": conf.seq}
+            )
         else:
             typer.echo(f"swarm {log.name!r} ready at {t} (last seq {log.last_seq})")
+            if conf.changed:
+                typer.echo(
+                    f"configuration at seq {conf.seq}: "
+                    + ", ".join(f"{k}={v}" for k, v in conf.changed.items())
+                )
     finally:
         log.close()
 

@@ -79,6 +79,11 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
         ("synthesizer lag", f"{m.lag} events past progress {m.progress}, {m.undecided} undecided"),
         ("facts by status", f"{m.facts_total} ({_counts(m.by_status, STATUSES)})"),
         ("facts by tier", _counts(m.by_tier, TIERS)),
+        (
+            "pool",
+            f"holds at most {m.capacity} facts · decay {m.decay_rate:g} per tick"
+            f" · embedder {m.embedder}",
+        ),
         ("strength histogram", f"[{hist}] (deciles 0→1), avg {m.average_strength:.2f}"),
         ("evictions", f"{m.evictions_total} ({_counts(m.evictions)})"),
         (

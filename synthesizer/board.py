@@ -302,6 +302,8 @@ class Board:
     ) -> Event:
         """Validate a change and build its keyed event."""
         _check_version(expected)
+        if fact_id in (T.CONFIG_KEY, T.SYNTH_AGENT):
+            raise InvalidEvent(f"{fact_id!r} is a reserved key, not a fact id")
         unknown = set(change) - CAS_FIELDS
         if unknown:
             raise InvalidEvent(f"unknown cas argument(s): {', '.join(sorted(unknown))}")

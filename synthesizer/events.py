@@ -9,12 +9,14 @@ the already-validated body dicts directly.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from swarmlog.envelope import register_body
 from swarmlog.names import check_name
+
+from .config import SynthConfig
 
 # ---------------------------------------------------------------- type names
 
@@ -34,6 +36,10 @@ SESSION_ENDED = "session.ended"
 IDENTITY_FORGOTTEN = "identity.forgotten"
 SYNTH_PROGRESS = "synth.progress"
 BOARD_CONFLICT = "board.conflict"
+SWARM_CONFIGURED = "swarm.configured"
+
+CONFIG_KEY = "swarm.config"
+"""CAS key of ``swarm.configured`` events: its version is the seq of the configuration in force."""
 
 SYNTH_AGENT = "synthesizer"
 """Agent name (and CAS key) of the synthesizer's events."""
@@ -222,6 +228,17 @@ class FactResolved(_Body):
     reason: ShortText = ""
 
 
+class SwarmConfigured(_Body):
+    """The swarm's whole configuration, in force from this event's seq on.
+
+    ``changed`` lists the dotted keys this event set (for ``swarmlog config show``);
+    the fold reads only ``config``.
+    """
+
+    config: SynthConfig
+    changed: dict[str, Any] = Field(default_factory=dict)
+
+
 class SynthProgress(_Body):
     """The highest raw seq the synthesizer has folded."""
 
@@ -245,6 +262,7 @@ BODY_MODELS: dict[str, type[BaseModel]] = {
     IDENTITY_FORGOTTEN: IdentityForgotten,
     SYNTH_PROGRESS: SynthProgress,
     BOARD_CONFLICT: BoardConflict,
+    SWARM_CONFIGURED: SwarmConfigured,
 }
 
 

@@ -18,7 +18,9 @@ Definitions:
   (fact created or corroborated), p50 and p99 (nearest rank);
 * **CAS**: board writes per agent — attempts, successes, conflicts (losing attempts);
 * **contests**: subjects claimed by live facts with different values (or facts in
-  status ``contested``); resolved when one claim is active and the others superseded.
+  status ``contested``); resolved when one claim is active and the others superseded;
+* **configuration**: the key figures of the configuration in force (the log's): the
+  pool's capacity (it never holds more facts), its decay rate per tick, the embedder.
 """
 
 from __future__ import annotations
@@ -126,6 +128,9 @@ class SwarmMetrics:
     contests: list[Contest]
     agents: list[AgentActivity]
     top: list[FactRow] = field(default_factory=list)
+    capacity: int = 0
+    decay_rate: float = 0.0
+    embedder: str = ""
 
     @property
     def empty(self) -> bool:
@@ -299,6 +304,9 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         contests=contests(state),
         agents=_agent_rows(state),
         top=top_facts(state, top),
+        capacity=state.config.pool.capacity,
+        decay_rate=state.config.pool.decay_rate,
+        embedder=state.config.embedder,
     )
 
 

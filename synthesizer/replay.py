@@ -10,7 +10,7 @@ from __future__ import annotations
 from swarmlog import Log
 
 from .bulk import paused_gc
-from .config import SynthConfig
+from .configlog import log_config
 from .state import FORMAT, SwarmState, apply, fold_dicts
 
 CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}"
@@ -25,16 +25,24 @@ def seq_at_time(log: Log, at_time: float) -> int:
     return best
 
 
-def load_checkpoint(
-    log: Log, config: SynthConfig, at_or_below: int | None = None
-) -> SwarmState | None:
-    """The state of the newest valid checkpoint at or below a seq, for this config."""
-    ck = log.checkpoints.latest(at_or_below, CHECKPOINT_FORMAT, config.digest())
-    if ck is None:
-        return None
-    state = SwarmState.from_bytes(ck.data)
-    state.config = config
-    return state
+def load_checkpoint(log: Log, at_or_below: int | None = None) -> SwarmState | None:
+    """The state of the newest usable checkpoint at or below a seq (None: fold from 1).
+
+    A checkpoint's state carries the configuration it was folded under, so any
+    configuration the log has had loads. One taken at or after the last
+    ``swarm.configured`` must carry the configuration in force (its header's config
+    digest): another one was folded under a caller's configuration, before the
+    configuration lived in the log, and is passed over for an older one.
+    """
+    cur = log_config(log)
+    digest = cur.config.digest()
+    ck = log.checkpoints.latest(at_or_below, CHECKPOINT_FORMAT, digest)
+    if cur.seq > 1 and (ck is None or ck.seq < cur.seq - 1):
+        below = cur.seq - 1 if at_or_below is None else min(at_or_below, cur.seq - 1)
+        older = log.checkpoints.latest(below, CHECKPOINT_FORMAT)
+        if older is not None and (ck is None or older.seq > ck.seq):
+            ck = older
+    return None if ck is None else SwarmState.from_bytes(ck.data)
 
 
 def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmState:
@@ -59,21 +67,22 @@ def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmSt
 
 def state_at(
     log: Log,
-    config: SynthConfig | None = None,
     at_seq: int | None = None,
     at_time: float | None = None,
     from_start: bool = False,
 ) -> SwarmState:
-    """The swarm's state at a seq or a time (default: now), from a checkpoint unless told not."""
-    cfg = config if config is not None else SynthConfig()
+    """The swarm's state at a seq or a time (default: now), from a checkpoint unless told not.
+
+    Folded under the log's own configuration (its ``swarm.configured`` events).
+    """
     if at_seq is not None and at_time is not None:
         raise ValueError("give at_seq or at_time, not both")
     if at_seq is not None and at_seq < 0:
         raise ValueError(f"at_seq must be >= 0, got {at_seq}")
     target = seq_at_time(log, at_time) if at_time is not None else at_seq
-    state = None if from_start else load_checkpoint(log, cfg, target)
+    state = None if from_start else load_checkpoint(log, target)
     if state is None:
-        state = SwarmState(cfg)
+        state = SwarmState()
     return fold_into(state, log, target)
 
 

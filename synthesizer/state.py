@@ -25,6 +25,7 @@ from . import events as T
 from . import pool, tiers
 from .bulk import paused_gc
 from .config import SynthConfig
+from .configlog import on_configured
 from .facts import (
     ACTIVE,
     CONTESTED,
@@ -903,6 +904,7 @@ HANDLERS: dict[str, Handler] = {
     T.SESSION_ENDED: _on_session_ended,
     T.SYNTH_PROGRESS: _on_progress,
     T.IDENTITY_FORGOTTEN: _on_forgotten,
+    T.SWARM_CONFIGURED: on_configured,
 }
 
 _MALFORMED = (KeyError, TypeError, ValueError, IndexError)

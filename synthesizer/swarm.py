@@ -21,7 +21,8 @@ from swarmlog.names import check_name
 
 from . import events as T
 from .config import SynthConfig
-from .embed import Embedder, check_vector
+from .configlog import log_config, settle_config
+from .embed import Embedder, check_vector, embedder_for
 from .errors import UnknownFact
 from .factindex import FactIndex
 from .recall import Hit, recall
@@ -31,7 +32,13 @@ from .worker import Synthesizer
 
 
 class Swarm:
-    """One swarm: a log, its live state, and the agents that write to it."""
+    """One swarm: a log, its live state, and the agents that write to it.
+
+    The state is folded under the log's configuration (its ``swarm.configured``
+    events). ``config``, if given, is recorded on an empty log and must equal the
+    configuration of a swarm that has one (else ``ConfigError``). The local embedder is
+    the one the configuration names unless ``embedder`` is given.
+    """
 
     def __init__(
         self,
@@ -40,9 +47,11 @@ class Swarm:
         embedder: Embedder | None = None,
     ) -> None:
         self.log = log
-        self.config = config if config is not None else SynthConfig()
-        self.index = FactIndex(embedder)
-        self._state = load_checkpoint(log, self.config) or SwarmState(self.config)
+        settled = settle_config(log, config) if config is not None else None
+        self._embedder = embedder
+        self._embedder_name = (settled or log_config(log)).config.embedder
+        self._index: FactIndex | None = None
+        self._state = load_checkpoint(log) or SwarmState()
         self._synth: Synthesizer | None = None
         self._board: Any = None
 
@@ -72,6 +81,21 @@ class Swarm:
         return self.log.name
 
     @property
+    def config(self) -> SynthConfig:
+        """The configuration in force (the log's, as of a fresh fold)."""
+        return self.refresh().config
+
+    @property
+    def index(self) -> FactIndex:
+        """The vector index of live facts (built on first use: stats never embed)."""
+        if self._index is None:
+            emb = self._embedder if self._embedder is not None else embedder_for(
+                self._embedder_name
+            )
+            self._index = FactIndex(emb)
+        return self._index
+
+    @property
     def embedder(self) -> Embedder:
         return self.index.embedder
 
@@ -82,18 +106,25 @@ class Swarm:
         if self._synth is not None and self._synth.state is not self._state:
             self._state = self._synth.state
         fold_into(self._state, self.log)
+        name = self._state.config.embedder
+        if name != self._embedder_name and self._embedder is None:  # `config set embedder=…`
+            self._embedder_name = name
+            self._index = None
+            if self._synth is not None:
+                self._synth.index = self.index
         return self._state
 
     def state(self, at_seq: int | None = None, at_time: float | None = None) -> SwarmState:
         """The state now (live), or at a seq / a time (from the nearest checkpoint)."""
         if at_seq is None and at_time is None:
             return self.refresh()
-        return state_at(self.log, self.config, at_seq=at_seq, at_time=at_time)
+        return state_at(self.log, at_seq=at_seq, at_time=at_time)
 
     def synthesize(self) -> int:
         """Run one synthesizer pass in this process; return how many decisions it made."""
+        state = self.refresh()
         if self._synth is None:
-            self._synth = Synthesizer(self.log, self.config, state=self.refresh(), index=self.index)
+            self._synth = Synthesizer(self.log, state=state, index=self.index)
         n = self._synth.run_once()
         self._state = self._synth.state
         return n

@@ -27,7 +27,8 @@ from swarmlog import Event, Log, VersionConflict
 from . import events as T
 from . import prune
 from .config import SynthConfig
-from .embed import Embedder
+from .configlog import log_config, settle_config
+from .embed import Embedder, embedder_for
 from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
 from .replay import fold_into, load_checkpoint, save_checkpoint
@@ -89,11 +90,17 @@ class Synthesizer:
             batch_size = min(batch_size, max(1, log.max_batch // 4))
         self.batch_size = batch_size
         self.log = log
-        self.config = config if config is not None else SynthConfig()
+        if config is not None:  # recorded on an empty log; else must be the log's
+            settle_config(log, config)
         if state is None:
-            state = load_checkpoint(log, self.config) or SwarmState(self.config)
+            state = load_checkpoint(log) or SwarmState()
         self.state = state
-        self.index = index if index is not None else FactIndex(embedder)
+        self._auto_embedder = embedder is None and index is None
+        self._embedder_name = log_config(log).config.embedder if self._auto_embedder else ""
+        if index is None:
+            local = embedder if embedder is not None else embedder_for(self._embedder_name)
+            index = FactIndex(local)
+        self.index = index
         self.lease = getattr(state, "progress_seq", 0)
         self.standing_by = False
         self.decisions = 0
@@ -101,6 +108,19 @@ class Synthesizer:
         self.pruned = pruned
         self._basis: prune.BoundBasis | None = None
         self._basis_rows = 0
+
+    @property
+    def config(self) -> SynthConfig:
+        """The configuration the worker decides under: the log's, as far as it has folded."""
+        return self.state.config
+
+    def _follow_embedder(self) -> None:
+        """After a ``swarm.configured`` naming another embedder: a fresh index of it."""
+        name = self.state.config.embedder
+        if self._auto_embedder and name != self._embedder_name:
+            self._embedder_name = name
+            self.index = FactIndex(embedder_for(name))
+            self.index.sync(self.state)
 
     # ------------------------------------------------------------------ folding
 
@@ -129,6 +149,7 @@ class Synthesizer:
     def run_once(self) -> int:
         """Fold, decide every undecided raw memory, append the decisions; return their count."""
         self.catch_up()
+        self._follow_embedder()
         n = self.decide_pending()
         self.maybe_checkpoint()
         return n

@@ -29,6 +29,7 @@ from _table import best_of, write_table
 
 from swarmlog import Event, open_log
 from synthesizer.config import SynthConfig
+from synthesizer.configlog import record_config
 from synthesizer.factindex import FactIndex
 from synthesizer.recall import recall
 from synthesizer.replay import save_checkpoint, state_at
@@ -96,11 +97,16 @@ def raw_events(n: int, rng: random.Random, dup_rate: float = 0.3) -> list[Event]
     return out
 
 
-def fact_log(path: Path, n_facts: int, extra_events: int = 0) -> None:
-    """A log holding ``n_facts`` facts (raw + fact.created pairs) written in big batches."""
+def fact_log(
+    path: Path, n_facts: int, extra_events: int = 0, config: SynthConfig | None = None
+) -> None:
+    """A log holding ``n_facts`` facts (raw + fact.created pairs) written in big batches,
+    after a ``swarm.configured`` recording ``config`` (if given)."""
     log = open_log(path, segment_bytes=256 << 20)
+    if config is not None:
+        record_config(log, config, expect=0)
     rng = random.Random(1)
-    seq = 0
+    seq = log.last_seq
     batch: list[Event] = []
     for i in range(n_facts):
         seq += 1
@@ -153,14 +159,14 @@ def plain_parse(path: Path) -> int:
 
 def bench_fold(tmp: Path, n: int) -> list[str]:
     p = tmp / "fold"
-    fact_log(p, n // 4, n // 2)
+    fact_log(p, n // 4, n // 2, config=BIG)
     log = open_log(p)
     events = log.last_seq
     base = best_of(lambda: plain_parse(p))
     fold = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
-        state = state_at(log, BIG, from_start=True)
+        state = state_at(log, from_start=True)
         fold = min(fold, time.perf_counter() - t0)
         del state  # tearing the state down is not part of the fold
     log.close()
@@ -175,9 +181,9 @@ def bench_fold(tmp: Path, n: int) -> list[str]:
 
 def bench_decisions(tmp: Path, live: int, n: int) -> list[str]:
     p = tmp / "decide"
-    fact_log(p, live)
+    fact_log(p, live, config=BIG)
     log = open_log(p)
-    w = Synthesizer(log, BIG)
+    w = Synthesizer(log)
     w.catch_up()
     rng = random.Random(5)
     log.append_many(raw_events(n, rng))
@@ -196,9 +202,9 @@ def bench_decisions(tmp: Path, live: int, n: int) -> list[str]:
 
 def bench_recall(tmp: Path, n: int) -> tuple[list[str], SwarmState]:
     p = tmp / "recall"
-    fact_log(p, n)
+    fact_log(p, n, config=BIG)
     log = open_log(p)
-    state = state_at(log, BIG, from_start=True)
+    state = state_at(log, from_start=True)
     index = FactIndex()
     index.sync(state)
     index.refresh_weights(state)
@@ -249,18 +255,17 @@ def bench_checkpoint(state: SwarmState) -> list[list[str]]:
 
 def bench_replay(tmp: Path, n: int) -> list[str]:
     """Default config (capacity 1,000: the pool evicts as it goes, as in a real swarm)."""
-    cfg = SynthConfig()
     p = tmp / "replay"
     fact_log(p, n // 8, n - 2 * (n // 8))
     log = open_log(p)
     last = log.last_seq
-    st = state_at(log, cfg, at_seq=last - 1000, from_start=True)
+    st = state_at(log, at_seq=last - 1000, from_start=True)
     save_checkpoint(log, st)
     t0 = time.perf_counter()
-    full = state_at(log, cfg, from_start=True)
+    full = state_at(log, from_start=True)
     t_full = time.perf_counter() - t0
-    t_ck = best_of(lambda: state_at(log, cfg))
-    assert state_at(log, cfg).digest() == full.digest()
+    t_ck = best_of(lambda: state_at(log))
+    assert state_at(log).digest() == full.digest()
     log.close()
     return [
         f"replay from a checkpoint 1,000 behind ({last:,} events, default config)",

@@ -250,6 +250,7 @@ def on_configured(s: Any, d: dict[str, Any]) -> None:
     if d.get("key") != T.CONFIG_KEY:
         raise ValueError("swarm.configured without the config key")
     s.config = SynthConfig.model_validate(d["body"]["config"])
+    s.config_seq = d["seq"]
     cap = s.config.pool.capacity
     facts = s.facts
     if len(facts) > cap:

@@ -7,10 +7,12 @@ order) whose ``ts`` is at most T.
 
 from __future__ import annotations
 
+import warnings
+
 from swarmlog import Log
 
 from .bulk import paused_gc
-from .configlog import log_config
+from .config import DEFAULT_CONFIG
 from .state import FORMAT, SwarmState, apply, fold_dicts
 
 CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}"
@@ -28,21 +30,28 @@ def seq_at_time(log: Log, at_time: float) -> int:
 def load_checkpoint(log: Log, at_or_below: int | None = None) -> SwarmState | None:
     """The state of the newest usable checkpoint at or below a seq (None: fold from 1).
 
-    A checkpoint's state carries the configuration it was folded under, so any
-    configuration the log has had loads. One taken at or after the last
-    ``swarm.configured`` must carry the configuration in force (its header's config
-    digest): another one was folded under a caller's configuration, before the
-    configuration lived in the log, and is passed over for an older one.
+    A checkpoint's state carries the configuration it was folded under (and the seq of
+    the ``swarm.configured`` that set it), so a checkpoint of any configuration the log
+    has had loads. One folded under a caller's own configuration (written before the
+    configuration lived in the log: no ``swarm.configured`` behind it, yet not the
+    defaults) is not the log's state and is passed over, with a warning.
     """
-    cur = log_config(log)
-    digest = cur.config.digest()
-    ck = log.checkpoints.latest(at_or_below, CHECKPOINT_FORMAT, digest)
-    if cur.seq > 1 and (ck is None or ck.seq < cur.seq - 1):
-        below = cur.seq - 1 if at_or_below is None else min(at_or_below, cur.seq - 1)
-        older = log.checkpoints.latest(below, CHECKPOINT_FORMAT)
-        if older is not None and (ck is None or older.seq > ck.seq):
-            ck = older
-    return None if ck is None else SwarmState.from_bytes(ck.data)
+    limit = at_or_below
+    while limit is None or limit >= 0:
+        ck = log.checkpoints.latest(limit, CHECKPOINT_FORMAT)
+        if ck is None:
+            return None
+        state = SwarmState.from_bytes(ck.data)
+        if state.config_seq or state.config == DEFAULT_CONFIG:
+            return state
+        warnings.warn(
+            f"skipping checkpoint at seq {ck.seq}: folded under a configuration the log"
+            " never recorded",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        limit = ck.seq - 1
+    return None
 
 
 def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmState:

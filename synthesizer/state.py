@@ -166,7 +166,8 @@ class SwarmState:
     * ``subjects``: subject -> ids of live facts claiming it;
     * ``coact`` / ``clusters``: co-activation weights (symmetric) and cluster members;
     * ``recalled``: agent -> seqs of peers' evidence it has seen in recall hits;
-    * ``progress``: the synthesizer's progress mark; ``last_seq``: last folded seq.
+    * ``progress``: the synthesizer's progress mark; ``last_seq``: last folded seq;
+    * ``config_seq``: seq of the ``swarm.configured`` in force (0: the initial config).
     """
 
     __slots__ = (
@@ -174,6 +175,7 @@ class SwarmState:
         "_k",
         "clusters",
         "coact",
+        "config_seq",
         "facts",
         "last_seq",
         "last_ts",
@@ -197,6 +199,7 @@ class SwarmState:
         self.last_seq: int = 0
         self.last_ts: float = 0.0
         self.progress: int = 0
+        self.config_seq: int = 0
         self.metrics: Metrics = Metrics()
 
     @property
@@ -275,6 +278,7 @@ class SwarmState:
             "last_seq": self.last_seq,
             "last_ts": self.last_ts,
             "progress": self.progress,
+            "config_seq": self.config_seq,
             "fact_fields": list(FACT_FIELDS),
             "facts": [f.to_row() for f in self.facts.values()],
             "signatures": self.signatures,
@@ -305,6 +309,7 @@ class SwarmState:
         s.last_seq = d["last_seq"]
         s.last_ts = d["last_ts"]
         s.progress = d["progress"]
+        s.config_seq = d.get("config_seq", 0)
         if d.get("fact_fields") != list(FACT_FIELDS):
             raise ValueError("state was written with other fact fields; replay from the log")
         s.facts = facts_from_rows(d["facts"])

@@ -21,7 +21,7 @@ from swarmlog.names import check_name
 
 from . import events as T
 from .config import SynthConfig
-from .configlog import log_config, settle_config
+from .configlog import settle_config
 from .embed import Embedder, check_vector, embedder_for
 from .errors import UnknownFact
 from .factindex import FactIndex
@@ -47,9 +47,10 @@ class Swarm:
         embedder: Embedder | None = None,
     ) -> None:
         self.log = log
-        settled = settle_config(log, config) if config is not None else None
+        if config is not None:
+            settle_config(log, config)
         self._embedder = embedder
-        self._embedder_name = (settled or log_config(log)).config.embedder
+        self._embedder_name = ""
         self._index: FactIndex | None = None
         self._state = load_checkpoint(log) or SwarmState()
         self._synth: Synthesizer | None = None
@@ -87,12 +88,13 @@ class Swarm:
 
     @property
     def index(self) -> FactIndex:
-        """The vector index of live facts (built on first use: stats never embed)."""
+        """The vector index of live facts, of the embedder the configuration names
+        (unless one was given); built on first use, so stats never embed."""
         if self._index is None:
-            emb = self._embedder if self._embedder is not None else embedder_for(
-                self._embedder_name
-            )
-            self._index = FactIndex(emb)
+            name = self.refresh().config.embedder
+            if self._index is None:
+                emb = self._embedder if self._embedder is not None else embedder_for(name)
+                self._index, self._embedder_name = FactIndex(emb), name
         return self._index
 
     @property
@@ -107,11 +109,11 @@ class Swarm:
             self._state = self._synth.state
         fold_into(self._state, self.log)
         name = self._state.config.embedder
-        if name != self._embedder_name and self._embedder is None:  # `config set embedder=…`
-            self._embedder_name = name
-            self._index = None
+        if self._index is not None and self._embedder is None and name != self._embedder_name:
+            # `config set embedder=…`: vectors of another embedder never mix
+            self._index, self._embedder_name = FactIndex(embedder_for(name)), name
             if self._synth is not None:
-                self._synth.index = self.index
+                self._synth.index = self._index
         return self._state
 
     def state(self, at_seq: int | None = None, at_time: float | None = None) -> SwarmState:

@@ -27,7 +27,7 @@ from swarmlog import Event, Log, VersionConflict
 from . import events as T
 from . import prune
 from .config import SynthConfig
-from .configlog import log_config, settle_config
+from .configlog import settle_config
 from .embed import Embedder, embedder_for
 from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
@@ -95,8 +95,8 @@ class Synthesizer:
         if state is None:
             state = load_checkpoint(log) or SwarmState()
         self.state = state
-        self._auto_embedder = embedder is None and index is None
-        self._embedder_name = log_config(log).config.embedder if self._auto_embedder else ""
+        self._auto_embedder = embedder is None and index is None  # the configuration's
+        self._embedder_name = state.config.embedder
         if index is None:
             local = embedder if embedder is not None else embedder_for(self._embedder_name)
             index = FactIndex(local)
@@ -115,12 +115,11 @@ class Synthesizer:
         return self.state.config
 
     def _follow_embedder(self) -> None:
-        """After a ``swarm.configured`` naming another embedder: a fresh index of it."""
+        """When the folded configuration names another embedder: a fresh, empty index."""
         name = self.state.config.embedder
         if self._auto_embedder and name != self._embedder_name:
             self._embedder_name = name
             self.index = FactIndex(embedder_for(name))
-            self.index.sync(self.state)
 
     # ------------------------------------------------------------------ folding
 
@@ -141,6 +140,7 @@ class Synthesizer:
                 apply(st, ev)
                 if ev.type == T.SYNTH_PROGRESS and ev.key == LEASE_KEY:
                     self.lease = ev.seq or self.lease
+        self._follow_embedder()
         self.index.sync(st)
         return st.last_seq - before
 
@@ -149,7 +149,6 @@ class Synthesizer:
     def run_once(self) -> int:
         """Fold, decide every undecided raw memory, append the decisions; return their count."""
         self.catch_up()
-        self._follow_embedder()
         n = self.decide_pending()
         self.maybe_checkpoint()
         return n

@@ -240,7 +240,11 @@ class Synthesizer:
         a busy CPU); any orthonormal basis gives exact results, a fresh one prunes more.
         """
         n = len(mat)
-        if self._basis is None or not self._basis_rows // 4 <= n <= 4 * self._basis_rows:
+        if (
+            self._basis is None
+            or not self._basis_rows // 4 <= n <= 4 * self._basis_rows
+            or self._basis.q.shape[0] != mat.shape[1]  # another embedder's width
+        ):
             self._basis = prune.BoundBasis.fit(mat)
             self._basis_rows = max(n, 1)
         return self._basis

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -352,3 +353,58 @@ def test_replay_with_config_changes_from_any_checkpoint_is_one_digest(
         assert state_at(log).digest() == state_at(log, from_start=True).digest() == live.digest()
         assert len(live.facts) <= live.config.pool.capacity
         sw.close()
+
+
+def test_worker_checkpoints_at_the_logs_cadence(cli_root: str) -> None:
+    assert run_cli("--root", cli_root, "config", "set", "synthesizer.checkpoint_every=5").code == 0
+    with Swarm.open(cli_root) as sw:
+        for text in TOPICS[:6]:
+            sw.agent("a1").share(text)
+    assert run_cli("--root", cli_root, "synth", "--once").code == 0  # a fresh worker
+    log = open_log(cli_root)
+    assert [c.seq for c in log.checkpoints.list()] == [log.last_seq]  # 14 events >= 5 (not 1000)
+    md = run_cli("--root", cli_root, "dashboard", "--format", "markdown")
+    assert "| pool | holds at most 1000 facts · decay 0.05 per tick · embedder hash |" in md.out
+
+
+class _Letters:
+    """A tiny deterministic embedder: letter counts (a stand-in registered as "minilm")."""
+
+    id = "letters-26"
+    dim = 26
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 26), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for ch in t.lower():
+                if "a" <= ch <= "z":
+                    out[i, ord(ch) - 97] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+def test_config_set_embedder_switches_every_process_from_its_seq(tmp_path: Path) -> None:
+    from synthesizer import embed
+
+    saved = dict(embed._FACTORIES)
+    embed.register_embedder("minilm", _Letters)
+    try:
+        with Swarm.open(tmp_path / "s") as sw:
+            sw.agent("a1").share(TOPICS[0])
+            sw.synthesize()
+            assert sw.embedder.id.startswith("hash")
+            change_config(sw.log, {"embedder": "minilm"})
+            sw.agent("a2").share(TOPICS[1])
+            sw.synthesize()
+            assert sw.embedder.id == "letters-26"
+            assert sorted(sw.index.space.namespaces()) == [("letters-26", 26)]
+            assert len(sw.state().facts) == 2
+            hits = sw.agent("a3").recall(TOPICS[1], limit=1)
+            assert hits and hits[0].fact.content == TOPICS[1]
+            live = sw.state().digest()
+        w = Synthesizer(open_log(tmp_path / "s"))  # a fresh worker: the log's embedder
+        w.catch_up()
+        assert w.index.embedder.id == "letters-26" and w.state.digest() == live
+    finally:
+        embed._FACTORIES.clear()
+        embed._FACTORIES.update(saved)

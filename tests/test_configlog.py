@@ -408,3 +408,13 @@ def test_config_set_embedder_switches_every_process_from_its_seq(tmp_path: Path)
     finally:
         embed._FACTORIES.clear()
         embed._FACTORIES.update(saved)
+
+
+def test_the_config_key_is_not_a_fact_id(tmp_path: Path) -> None:
+    from swarmlog import InvalidEvent
+
+    with Swarm.open(tmp_path / "s") as sw:
+        for reserved in (T.CONFIG_KEY, "synthesizer"):
+            with pytest.raises(InvalidEvent, match="reserved key"):
+                sw.board.cas(reserved, 0, content="hijack")
+        assert sw.log.last_seq == 0

@@ -64,7 +64,11 @@ class Swarm:
         embedder: Embedder | None = None,
         **log_options: Any,
     ) -> Swarm:
-        """Open (creating if needed) the swarm at a directory or ``nats://host:port/STREAM``."""
+        """Open (creating if needed) the swarm at a directory or ``nats://host:port/STREAM``.
+
+        Without ``config`` the swarm folds under its log's configuration; with one, it
+        is recorded on a new swarm, and an existing swarm's must equal it (ConfigError).
+        """
         return cls(open_log(target, **log_options), config, embedder)
 
     def close(self) -> None:

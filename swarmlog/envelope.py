@@ -168,6 +168,16 @@ class Event:
     def causes(self) -> list[int] | None:
         return self._d.get("causes")
 
+    @property
+    def envelope(self) -> dict[str, Any]:
+        """The event's envelope mapping as the log holds it (seq first once stored).
+
+        Why: the fold reads fields by dict lookup, a chunk of thousands at a time, and
+        ``Log.read_batches`` hands it these same mappings without building an Event per
+        record. It is shared, not copied: treat it as read-only (``to_dict()`` is a copy).
+        """
+        return self._d
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Event is immutable; use .replace(...)")
 

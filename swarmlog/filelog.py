@@ -744,15 +744,10 @@ class FileLog(Log):
         for batch in self.read_batches(from_seq, to_seq):
             yield from map(from_stored, batch)
 
-    def read_dicts(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
-        """Like ``read`` but yields the stored dicts (the fast path for folds)."""
-        for batch in self.read_batches(from_seq, to_seq):
-            yield from batch
-
     def read_batches(
         self, from_seq: int = 1, to_seq: int | None = None
     ) -> Iterator[list[dict[str, Any]]]:
-        """Stored dicts in chunks (lists) — for consumers that work a batch at a time."""
+        """Stored dicts in chunks as the segment reader decodes them (see ``Log``)."""
         from_seq = max(1, from_seq)
         if to_seq is not None and to_seq < from_seq:
             return

@@ -462,10 +462,12 @@ class JetStreamLog(Log):
             for r in raws:
                 yield self._decode(r)
 
-    def read_dicts(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
-        """Like ``read`` but yields the stored dicts (the fast path for folds)."""
-        for ev in self.read(from_seq, to_seq):
-            yield ev._d
+    def read_batches(
+        self, from_seq: int = 1, to_seq: int | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Stored mappings a Direct Get batch at a time (see ``Log.read_batches``)."""
+        for raws in self._read_raw(from_seq, to_seq):
+            yield [self._decode(r).envelope for r in raws]
 
     def _read_raw(self, from_seq: int, to_seq: int | None) -> Iterator[list[Raw]]:
         """Messages ``from_seq..to_seq`` (clipped to the leader's last seq) in batches.

@@ -13,7 +13,7 @@ from swarmlog import Log
 
 from .bulk import paused_gc
 from .config import DEFAULT_CONFIG
-from .state import FORMAT, SwarmState, apply, fold_dicts
+from .state import FORMAT, SwarmState, fold_dicts
 
 CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}"
 
@@ -60,17 +60,8 @@ def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmSt
         return state
     start = state.last_seq + 1
     with paused_gc():
-        batches = getattr(log, "read_batches", None)
-        if batches is not None:  # stored dicts, no Event per record (FileLog)
-            for batch in batches(start, to_seq):
-                fold_dicts(state, batch)
-        else:
-            dicts = getattr(log, "read_dicts", None)
-            if dicts is not None:
-                fold_dicts(state, dicts(start, to_seq))
-            else:
-                for ev in log.read(start, to_seq):
-                    apply(state, ev)
+        for batch in log.read_batches(start, to_seq):
+            fold_dicts(state, batch)
     return state
 
 

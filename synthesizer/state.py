@@ -370,7 +370,7 @@ class SwarmState:
 
 # ---------------------------------------------------------------- handlers
 #
-# Handlers take the event's envelope dict (``Event._d``, or a dict read straight from the
+# Handlers take the event's envelope dict (``Event.envelope``, or a dict read straight from the
 # log): one dict lookup per field instead of a property call. They are the fold's hot path,
 # so they cache lookups in locals and build entities positionally; the order in which
 # they mutate the state and may raise (a malformed body) is part of the digest contract.
@@ -930,12 +930,12 @@ def _note_causes(s: SwarmState, agent: str, causes: list[int]) -> None:
 def apply(state: SwarmState, event: Event | dict[str, Any]) -> SwarmState:
     """Fold one stored event into ``state`` (in place) and return it.
 
-    ``event`` is an Event or its stored envelope dict (as ``FileLog.read_dicts`` yields).
+    ``event`` is an Event or its stored envelope dict (as ``Log.read_batches`` yields).
     Events at or below ``state.last_seq`` are skipped, so re-reading an overlap after a
     checkpoint is harmless. Unknown types only bump counters; a malformed body of a
     known type is counted under ``metrics.ignored`` and otherwise skipped.
     """
-    d = event if type(event) is dict else event._d  # type: ignore[union-attr]
+    d = event if type(event) is dict else event.envelope  # type: ignore[union-attr]
     seq = d.get("seq")
     if seq is None:
         raise ValueError("only stored events (with a seq) can be folded")
@@ -1076,4 +1076,4 @@ def _fold_run(
 def fold(events: Iterable[Event], state: SwarmState | None = None) -> SwarmState:
     """Fold ``events`` (in seq order) into ``state`` or a fresh default state."""
     s = state if state is not None else SwarmState()
-    return fold_dicts(s, (ev._d for ev in events))
+    return fold_dicts(s, (ev.envelope for ev in events))

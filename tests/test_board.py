@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def swarm(log_target: LogTarget) -> Iterator[Swarm]:
-    sw = Swarm.open(log_target.target)
+    sw = Swarm(log_target.open())
     yield sw
     sw.close()
 

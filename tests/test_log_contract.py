@@ -1,12 +1,14 @@
 """The Log contract (DESIGN 3, contract.py R1-R6), checked on every backend with real processes.
 
 Only ``open_log(target)`` and the public Log methods are used here, so the same tests hold
-the JetStream backend to the same promises as FileLog.
+the JetStream backend and the in-process MemoryLog (the reference) to the same promises as
+FileLog. Tests that need other processes skip MemoryLog (see ``tests/conftest.py``).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import threading
 from typing import Any
 
 import pytest
@@ -231,3 +233,89 @@ def test_verify_clean_and_counts(log_target: LogTarget) -> None:
         rep = log.verify()
         assert rep.ok and rep.events == 7 and rep.last_seq == 7
         assert rep.to_dict()["ok"] is True
+
+
+def test_read_batches_are_read_as_stored_mappings(log_target: LogTarget) -> None:
+    """The fold's read (Log.read_batches): the same records as read(), in chunks."""
+    with log_target.open() as log:
+        log.append_many([ev(body={"i": i}, key=f"k{i % 3}") for i in range(1, 41)])
+        for i in range(41, 61):
+            log.append(ev(body={"i": i}))
+        for lo, hi in ((1, None), (7, 33), (40, 41), (60, 60), (61, None), (9, 8)):
+            chunks = list(log.read_batches(lo, hi))
+            assert all(isinstance(c, list) and c for c in chunks)
+            flat = [d for c in chunks for d in c]
+            assert flat == [e.envelope for e in log.read(lo, hi)]
+            assert flat == [e.to_dict() for e in log.read(lo, hi)]
+
+
+def test_threads_on_separate_handles_gapless_exactly_once(log_target: LogTarget) -> None:
+    """R1/R3/R5 between threads of one process (each with its own handle)."""
+    handles = [log_target.open() for _ in range(4)]
+
+    def write(i: int) -> None:
+        log = handles[i]
+        for j in range(50):
+            if j % 10 == 0:
+                log.append_many([ev(id=f"t{i}-{j}-{k}") for k in range(5)])
+            else:
+                log.append(ev(id=f"t{i}-{j}"))
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    with log_target.open() as log:
+        stored = list(log.read())
+        assert [e.seq for e in stored] == list(range(1, 4 * (45 + 25) + 1))
+        assert len({e.id for e in stored}) == len(stored)
+        by_id = {e.id: e.seq for e in stored}
+        for i in range(4):
+            for j in range(0, 50, 10):
+                seqs = [by_id[f"t{i}-{j}-{k}"] for k in range(5)]
+                assert seqs == list(range(seqs[0], seqs[0] + 5))
+    for h in handles:
+        h.close()
+
+
+def test_follow_wakes_in_another_thread(log_target: LogTarget) -> None:
+    """R6 with a follower thread: each event once, in order, as it is appended."""
+    with log_target.open() as log:
+        log.append(ev(body={"i": 0}))
+        seen: list[int] = []
+        ready = threading.Event()
+
+        def follow() -> None:
+            f = log_target.open()
+            ready.set()
+            for e in f.follow(1, timeout=30.0):
+                seen.append(e.body["i"])
+                if len(seen) == 31:
+                    break
+            f.close()
+
+        t = threading.Thread(target=follow)
+        t.start()
+        ready.wait(30)
+        for i in range(1, 11):
+            log.append(ev(body={"i": i}))
+        log.append_many([ev(body={"i": i}) for i in range(11, 31)])
+        t.join(60)
+        assert seen == list(range(31))
+
+
+def test_checkpoints_round_trip(log_target: LogTarget) -> None:
+    with log_target.open() as log:
+        store = log.checkpoints
+        assert store.latest() is None
+        store.save(3, b"three", "test/1", "c1")
+        store.save(9, b"nine", "test/1", "c1")
+        assert [i.seq for i in store.list()] == [3, 9]
+        latest = store.latest()
+        assert latest is not None and (latest.seq, latest.data) == (9, b"nine")
+        below = store.latest(8, "test/1", "c1")
+        assert below is not None and below.data == b"three"
+        assert store.latest(format="other/1") is None and store.latest(2) is None
+        assert store.invalidate_after(4) == 1
+        assert [i.seq for i in store.list()] == [3]

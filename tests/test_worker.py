@@ -12,7 +12,7 @@ from synthesizer.worker import Synthesizer
 
 @pytest.fixture
 def swarm(log_target):  # type: ignore[no-untyped-def]
-    sw = Swarm.open(log_target.target)
+    sw = Swarm(log_target.open())
     yield sw
     sw.close()
 
@@ -104,8 +104,8 @@ def test_contradiction_contested_then_superseded_and_flipped_by_evidence(swarm: 
 
 
 def test_second_worker_stands_by(log_target) -> None:  # type: ignore[no-untyped-def]
-    log1 = open_log(log_target.target)
-    log2 = open_log(log_target.target)
+    log1 = log_target.open()
+    log2 = log_target.open()
     log1.append(Event(agent="a1", type="memory.shared", body={"content": "one"}))
     w1, w2 = Synthesizer(log1), Synthesizer(log2)
     w1.catch_up()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from swarmlog import Event, InvalidEvent, open_log
+from swarmlog import Event, InvalidEvent
 from synthesizer.errors import UnknownFact
 from synthesizer.swarm import Swarm
 from synthesizer.worker import Synthesizer

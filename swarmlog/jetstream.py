@@ -331,7 +331,11 @@ class JetStreamLog(Log):
         if self._ckpt is None:
             from .jscheckpoint import ObjectStoreCheckpoints
 
-            self._ckpt = ObjectStoreCheckpoints(self)
+            if self._closed:
+                raise LogUnavailable("the log is closed")
+            self._ckpt = ObjectStoreCheckpoints(
+                self._c, self._lt, self.stream, self.replicas, self.timeout
+            )
         return self._ckpt
 
     # ------------------------------------------------------------------ append

@@ -18,36 +18,47 @@ from .checkpoint import CheckpointInfo, CheckpointStore, encode_header, parse_he
 from .errors import LogUnavailable, SwarmlogError
 
 if TYPE_CHECKING:
-    from .jetstream import JetStreamLog
+    from .jsclient import JsClient
+    from .jsloop import LoopThread
 
 
 class ObjectStoreCheckpoints(CheckpointStore):
-    """The CheckpointStore of a JetStreamLog (bucket created on first use)."""
+    """The CheckpointStore of a JetStreamLog (bucket created on first use).
 
-    def __init__(self, log: JetStreamLog) -> None:
-        self.log = log
-        self.bucket = f"{log.stream}-ckpt"
+    It is given what it uses of its log: the connected client, the loop thread that runs
+    the client's coroutines, the stream's name and replica count, and the request timeout.
+    """
+
+    def __init__(
+        self, client: JsClient, loop: LoopThread, stream: str, replicas: int, timeout: float
+    ) -> None:
+        self.client = client
+        self.loop = loop
+        self.stream = stream
+        self.replicas = replicas
+        self.timeout = timeout
+        self.bucket = f"{stream}-ckpt"
         self._obs: Any = None
 
     async def _store(self) -> Any:
         if self._obs is None:
             import nats.js.errors
 
-            js = self.log._c.conn.jetstream()
+            js = self.client.conn.jetstream()
             try:
                 self._obs = await js.object_store(self.bucket)
             except nats.js.errors.BucketNotFoundError:
                 self._obs = await js.create_object_store(
                     self.bucket,
-                    description=f"swarmlog checkpoints of stream {self.log.stream}",
-                    replicas=self.log.replicas,
+                    description=f"swarmlog checkpoints of stream {self.stream}",
+                    replicas=self.replicas,
                 )
             except nats.js.errors.Error as e:
                 raise LogUnavailable(f"checkpoint bucket {self.bucket}: {e}") from None
         return self._obs
 
     def _run(self, coro: Any) -> Any:
-        return self.log._run(coro, 4 * self.log.timeout + 1, "checkpoint")
+        return self.loop.run(coro, 4 * self.timeout + 1, "checkpoint")
 
     def save(self, seq: int, data: bytes, format: str, config: str = "") -> CheckpointInfo:
         header = encode_header(seq, data, format, config)

@@ -1,6 +1,7 @@
 """The Board (DESIGN 5): compare-and-swap over synthesized facts.
 
-Reads come from the swarm's live state (``swarm.refresh()``); every write is one
+Reads come from the swarm's live state (the ``refresh`` function it is given, usually
+``Swarm.refresh``); every write is one
 ``fact.updated`` or ``fact.retracted`` event keyed on the fact id and appended with
 ``expect={fact_id: expected_version}``, so the log's per-key expectation is the only
 concurrency primitive: a stale write never lands, and a fact's version is the seq of
@@ -35,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from swarmlog import Event, InvalidEvent, SwarmlogError, VersionConflict
+from swarmlog import Event, InvalidEvent, Log, SwarmlogError, VersionConflict
 
 from . import events as T
 from .errors import UnknownFact
@@ -43,7 +44,6 @@ from .facts import RETRACTED, Fact
 
 if TYPE_CHECKING:
     from .state import SwarmState
-    from .swarm import Swarm
 
 BOARD_AGENT = "board"
 """Agent name of board writes that name no agent."""
@@ -140,11 +140,17 @@ def _check_status(status: str | None) -> None:
 
 
 class Board:
-    """The CAS view over a swarm's facts (see module docstring)."""
+    """The CAS view over a swarm's facts (see module docstring).
+
+    It needs only the log to write to and a ``refresh()`` that returns the live state
+    with everything appended so far folded in (``Swarm.refresh``), so it knows nothing
+    of the Swarm that owns it.
+    """
 
     def __init__(
         self,
-        swarm: Swarm,
+        log: Log,
+        refresh: Callable[[], SwarmState],
         *,
         agent: str = BOARD_AGENT,
         record_conflicts: bool = True,
@@ -152,7 +158,8 @@ class Board:
         base_delay: float = 0.0005,
         max_delay: float = 0.05,
     ) -> None:
-        self.swarm = swarm
+        self.log = log
+        self._refresh = refresh
         self.agent = agent
         self.record_conflicts = record_conflicts
         self.retries = retries
@@ -166,7 +173,7 @@ class Board:
 
     def refresh(self) -> SwarmState:
         """The live state, with everything appended so far folded in."""
-        return self.swarm.refresh()
+        return self._refresh()
 
     def get(self, fact_id: str) -> Fact:
         """A snapshot of a live fact (retracted ones included); UnknownFact if none."""
@@ -177,7 +184,7 @@ class Board:
 
     def version(self, fact_id: str) -> int:
         """The fact's current version straight from the log (0 if never written)."""
-        return self.swarm.log.version(fact_id)
+        return self.log.version(fact_id)
 
     def list(
         self,
@@ -229,7 +236,7 @@ class Board:
     def _index(self) -> None:
         """Extend the key -> seqs index over what was appended since the last look."""
         keyed = self._keyed
-        for ev in self.swarm.log.read(self._scanned + 1):
+        for ev in self.log.read(self._scanned + 1):
             k = ev.key
             s = ev.seq or 0
             if k is not None:
@@ -244,7 +251,7 @@ class Board:
         """Read the given (ascending) seqs: one range read when dense, else one by one."""
         if not seqs:
             return []
-        log = self.swarm.log
+        log = self.log
         span = seqs[-1] - seqs[0] + 1
         if len(seqs) * 4 >= span:
             want = set(seqs)
@@ -350,7 +357,7 @@ class Board:
         ev = self._event(fact_id, expected, change, agent, session)
         if check and expected > 0 and fact_id not in self.refresh().facts:
             raise UnknownFact(fact_id)
-        log = self.swarm.log
+        log = self.log
         batch = [*carry, ev] if carry else [ev]
         try:
             stored = log.append_many(batch, expect={fact_id: expected})
@@ -375,7 +382,7 @@ class Board:
     def _record(self, *events: Event) -> None:
         """Append conflict records (unconditionally; a failure here is not the caller's)."""
         try:
-            self.swarm.log.append_many(events)
+            self.log.append_many(events)
         except SwarmlogError:
             pass
 

@@ -20,6 +20,7 @@ from swarmlog import Event, InvalidEvent, Log, open_log
 from swarmlog.names import check_name
 
 from . import events as T
+from .board import Board
 from .config import SynthConfig
 from .configlog import settle_config
 from .embed import Embedder, check_vector, embedder_for
@@ -54,7 +55,7 @@ class Swarm:
         self._index: FactIndex | None = None
         self._state = load_checkpoint(log) or SwarmState()
         self._synth: Synthesizer | None = None
-        self._board: Any = None
+        self._board: Board | None = None
 
     @classmethod
     def open(
@@ -142,12 +143,10 @@ class Swarm:
         return save_checkpoint(self.log, self.refresh())
 
     @property
-    def board(self) -> Any:
+    def board(self) -> Board:
         """The compare-and-swap view over facts (see ``synthesizer.board``)."""
         if self._board is None:
-            from .board import Board
-
-            self._board = Board(self)
+            self._board = Board(self.log, self.refresh)
         return self._board
 
     # ------------------------------------------------------------------ swarm-wide events

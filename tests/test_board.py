@@ -253,7 +253,7 @@ def test_update_read_modify_write_and_no_op(swarm: Swarm) -> None:
 def test_update_gives_up_after_its_budget_and_records_conflicts(swarm: Swarm) -> None:
     b = swarm.board
     b.cas("hot", 0, content="hot fact", value="0")
-    rival = Board(swarm, agent="rival")
+    rival = Board(swarm.log, swarm.refresh, agent="rival")
     seen: list[int] = []
 
     def meddle(f: Fact) -> dict[str, Any]:
@@ -274,7 +274,7 @@ def test_update_gives_up_after_its_budget_and_records_conflicts(swarm: Swarm) ->
 def test_update_carries_conflict_records_into_the_winning_batch(swarm: Swarm) -> None:
     b = swarm.board
     b.cas("c", 0, content="c", value="0")
-    rival = Board(swarm, agent="rival")
+    rival = Board(swarm.log, swarm.refresh, agent="rival")
     calls = 0
 
     def once(f: Fact) -> dict[str, Any]:
@@ -292,7 +292,7 @@ def test_update_carries_conflict_records_into_the_winning_batch(swarm: Swarm) ->
 
 
 def test_backoff_is_full_jitter_within_the_cap(swarm: Swarm) -> None:
-    b = Board(swarm, base_delay=0.001, max_delay=0.01)
+    b = Board(swarm.log, swarm.refresh, base_delay=0.001, max_delay=0.01)
     for attempt in range(12):
         cap = min(0.01, 0.001 * 2**attempt)
         ds = [b.backoff(attempt) for _ in range(50)]

@@ -37,7 +37,7 @@ def _writer(target: str, keys: list[str], seconds: float, mode: str, go: Any, q:
     from synthesizer.swarm import Swarm
 
     swarm = Swarm.open(target)
-    board = Board(swarm, agent=f"w{os.getpid()}")
+    board = Board(swarm.log, swarm.refresh, agent=f"w{os.getpid()}")
     log = swarm.log
     rnd = random.Random(os.getpid())
     swarm.refresh()

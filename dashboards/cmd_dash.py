@@ -1,5 +1,5 @@
 """Operator commands: dashboard, stats, demo — thin faces over ``synthesizer.metrics``
-and ``synthesizer.demo``, rendered by ``dashboard`` (rich) and ``markdown``."""
+and ``dashboards.demo``, rendered by ``dashboard`` (rich) and ``markdown``."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.rule import Rule
 
-from synthesizer.demo import DemoError, DemoResult, cleanup, report_path, run_demo
-from synthesizer.demo_agent import agent_name
 from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
 from synthesizer.swarm import Swarm
 
 from . import fmt, markdown
 from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, Where, app, emit_json, fail, open_target
 from .dashboard import render, watch
+from .demo.agent import agent_name
+from .demo.run import DemoError, DemoResult, cleanup, report_path, run_demo
 
 FORMATS = ("terminal", "markdown")
 LOG_WIDTH = 120

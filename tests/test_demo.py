@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
+from dashboards.demo.agent import Scenario, agent_name, plan_with
 from swarmlog import open_log
-from synthesizer.demo_agent import Scenario, agent_name, plan_with
 from synthesizer.replay import state_at
 from synthesizer.worker import facts_digest
 

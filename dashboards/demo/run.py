@@ -2,7 +2,7 @@
 processes on one log, working through a scripted scenario, then a replay check.
 
 ``run_demo`` creates the plan fact, starts ``synthesizer.worker_main`` and the agents
-(``synthesizer.demo_agent``) as child processes, reports their steps through a callback,
+(``dashboards.demo.agent``) as child processes, reports their steps through a callback,
 waits for the synthesizer to decide every raw memory, stops it (it stores a checkpoint),
 appends a final pool tick, and compares the digest of the newest checkpoint folded up to
 the end with the digest of a fold from seq 1. Rendering is the caller's business
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from swarmlog import SwarmlogError
+from synthesizer.metrics import SwarmMetrics, compute
+from synthesizer.replay import fold_into, load_checkpoint, state_at
+from synthesizer.state import SwarmState
+from synthesizer.swarm import Swarm
 
-from .demo_agent import Scenario, agent_name
-from .metrics import SwarmMetrics, compute
-from .replay import fold_into, load_checkpoint, state_at
-from .state import SwarmState
-from .swarm import Swarm
+from .agent import Scenario, agent_name
 
 LEAD = "lead"
 STOP_TIMEOUT = 15.0
@@ -169,7 +169,7 @@ class _Child:
 def _child_env() -> dict[str, str]:
     """The environment of children: this package importable even when not installed."""
     env = dict(os.environ)
-    here = str(Path(__file__).resolve().parent.parent)
+    here = str(Path(__file__).resolve().parents[2])  # the directory holding dashboards/
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
@@ -274,7 +274,7 @@ def run_demo(
         extra = ["--scenario", scenario_path] if scenario_path else []
         for i in range(agents):
             argv = [
-                py, "-m", "synthesizer.demo_agent", target, "--index", str(i),
+                py, "-m", "dashboards.demo.agent", target, "--index", str(i),
                 "--agents", str(agents), "--steps", str(steps), *extra,
             ]
             children[agent_name(i)] = _Child(agent_name(i), argv, out)

@@ -1,4 +1,4 @@
-"""One scripted demo agent, run as its own process: ``python -m synthesizer.demo_agent``.
+"""One scripted demo agent, run as its own process: ``python -m dashboards.demo.agent``.
 
 Agent ``i`` of ``n`` works on bug ``(step + i) % len(bugs)`` at each step, so every bug is
 visited by the agents in turn, highest index first. A step: wait for the peers to finish
@@ -27,12 +27,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .board import Attempt
-from .errors import UnknownFact
-from .facts import Fact
-from .recall import Hit
-from .state import SwarmState
-from .swarm import Agent, Swarm
+from synthesizer.board import Attempt
+from synthesizer.errors import UnknownFact
+from synthesizer.facts import Fact
+from synthesizer.recall import Hit
+from synthesizer.state import SwarmState
+from synthesizer.swarm import Agent, Swarm
 
 BARRIER_TIMEOUT = 5.0
 SLOW_THINK_TIMEOUT = 3.0
@@ -60,7 +60,7 @@ class Bug:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A scripted swarm task (see ``synthesizer/scenarios/*.json``)."""
+    """A scripted swarm task (see ``dashboards/demo/scenarios/*.json``)."""
 
     name: str
     description: str
@@ -73,7 +73,8 @@ class Scenario:
     def load(cls, path: str | Path | None = None) -> Scenario:
         """Load a scenario file (default: the packaged ``bugtriage.json``)."""
         if path is None:
-            text = resources.files("synthesizer").joinpath("scenarios/bugtriage.json").read_text()
+            packaged = resources.files("dashboards.demo").joinpath("scenarios/bugtriage.json")
+            text = packaged.read_text()
         else:
             text = Path(path).read_text(encoding="utf-8")
         d = json.loads(text)
@@ -307,7 +308,7 @@ def _emit(d: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of an agent process."""
-    p = argparse.ArgumentParser(prog="python -m synthesizer.demo_agent")
+    p = argparse.ArgumentParser(prog="python -m dashboards.demo.agent")
     p.add_argument("target")
     p.add_argument("--index", type=int, required=True)
     p.add_argument("--agents", type=int, required=True)

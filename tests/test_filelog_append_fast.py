@@ -24,7 +24,7 @@ def _segment_bytes(root: Path) -> bytes:
 
 def _plain_members(ev: Event, swarm: str) -> bytes:
     """The reference encoding: a copied dict with the body as a sorted Fragment."""
-    d = {k: v for k, v in ev._d.items() if k != "seq"}
+    d = {k: v for k, v in ev.envelope.items() if k != "seq"}
     if "swarm" not in d:
         d = {"id": d["id"], "ts": d["ts"], "swarm": swarm, **d}
     d["body"] = orjson.Fragment(orjson.dumps(d["body"], option=orjson.OPT_SORT_KEYS))
@@ -53,30 +53,30 @@ def _events(tag: str, **extra: Any) -> list[Event]:
 def test_batch_members_match_per_event_encoding(extra: dict[str, Any]) -> None:
     evs = _events("e", **extra)
     sw = orjson.dumps("logname")
-    per_event = [env.record_members(e._d, sw) for e in evs]
+    per_event = [env.record_members(e.envelope, sw) for e in evs]
     assert per_event == [_plain_members(e, "logname") for e in evs]
     # clean bodies (no null, no "agent" key to confuse the swarm splice) take the
     # one-call path; the others make it decline, never encode differently
-    got = env.batch_members([e._d for e in evs], sw)
+    got = env.batch_members([e.envelope for e in evs], sw)
     assert got is None or got == per_event
     clean = [e for e in evs if b"null" not in orjson.dumps(e.body) and "agent" not in e.body]
-    got = env.batch_members([e._d for e in clean], sw)
+    got = env.batch_members([e.envelope for e in clean], sw)
     assert got == [_plain_members(e, "logname") for e in clean]
 
 
 def test_batch_members_declines_what_it_cannot_vouch_for() -> None:
     sw = b'"s"'
     with_null = [Event(agent="a", type="t.x", body={"v": None}), Event(agent="b", type="t.x")]
-    assert env.batch_members([e._d for e in with_null], sw) is None
+    assert env.batch_members([e.envelope for e in with_null], sw) is None
     nan = [Event(agent="a", type="t.x", body={"v": math.nan}), Event(agent="b", type="t.x")]
-    assert env.batch_members([e._d for e in nan], sw) is None
+    assert env.batch_members([e.envelope for e in nan], sw) is None
     mixed = [Event(agent="a", type="t.x", swarm="x"), Event(agent="b", type="t.x")]
-    assert env.batch_members([e._d for e in mixed], sw) is None
+    assert env.batch_members([e.envelope for e in mixed], sw) is None
     fake = [
         Event(agent="a", type="t.x", body={"f": orjson.Fragment(b'{"a":1},\x00,{"b":2}')}),
         Event(agent="b", type="t.x"),
     ]
-    assert env.batch_members([e._d for e in fake], sw) is None
+    assert env.batch_members([e.envelope for e in fake], sw) is None
 
 
 def test_append_many_bytes_equal_single_appends(tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ def test_append_many_bytes_equal_single_appends(tmp_path: Path) -> None:
         back = list(log.read())
         assert log.verify().ok
     assert out == back
-    assert [list(e._d) for e in out] == [list(e._d) for e in back]  # envelope order
+    assert [list(e.envelope) for e in out] == [list(e.envelope) for e in back]  # envelope order
     assert [e.to_dict() for e in out] == [e.to_dict() for e in back]
     assert [e.seq for e in out] == list(range(1, len(evs) + 1))
     assert {e.swarm for e in out} == {"s", "sw"}

@@ -162,7 +162,7 @@ def test_folding_chunks_equals_folding_one_by_one(ops: list[Op], sizes: list[int
     handlers) gives exactly the state of ``apply`` per event, overlaps skipped."""
     events = build(ops)
     one = fold(events, SwarmState(CFG))
-    dicts = [decode(encode(e))[0]._d for e in events]
+    dicts = [decode(encode(e))[0].envelope for e in events]
     chunked = SwarmState(CFG)
     i = 0
     k = 0
@@ -184,7 +184,7 @@ def test_chunk_with_a_forgotten_identity_equals_one_by_one() -> None:
     events = build(ops)
     assert events[2].type == T.IDENTITY_FORGOTTEN and events[2].body == {"agent": "a"}
     one = fold(events, SwarmState(CFG))
-    chunked = fold_dicts(SwarmState(CFG), [decode(encode(e))[0]._d for e in events])
+    chunked = fold_dicts(SwarmState(CFG), [decode(encode(e))[0].envelope for e in events])
     assert chunked.metrics.by_agent == one.metrics.by_agent == {"b": 1, "admin": 1, "a": 1}
     assert chunked.digest() == one.digest()
     # an agent forgetting itself: its own event is counted, then dropped with the rest
@@ -192,7 +192,7 @@ def test_chunk_with_a_forgotten_identity_equals_one_by_one() -> None:
         agent="b", type=T.IDENTITY_FORGOTTEN, body={"agent": "b"}, seq=5, ts=2e6, swarm="t"
     )
     apply(one, selfish)
-    fold_dicts(chunked, [decode(encode(selfish))[0]._d])
+    fold_dicts(chunked, [decode(encode(selfish))[0].envelope])
     assert chunked.metrics.by_agent == one.metrics.by_agent == {"admin": 1, "a": 1}
     assert chunked.digest() == one.digest()
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swarmlog import Event, open_log
+from swarmlog import Event, MemoryLog, open_log
 from synthesizer.replay import save_checkpoint, state_at
 from synthesizer.state import SwarmState, fold
 from synthesizer.swarm import Swarm
@@ -60,26 +57,25 @@ def _run(sw: Swarm, ops: list[tuple]) -> None:  # type: ignore[type-arg]
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(op, min_size=1, max_size=40), cut=st.floats(0, 1))
 def test_checkpoint_plus_rest_equals_from_start_equals_live(ops: list, cut: float) -> None:  # type: ignore[type-arg]
-    with tempfile.TemporaryDirectory() as d:
-        sw = Swarm.open(Path(d) / "s")
-        _run(sw, ops)
-        sw.synthesize()
-        live = sw.state().digest()
-        log = sw.log
-        k = int(cut * log.last_seq)
-        save_checkpoint(log, state_at(log, at_seq=k, from_start=True))
-        from_start = state_at(log, from_start=True)
-        via_ckpt = state_at(log)
-        assert from_start.digest() == via_ckpt.digest() == live
-        # and a fresh worker process-equivalent agrees
-        w = Synthesizer(open_log(Path(d) / "s"))
-        w.catch_up()
-        assert w.state.digest() == live
-        sw.close()
+    log = MemoryLog()  # the fold's property, whatever the backend: the in-memory reference
+    sw = Swarm(log)
+    _run(sw, ops)
+    sw.synthesize()
+    live = sw.state().digest()
+    k = int(cut * log.last_seq)
+    save_checkpoint(log, state_at(log, at_seq=k, from_start=True))
+    from_start = state_at(log, from_start=True)
+    via_ckpt = state_at(log)
+    assert from_start.digest() == via_ckpt.digest() == live
+    # and a fresh worker on its own handle (a process-equivalent) agrees
+    w = Synthesizer(log.handle())
+    w.catch_up()
+    assert w.state.digest() == live
+    sw.close()
 
 
 def test_state_at_seq_is_the_fold_of_the_first_k_events(log_target: LogTarget) -> None:
-    sw = Swarm.open(log_target.target)
+    sw = Swarm(log_target.open())
     for i in range(12):
         sw.agent(f"a{i % 3}").share(f"finding number {i % 5} about the cache")
         if i % 4 == 3:

@@ -6,9 +6,9 @@ Record format (one line, UTF-8)::
      "type":"memory.shared","key":"…","body":{…sorted keys…},"causes":[3,5],"more":2,"crc":123}\n
 
 Optional keys (session, thread, key, causes, more) are left out when empty. ``crc`` is the
-CRC-32 of the line's bytes up to the comma before ``"crc"`` followed by ``}``; i.e. of the
-same object without its crc. ``more`` is a storage detail of batches (how many records of the
-same batch follow); it never reaches an Event.
+CRC-32 of the line's bytes before its ``,"crc":``. ``more`` is a storage detail of batches
+(how many records of the same batch follow); it never reaches an Event. The whole format,
+with a worked example, is docs/record-format.md.
 """
 
 from __future__ import annotations

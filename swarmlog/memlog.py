@@ -187,14 +187,13 @@ class MemoryLog(Log):
         """Encode and keep a batch of new events (lock held): the log's seq and time.
 
         The log's clock never runs backwards along seq: ``ts = max(now, last ts)``, one
-        ``ts`` for the whole batch. Each record but the last says how many of its batch
+        ``ts`` for the whole batch (a clock reading that is not finite counts as no later
+        than the last ts). Each record but the last says how many of its batch
         follow (``more``), as in a segment file.
         """
         s = self._shared
         now = s.clock()
-        if not math.isfinite(now):
-            raise SwarmlogError(f"the log's clock gave {now!r}")
-        ts = max(now, s.last_ts)
+        ts = float(now) if math.isfinite(now) and now > s.last_ts else s.last_ts
         first = len(s.records) + 1
         lines = []
         for i, ev in enumerate(fresh):

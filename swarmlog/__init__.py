@@ -8,6 +8,7 @@ from .errors import (
     DurabilityError,
     InvalidEvent,
     LogUnavailable,
+    ReadOnlyLog,
     SwarmlogError,
     VersionConflict,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "Log",
     "LogUnavailable",
     "MemoryLog",
+    "ReadOnlyLog",
     "SwarmlogError",
     "VerifyReport",
     "VersionConflict",

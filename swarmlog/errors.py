@@ -50,3 +50,7 @@ class DurabilityError(SwarmlogError):
 
 class LogUnavailable(SwarmlogError):
     """The log's backing store cannot be reached, opened or used."""
+
+
+class ReadOnlyLog(LogUnavailable):
+    """A write was asked of a log this process may only read (read-only mount, permissions)."""

@@ -36,6 +36,7 @@ from typing import Any, Literal, NoReturn
 
 import orjson
 
+from . import lockfile, repairs
 from . import segment as seg
 from .checkpoint import CheckpointStore, FileCheckpointStore
 from .contract import Log, VerifyReport
@@ -63,11 +64,13 @@ from .errors import (
     DurabilityError,
     InvalidEvent,
     LogUnavailable,
+    ReadOnlyLog,
     SwarmlogError,
     VersionConflict,
 )
-from .fsguard import check_local
+from .fsguard import FILE_MODE, check_local, check_real_dir, open_nofollow, os_error
 from .names import check_name
+from .segfiles import Pinned, SegmentFiles
 from .tail import Waiter
 
 FORMAT = "swarmlog-file/1"
@@ -133,18 +136,21 @@ class FileLog(Log):
                 raise LogUnavailable(f"no swarm log at {self.root} (run 'swarmlog init')")
             self._create(meta_path, name, segment_bytes)
         try:
-            meta = orjson.loads(meta_path.read_bytes())
+            meta = orjson.loads(_read_nofollow(meta_path))
             self.name: str = meta["name"]
             self.segment_bytes: int = int(meta["segment_bytes"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
             raise LogUnavailable(f"{meta_path} is unreadable: {e}") from None
+        for d in ("segments", "checkpoints"):
+            check_real_dir(self.root / d)
         if meta.get("format") != FORMAT:
             raise LogUnavailable(f"{meta_path} has format {meta.get('format')!r}, not {FORMAT}")
         self.segdir = self.root / "segments"
         # str paths: pathlib costs microseconds per join, too much for the append path
         self._root_s = os.fspath(self.root)
         self._segdir_s = os.path.join(self._root_s, "segments")
-        self._lock_fd = os.open(os.path.join(self._root_s, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock_fd = -1  # opened by the first write (readers need no lock: lockfile.py)
+        self._closed = False
         self._tlock = threading.RLock()
         self._tacquire, self._trelease = self._tlock.acquire, self._tlock.release
         self._sync_fd = -1
@@ -173,7 +179,7 @@ class FileLog(Log):
         # current segment; the last one is always where seq _last + 1 will start
         self._offs = array("q", (0,))
         self._offs_base = 1
-        self._fds: dict[int, int] = {}
+        self._files = SegmentFiles(self._segdir_s)
         _OPEN.add(self)
 
     # ------------------------------------------------------------------ setup
@@ -182,9 +188,13 @@ class FileLog(Log):
         if segment_bytes < 4096:
             raise ValueError("segment_bytes must be at least 4096")
         name = check_name("swarm", name or _default_name(self.root))
-        self.root.mkdir(parents=True, exist_ok=True)
-        (self.root / "segments").mkdir(exist_ok=True)
-        fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            (self.root / "segments").mkdir(exist_ok=True)
+        except OSError as e:
+            raise os_error(e, e.filename or self.root, writing=True) from None
+        check_real_dir(self.root / "segments")
+        fd = lockfile.open_write_lock(os.fspath(self.root))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not meta_path.exists():
@@ -204,16 +214,18 @@ class FileLog(Log):
         """
         self._tlock = threading.RLock()
         self._tacquire, self._trelease = self._tlock.acquire, self._tlock.release
+        self._files.after_fork()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
-            self._lock_fd = os.open(os.path.join(self._root_s, "lock"), os.O_RDWR)
+            self._lock_fd = lockfile.open_write_lock(self._root_s)
         if self._sync_fd >= 0:
             os.close(self._sync_fd)
             self._sync_fd = os.open(os.path.join(self._root_s, "sync.lock"), os.O_RDWR)
 
     def close(self) -> None:
         _OPEN.discard(self)
-        for fd in (self._lock_fd, self._sync_fd, self._seg_fd, *self._fds.values()):
+        self._closed = True
+        for fd in (self._lock_fd, self._sync_fd, self._seg_fd):
             if fd >= 0:
                 try:
                     os.close(fd)
@@ -223,7 +235,7 @@ class FileLog(Log):
             self._sync_map.close()
             self._sync_map = None
         self._lock_fd = self._sync_fd = self._seg_fd = -1
-        self._fds.clear()
+        self._files.close()
 
     def __repr__(self) -> str:
         return f"FileLog({str(self.root)!r}, name={self.name!r})"
@@ -283,7 +295,7 @@ class FileLog(Log):
             eid = src["id"]
             lock_fd = self._lock_fd
             if lock_fd < 0:
-                raise SwarmlogError("log is closed")
+                lock_fd = self._write_lock()
             _flock(lock_fd, _LOCK_EX)
             try:
                 fd = self._seg_fd
@@ -532,7 +544,7 @@ class FileLog(Log):
         path = self._seg_path(self._seg_first)
         new = not os.path.exists(path)
         os.makedirs(self._segdir_s, exist_ok=True)
-        self._seg_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._seg_fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         if new and durable:
             _fsync_dir(self._segdir_s)
 
@@ -540,13 +552,13 @@ class FileLog(Log):
 
     def _sync_state(self) -> mmap.mmap:
         if self._sync_map is None:
-            fd = os.open(os.path.join(self._root_s, "sync"), os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_nofollow(os.path.join(self._root_s, "sync"), os.O_RDWR | os.O_CREAT)
             if os.fstat(fd).st_size < 32:
                 os.ftruncate(fd, 32)
             self._sync_map = mmap.mmap(fd, 32)
             os.close(fd)
-            self._sync_fd = os.open(
-                os.path.join(self._root_s, "sync.lock"), os.O_RDWR | os.O_CREAT, 0o644
+            self._sync_fd = open_nofollow(
+                os.path.join(self._root_s, "sync.lock"), os.O_RDWR | os.O_CREAT, FILE_MODE
             )
         return self._sync_map
 
@@ -592,20 +604,20 @@ class FileLog(Log):
 
     # ------------------------------------------------------------------ locking & catch-up
 
-    class _Flock:
-        def __init__(self, fd: int) -> None:
-            self.fd = fd
-
-        def __enter__(self) -> None:
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-
-        def __exit__(self, *exc: object) -> None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-
-    def _locked(self) -> FileLog._Flock:
-        if self._lock_fd < 0:
+    def _write_lock(self) -> int:
+        """The append lock's descriptor, opened (read-write) by the first write."""
+        if self._closed:
             raise SwarmlogError("log is closed")
-        return FileLog._Flock(self._lock_fd)
+        if self._lock_fd < 0:
+            self._lock_fd = lockfile.open_write_lock(self._root_s)
+        return self._lock_fd
+
+    def _locked(self, write: bool = True) -> lockfile.Flock:
+        """The append lock for a ``with`` block; a reader (``write=False``) that has not
+        written flocks a read-only descriptor of it for the block (no write access)."""
+        if write or self._lock_fd >= 0 or self._closed:
+            return lockfile.Flock(self._write_lock())
+        return lockfile.Flock(lockfile.open_read_lock(self._root_s), owned=True)
 
     def _catch_up(self, locked: bool) -> None:
         """Bring the writer view up to the end of the log (cutting a torn tail if locked).
@@ -620,7 +632,7 @@ class FileLog(Log):
         except CorruptionError:
             if locked:
                 raise
-            with self._locked():  # no writer is mid-write now: what fails here is real
+            with self._locked(write=False):  # no writer is mid-write now: this is real
                 self._catch_up_once(False)
         finally:
             if self._last != last:
@@ -647,23 +659,25 @@ class FileLog(Log):
                             self._last = firsts[0] - 1
                             continue
                     return
-                self._seg_fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+                self._seg_fd = self._open_current(path, locked)
             size = os.fstat(self._seg_fd).st_size
             if size > self._seg_end:
-                fd = self._fd(self._seg_first)
                 name = seg.segment_name(self._seg_first)
                 sc = None
                 ids, versions = self._ids, self._versions
-                for records, sc in seg.read_records(fd, self._seg_end, size, self._last + 1, name):
-                    for d in records:
-                        s = d["seq"]
-                        ids[d["id"]] = s
-                        k = d.get("key")
-                        if k is not None:
-                            versions[k] = s
-                    if records:
-                        self._last = records[-1]["seq"]
-                    self._seg_end = sc.end
+                with self._files.pinned(self._seg_first, name) as fd:
+                    for records, sc in seg.read_records(
+                        fd, self._seg_end, size, self._last + 1, name
+                    ):
+                        for d in records:
+                            s = d["seq"]
+                            ids[d["id"]] = s
+                            k = d.get("key")
+                            if k is not None:
+                                versions[k] = s
+                        if records:
+                            self._last = records[-1]["seq"]
+                        self._seg_end = sc.end
                 if sc is not None and sc.end < size and locked:
                     self._cut(sc.end, size, sc.torn or "torn tail")
             if self._seg_end >= self.segment_bytes and os.path.exists(
@@ -675,26 +689,21 @@ class FileLog(Log):
                 continue
             return
 
+    def _open_current(self, path: str, locked: bool) -> int:
+        """The current segment's descriptor for the writer view: write mode if it can be
+        written, else (a reader's catch-up on a read-only log) read mode."""
+        try:
+            return open_nofollow(path, os.O_WRONLY | os.O_APPEND)
+        except ReadOnlyLog:
+            if locked:
+                raise
+            return open_nofollow(path, os.O_RDONLY)
+
     def _cut(self, end: int, size: int, reason: str) -> None:
         name = seg.segment_name(self._seg_first)
         os.ftruncate(self._seg_fd, end)
-        note = {
-            "segment": name,
-            "offset": end,
-            "bytes": size - end,
-            "reason": reason,
-            "after_seq": self._last,
-            "ts": time.time(),
-        }
-        with open(os.path.join(self._root_s, "repairs.jsonl"), "ab") as f:
-            f.write(orjson.dumps(note) + b"\n")
-
-    def _fd(self, first: int) -> int:
-        fd = self._fds.get(first)
-        if fd is None:
-            fd = os.open(self._seg_path(first), os.O_RDONLY)
-            self._fds[first] = fd
-        return fd
+        note = {"segment": name, "offset": end, "bytes": size - end, "reason": reason}
+        repairs.record(self._root_s, {**note, "after_seq": self._last, "ts": time.time()})
 
     # ------------------------------------------------------------------ reading
 
@@ -710,25 +719,10 @@ class FileLog(Log):
     def _tail_seq(self, first: int) -> int | None:
         """Seq of the last complete batch of a segment, reading only its tail."""
         try:
-            fd = self._fd(first)
+            with self._files.pinned(first, seg.segment_name(first)) as fd:
+                return seg.tail_seq(fd)
         except FileNotFoundError:
             return None
-        size = os.fstat(fd).st_size
-        window = 65536
-        while True:
-            start = max(0, size - window)
-            buf = os.pread(fd, size - start, start)
-            lines = buf.split(b"\n")
-            lines.pop()  # after the last newline: empty or incomplete
-            if start > 0:
-                lines = lines[1:]
-            for line in reversed(lines):
-                d = seg.parse_record(line)
-                if d is not None and not d.get("more"):
-                    return int(d["seq"])
-            if start == 0:
-                return None
-            window *= 4
 
     def version(self, key: str) -> int:
         with self._tlock:
@@ -760,34 +754,30 @@ class FileLog(Log):
                 return
             name = seg.segment_name(first)
             sc = None
-            for attempt in range(3):
-                fd = self._fd(first)
-                size = os.fstat(fd).st_size
-                start, expect = self._locate(fd, size, first, from_seq)
-                if start >= size:
-                    break
-                try:
-                    for records, sc in seg.read_records(fd, start, size, expect, name):
-                        if not records:
-                            continue
-                        if records[0]["seq"] < from_seq or (
-                            to_seq is not None and records[-1]["seq"] > to_seq
-                        ):
-                            records = [
-                                d
-                                for d in records
-                                if d["seq"] >= from_seq and (to_seq is None or d["seq"] <= to_seq)
-                            ]
-                        if records:
-                            yield records
-                            from_seq = records[-1]["seq"] + 1
-                        if to_seq is not None and from_seq > to_seq:
-                            return
-                    break
-                except CorruptionError:
-                    if attempt == 2:
-                        raise
-                    self._confirm_corrupt(first, from_seq)  # raises if it is real
+            with self._files.pinned(first, name) as fd:
+                for attempt in range(3):
+                    size = os.fstat(fd).st_size
+                    start, expect = self._locate(fd, size, first, from_seq)
+                    if start >= size:
+                        break
+                    try:
+                        for records, sc in seg.read_records(fd, start, size, expect, name):
+                            if not records:
+                                continue
+                            if records[0]["seq"] < from_seq or (
+                                to_seq is not None and records[-1]["seq"] > to_seq
+                            ):
+                                records = _clip(records, from_seq, to_seq)
+                            if records:
+                                yield records
+                                from_seq = records[-1]["seq"] + 1
+                            if to_seq is not None and from_seq > to_seq:
+                                return
+                        break
+                    except CorruptionError:
+                        if attempt == 2:
+                            raise
+                        self._confirm_corrupt(first, from_seq)  # raises if it is real
             if sc is not None:
                 # remember where the next read (usually "everything after what I saw")
                 # starts, so it seeks in O(1) instead of bisecting the segment
@@ -802,11 +792,10 @@ class FileLog(Log):
         see a bad record followed by a good one that never coexisted on disk. Under the lock
         no writer is mid-write, so a CorruptionError here is real.
         """
-        with self._locked():
-            fd = self._fd(first)
+        name = seg.segment_name(first)
+        with self._locked(write=False), self._files.pinned(first, name) as fd:
             size = os.fstat(fd).st_size
             start, expect = self._locate(fd, size, first, from_seq)
-            name = seg.segment_name(first)
             for _ in seg.read_records(fd, start, size, expect, name):
                 pass
 
@@ -839,6 +828,7 @@ class FileLog(Log):
         and its successor exists. Wakes on notifications and at least every poll interval.
         """
         waiter = Waiter(self.segdir, self.notify, self.poll_interval)
+        pin: Pinned | None = None  # the segment read now, pinned in the descriptor cache
         try:
             nxt = max(1, from_seq)
             first = -1
@@ -852,7 +842,8 @@ class FileLog(Log):
                     firsts = seg.list_segments(self._segdir_s)
                     if firsts:
                         first = firsts[max(0, bisect.bisect_right(firsts, nxt) - 1)]
-                        fd = self._fd(first)
+                        pin = self._files.swap(pin, first, seg.segment_name(first))
+                        fd = pin.fd
                         offset, nxt = self._locate(fd, os.fstat(fd).st_size, first, nxt)
                         # a sought offset is trusted once a complete batch was read from it
                         confirmed = offset == 0
@@ -880,7 +871,8 @@ class FileLog(Log):
                     if not confirmed:
                         first = -1  # not there yet: seek again on the next wake-up
                     elif offset >= self.segment_bytes and os.path.exists(self._seg_path(nxt)):
-                        first, fd, offset = nxt, self._fd(nxt), 0
+                        pin = self._files.swap(pin, nxt, seg.segment_name(nxt))
+                        first, fd, offset = nxt, pin.fd, 0
                         continue
                     break
                 if got:
@@ -893,6 +885,8 @@ class FileLog(Log):
                 waiter.wait(left)
         finally:
             waiter.close()
+            if pin is not None:
+                self._files.release(pin)
 
     def wait_for_change(self, timeout: float) -> bool:
         waiter = Waiter(self.segdir, self.notify, self.poll_interval)
@@ -914,7 +908,11 @@ class FileLog(Log):
             if first != nxt:
                 rep.problems.append(f"{name}: starts at seq {first}, expected {nxt} (gap)")
                 nxt = first
-            fd = os.open(self.segdir / name, os.O_RDONLY)
+            try:
+                fd = open_nofollow(os.path.join(self._segdir_s, name), os.O_RDONLY)
+            except SwarmlogError as e:
+                rep.problems.append(str(e))
+                continue
             try:
                 size = os.fstat(fd).st_size
                 sc = None
@@ -937,18 +935,13 @@ class FileLog(Log):
             finally:
                 os.close(fd)
         rep.last_seq = nxt - 1
-        repairs = self.root / "repairs.jsonl"
-        if repairs.exists():
-            for line in repairs.read_bytes().splitlines():
-                try:
-                    r = orjson.loads(line)
-                    rep.notes.append(
-                        f"repaired: cut {r['bytes']} bytes of a torn tail in {r['segment']} "
-                        f"at byte {r['offset']} after seq {r['after_seq']} ({r['reason']})"
-                    )
-                except (orjson.JSONDecodeError, KeyError, TypeError):
-                    rep.notes.append("repairs.jsonl holds an unreadable line")
+        rep.notes.extend(repairs.notes(self._root_s))
         return rep
+
+
+def _clip(records: list[dict[str, Any]], lo: int, hi: int | None) -> list[dict[str, Any]]:
+    """The records with seqs in [lo, hi] (hi None: no upper bound)."""
+    return [d for d in records if d["seq"] >= lo and (hi is None or d["seq"] <= hi)]
 
 
 def _hashed_dict() -> dict[str, int]:
@@ -968,6 +961,11 @@ def _default_name(root: Path) -> str:
     base = root.resolve().name.lstrip(".") or "swarm"
     clean = "".join(c if c.isalnum() or c in "-_" else "-" for c in base)
     return clean[:64] or "swarm"
+
+
+def _read_nofollow(path: Path) -> bytes:
+    with os.fdopen(open_nofollow(os.fspath(path), os.O_RDONLY, writing=False), "rb") as f:
+        return f.read()
 
 
 def _fsync_dir(path: str | os.PathLike[str]) -> None:

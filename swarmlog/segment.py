@@ -5,6 +5,15 @@ A segment is a file ``<first seq, 20 digits>.jsonl`` holding complete record lin
 batch still to come), so a reader can tell a whole batch from the front of a torn one.
 A writer rotates to a new segment only once the current one has reached the log's
 segment size, so a segment below that size is always the last one.
+
+Torn versus rot: one ``write()`` that stopped early leaves a *prefix* of its bytes, so
+every line it left terminated (``\n``) is whole and CRC-valid, and only the bytes after
+the last newline (an unterminated final record) or the missing end of a batch (its
+``more`` countdown not reaching 0) can be incomplete. That is a torn tail, and may be
+cut. A terminated line that fails its CRC, does not parse or breaks the seq/``more``
+order was written whole and changed later: corruption, fail-stop, wherever it is. A
+zero-filled unterminated tail (a file system extended the file past the last synced
+byte before a power loss) is torn too, and reported as such.
 """
 
 from __future__ import annotations
@@ -27,7 +36,13 @@ CHUNK = 1 << 18
 """Bytes read and parsed at a time: a quarter MiB keeps a chunk's lines, parse and CRCs
 in the CPU caches (1 MiB chunks read the same log markedly slower)."""
 _SEQ_PREFIX = b'{"seq":'
-_INCOMPLETE = ("incomplete final record", "incomplete batch")
+TORN_RECORD = "incomplete final record"
+TORN_ZEROS = "zero-filled tail (bytes never written before a power loss)"
+
+
+def tail_reason(tail: bytes) -> str:
+    """Why the unterminated bytes after the last newline are torn (see module docstring)."""
+    return TORN_ZEROS if not tail.strip(b"\0") else TORN_RECORD
 
 
 def segment_name(first_seq: int) -> str:
@@ -86,11 +101,7 @@ class Scan:
     end: int = 0
     """Offset just past the last complete batch (relative to the file)."""
     torn: str | None = None
-    """Why bytes after ``end`` were not taken (an incomplete or bad tail), if there are any."""
-    bad: int = -1
-    """File offset of the bad record that stopped the scan (-1 if none)."""
-    bad_seq: int | None = None
-    """The seq that bad record should have carried."""
+    """Why bytes after ``end`` were not taken (an incomplete tail), if there are any."""
     pending: list[dict[str, Any]] = field(default_factory=list)
     """Records of a batch still incomplete at the end of ``data`` (carried to the next chunk)."""
     left: int = 0
@@ -109,9 +120,10 @@ def scan(
 ) -> Scan:
     """Parse complete, CRC-valid batches from ``data`` (which starts at file offset ``base``).
 
-    Stops at the first incomplete line or incomplete batch. A bad record *followed by a
-    complete good one* is corruption and raises CorruptionError naming segment, offset and
-    seq. ``expect_seq`` (if given) is the seq the first record must have; seqs must be
+    Stops at the first incomplete line or incomplete batch. A bad *terminated* record is
+    corruption wherever it is and raises CorruptionError naming segment, offset and seq
+    (only the unterminated bytes after the last newline can be a torn write).
+    ``expect_seq`` (if given) is the seq the first record must have; seqs must be
     gapless, ``more`` must count down. ``pending``/``left_in`` continue a batch begun in
     the previous chunk.
 
@@ -228,7 +240,7 @@ def _scan_fast(
         out.left = left
         out.torn = "incomplete batch"
     if out.torn is None and tail:
-        out.torn = "incomplete final record"
+        out.torn = tail_reason(tail)
     if done == n:
         out.end = base + line_end
     elif done:
@@ -284,16 +296,9 @@ def _scan_lines(
                 if s is not None and nxt is not None and s != nxt
                 else "checksum mismatch or unparsable record"
             )
-            if batch_start >= 0:
-                del records[batch_start:]
+            # a terminated line is never the prefix of a write: rot, not a torn tail
             hint = nxt if nxt is not None else record_seq(line)
-            if _good_record_follows(data, pos + ln + 1):
-                raise CorruptionError(segment, base + pos, hint, reason)
-            out.torn = reason
-            out.end = base + end
-            out.bad = base + pos
-            out.bad_seq = hint
-            return out
+            raise CorruptionError(segment, base + pos, hint, reason)
         append(d)
         nxt = s + 1
         pos += ln + 1
@@ -311,20 +316,9 @@ def _scan_lines(
         del records[batch_start:]
         out.torn = "incomplete batch"
     elif tail:
-        out.torn = "incomplete final record"
+        out.torn = tail_reason(tail)
     out.end = base + end
     return out
-
-
-def _good_record_follows(data: bytes, pos: int) -> bool:
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            return False
-        if parse_record(data[pos:nl]) is not None:
-            return True
-        pos = nl + 1
-    return False
 
 
 def read_records(
@@ -333,8 +327,8 @@ def read_records(
     """Scan [start, stop) of a segment in chunks; yield each chunk's complete batches.
 
     A chunk that holds no complete batch (a long record, a batch across the cut) is grown
-    until one fits. Ends at the first torn spot; if good records follow it, raises
-    CorruptionError. The last Scan yielded tells where the valid prefix ends.
+    until one fits. Ends at the torn tail, if any; raises CorruptionError at a bad
+    terminated record. The last Scan yielded tells where the valid prefix ends.
     """
     pos = start
     nxt = first_seq
@@ -361,27 +355,35 @@ def read_records(
             continue
         if pos + len(buf) >= stop:
             return  # torn at the very end: incomplete, or being written right now
-        if sc.torn in _INCOMPLETE:
-            if sc.line_end == pos:
-                size *= 2  # not one complete line fitted in the window: grow it
-                continue
-            # carry the unfinished batch's parsed records on; read on from the next line
-            pending, left = sc.pending, sc.left
-            if pending:
-                nxt = pending[-1]["seq"] + 1
-            pos, size = sc.line_end, CHUNK
+        # (scan raised on any bad terminated line: what is left is incomplete)
+        if sc.line_end == pos:
+            size *= 2  # not one complete line fitted in the window: grow it
             continue
-        # a bad record at the end of this chunk: corruption if a good record follows it
-        rest = _find_line_start(fd, sc.bad, stop)
-        while rest < stop:
-            more = os.pread(fd, min(CHUNK, stop - rest), rest)
-            if not more:
-                return
-            if _good_record_follows(more, 0):
-                raise CorruptionError(segment, sc.bad, sc.bad_seq, sc.torn)
-            nl = more.rfind(b"\n")
-            rest = _find_line_start(fd, rest + len(more), stop) if nl < 0 else rest + nl + 1
-        return
+        # carry the unfinished batch's parsed records on; read on from the next line
+        pending, left = sc.pending, sc.left
+        if pending:
+            nxt = pending[-1]["seq"] + 1
+        pos, size = sc.line_end, CHUNK
+
+
+def tail_seq(fd: int) -> int | None:
+    """Seq of the last complete batch of a segment, reading only its tail."""
+    size = os.fstat(fd).st_size
+    window = 65536
+    while True:
+        start = max(0, size - window)
+        buf = os.pread(fd, size - start, start)
+        lines = buf.split(b"\n")
+        lines.pop()  # after the last newline: empty or incomplete
+        if start > 0:
+            lines = lines[1:]
+        for line in reversed(lines):
+            d = parse_record(line)
+            if d is not None and not d.get("more"):
+                return int(d["seq"])
+        if start == 0:
+            return None
+        window *= 4
 
 
 def _find_line_start(fd: int, pos: int, limit: int) -> int:

@@ -701,9 +701,9 @@ class FileLog(Log):
 
     def _cut(self, end: int, size: int, reason: str) -> None:
         name = seg.segment_name(self._seg_first)
-        os.ftruncate(self._seg_fd, end)
         note = {"segment": name, "offset": end, "bytes": size - end, "reason": reason}
         repairs.record(self._root_s, {**note, "after_seq": self._last, "ts": time.time()})
+        os.ftruncate(self._seg_fd, end)  # (after the note: a refused note cuts nothing)
 
     # ------------------------------------------------------------------ reading
 
@@ -935,7 +935,7 @@ class FileLog(Log):
             finally:
                 os.close(fd)
         rep.last_seq = nxt - 1
-        rep.notes.extend(repairs.notes(self._root_s))
+        repairs.report(self._root_s, rep)
         return rep
 
 

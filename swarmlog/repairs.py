@@ -7,6 +7,8 @@ from typing import Any
 
 import orjson
 
+from .contract import VerifyReport
+from .errors import SwarmlogError
 from .fsguard import open_nofollow
 
 REPAIRS = "repairs.jsonl"
@@ -20,6 +22,14 @@ def record(root: str, note: dict[str, Any]) -> None:
         os.write(fd, orjson.dumps(note) + b"\n")
     finally:
         os.close(fd)
+
+
+def report(root: str, rep: VerifyReport) -> None:
+    """Add the recorded repairs to ``rep``'s notes (a refused file to its problems)."""
+    try:
+        rep.notes.extend(notes(root))
+    except SwarmlogError as e:
+        rep.problems.append(str(e))
 
 
 def notes(root: str) -> list[str]:

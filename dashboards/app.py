@@ -7,6 +7,7 @@ library, print. Errors from the library become one line on stderr and an exit co
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -68,10 +69,18 @@ def target(ctx: typer.Context, root: str | None = None, url: str | None = None) 
 
 
 def open_target(
-    ctx: typer.Context, root: str | None = None, url: str | None = None, create: bool = False
+    ctx: typer.Context,
+    root: str | None = None,
+    url: str | None = None,
+    create: bool = False,
+    write: bool = False,
 ) -> Log:
-    """Open the chosen log; a missing one is an error unless ``create``."""
-    return open_log(target(ctx, root, url), create=create)
+    """Open the chosen log; a missing one is an error unless ``create``.
+
+    Read commands open it without write access; write commands pass ``write`` and fail
+    at once, in one line ("read-only: …"), on a log they could not write.
+    """
+    return open_log(target(ctx, root, url), create=create, writable=write or create)
 
 
 def emit_json(obj: Any) -> None:
@@ -85,6 +94,14 @@ def fail(message: str, code: int = EXIT_ERROR) -> None:
     first = message.strip().splitlines()[0] if message.strip() else "error"
     typer.echo(f"error: {first}", err=True)
     raise typer.Exit(code)
+
+
+def os_message(e: OSError) -> str:
+    """One line for an OSError that escaped the library: "read-only: …" for a refused write."""
+    where = f"{e.filename}: " if e.filename else ""
+    if e.errno == errno.EROFS:
+        return f"read-only: {where}{e.strerror}"
+    return f"{where}{e.strerror or e}"
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,7 +119,10 @@ def main(argv: list[str] | None = None) -> None:
     except SwarmlogError as e:
         typer.echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
-    except (ValueError, OSError) as e:
+    except OSError as e:
+        typer.echo(f"error: {os_message(e)}", err=True)
+        sys.exit(EXIT_ERROR)
+    except ValueError as e:
         typer.echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:

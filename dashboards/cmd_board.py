@@ -60,11 +60,11 @@ def _scope(ctx: typer.Context, root: str | None, url: str | None) -> None:
     ctx.obj = Where(root or where.root, url or where.url)
 
 
-def _open(ctx: typer.Context, root: str | None, url: str | None) -> Swarm:
-    """Open the chosen swarm (an existing log only)."""
+def _open(ctx: typer.Context, root: str | None, url: str | None, write: bool = False) -> Swarm:
+    """Open the chosen swarm (an existing log only; ``write`` checks it can be written)."""
     from swarmlog import open_log
 
-    return Swarm(open_log(target(ctx, root, url), create=False))
+    return Swarm(open_log(target(ctx, root, url), create=False, writable=write))
 
 
 def fact_json(f: Fact) -> dict[str, Any]:
@@ -215,7 +215,7 @@ def cas(
     the current one when the fact moved past --expect."""
     try:
         expected = _parse_version(expect)
-        swarm = _open(ctx, root, url)
+        swarm = _open(ctx, root, url, write=True)
     except SwarmlogError as e:
         fail(str(e))
         return

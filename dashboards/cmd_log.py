@@ -40,7 +40,7 @@ def init(
         from swarmlog.jetstream import ensure_stream
 
         ensure_stream(t, name=name, replicas=replicas)
-    opts: dict[str, Any] = {"create": True}
+    opts: dict[str, Any] = {"create": True, "writable": True}
     if name:
         opts["name"] = name
     log = open_log(t, **opts)
@@ -91,7 +91,7 @@ def append(
         if key is None:
             raise InvalidEvent("--expect needs --key")
         exp = {key: expect}
-    log = open_target(ctx, root, url)
+    log = open_target(ctx, root, url, write=True)
     try:
         stored = log.append_many(events, expect=exp)
     finally:

@@ -15,8 +15,8 @@ from synthesizer.worker import Synthesizer
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target
 
 
-def _swarm(ctx: typer.Context, root: str | None, url: str | None) -> Swarm:
-    return Swarm(open_target(ctx, root, url))
+def _swarm(ctx: typer.Context, root: str | None, url: str | None, write: bool = False) -> Swarm:
+    return Swarm(open_target(ctx, root, url, write=write))
 
 
 @app.command()
@@ -35,7 +35,7 @@ def synth(
     """Fold raw memories into facts (dedup, provenance, contradictions), exactly once."""
     if once and follow:
         fail("give --once or --follow, not both")
-    log = open_target(ctx, root, url)
+    log = open_target(ctx, root, url, write=True)
     worker = Synthesizer(log, batch_size=batch)
     stopping = False
 
@@ -130,7 +130,7 @@ def reinforce(
     json: bool = JsonOpt,
 ) -> None:
     """Reinforce a fact as an agent (counted once per agent per fact)."""
-    sw = _swarm(ctx, root, url)
+    sw = _swarm(ctx, root, url, write=True)
     try:
         ev = sw.agent(agent).reinforce(fact_id)
     finally:
@@ -150,7 +150,7 @@ def checkpoint(
     json: bool = JsonOpt,
 ) -> None:
     """Store a checkpoint of the folded state at the current seq (or list them)."""
-    sw = _swarm(ctx, root, url)
+    sw = _swarm(ctx, root, url, write=not list_)
     try:
         if list_:
             infos = sw.log.checkpoints.list()

@@ -68,7 +68,15 @@ from .errors import (
     SwarmlogError,
     VersionConflict,
 )
-from .fsguard import FILE_MODE, check_local, check_real_dir, open_nofollow, os_error
+from .fsguard import (
+    FILE_MODE,
+    check_local,
+    check_real_dir,
+    fsync_dir,
+    open_nofollow,
+    os_error,
+    read_nofollow,
+)
 from .names import check_name
 from .segfiles import Pinned, SegmentFiles
 from .tail import Waiter
@@ -136,7 +144,7 @@ class FileLog(Log):
                 raise LogUnavailable(f"no swarm log at {self.root} (run 'swarmlog init')")
             self._create(meta_path, name, segment_bytes)
         try:
-            meta = orjson.loads(_read_nofollow(meta_path))
+            meta = orjson.loads(read_nofollow(meta_path))
             self.name: str = meta["name"]
             self.segment_bytes: int = int(meta["segment_bytes"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
@@ -202,7 +210,7 @@ class FileLog(Log):
                 tmp = meta_path.with_suffix(f".tmp{os.getpid()}")
                 tmp.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
                 os.replace(tmp, meta_path)
-                _fsync_dir(self.root)
+                fsync_dir(self.root)
         finally:
             os.close(fd)
 
@@ -546,7 +554,7 @@ class FileLog(Log):
         os.makedirs(self._segdir_s, exist_ok=True)
         self._seg_fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         if new and durable:
-            _fsync_dir(self._segdir_s)
+            fsync_dir(self._segdir_s)
 
     # ------------------------------------------------------------------ durability
 
@@ -611,6 +619,10 @@ class FileLog(Log):
         if self._lock_fd < 0:
             self._lock_fd = lockfile.open_write_lock(self._root_s)
         return self._lock_fd
+
+    def check_writable(self) -> None:
+        """Raise ReadOnlyLog ("read-only: …") now if this handle could not append."""
+        self._write_lock()
 
     def _locked(self, write: bool = True) -> lockfile.Flock:
         """The append lock for a ``with`` block; a reader (``write=False``) that has not
@@ -961,16 +973,3 @@ def _default_name(root: Path) -> str:
     base = root.resolve().name.lstrip(".") or "swarm"
     clean = "".join(c if c.isalnum() or c in "-_" else "-" for c in base)
     return clean[:64] or "swarm"
-
-
-def _read_nofollow(path: Path) -> bytes:
-    with os.fdopen(open_nofollow(os.fspath(path), os.O_RDONLY, writing=False), "rb") as f:
-        return f.read()
-
-
-def _fsync_dir(path: str | os.PathLike[str]) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -142,3 +142,18 @@ def check_real_dir(path: str | os.PathLike[str]) -> None:
         raise symlink_refused(path)
     if not stat.S_ISDIR(st.st_mode):
         raise LogUnavailable(f"{os.fspath(path)} is not a directory")
+
+
+def read_nofollow(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the file at ``path`` (never through a symlink)."""
+    with os.fdopen(open_nofollow(os.fspath(path), os.O_RDONLY, writing=False), "rb") as f:
+        return f.read()
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make a directory's entries (a new or renamed file) durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -10,10 +10,13 @@ from .contract import Log
 from .memlog import MEMORY_TARGET, MemoryLog
 
 
-def open_log(target: str | os.PathLike[str], **options: Any) -> Log:
+def open_log(target: str | os.PathLike[str], *, writable: bool = False, **options: Any) -> Log:
     """Open the log at ``target`` (created if missing unless ``create=False``).
 
     ``":memory:"`` makes a new, private MemoryLog each call (nothing is shared or kept).
+    A directory log opened to be read needs no write access (a read-only mount, a backup,
+    another user's log); ``writable=True`` checks at once that this process could append,
+    raising ReadOnlyLog ("read-only: …") if not, rather than at the first write.
     """
     t = os.fspath(target)
     if t == MEMORY_TARGET:
@@ -24,4 +27,11 @@ def open_log(target: str | os.PathLike[str], **options: Any) -> Log:
         return JetStreamLog(t, **options)
     from .filelog import FileLog
 
-    return FileLog(t, **options)
+    log = FileLog(t, **options)
+    if writable:
+        try:
+            log.check_writable()
+        except BaseException:
+            log.close()
+            raise
+    return log

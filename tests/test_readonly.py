@@ -1,0 +1,120 @@
+"""Issue 11.5: a log can be inspected without write access.
+
+On a read-only bind mount (we need CAP_SYS_ADMIN to make one; skipped otherwise) every
+read command works, every write command fails in one line "read-only: …" with exit 1,
+and the API raises SwarmlogError subclasses naming the path, never a bare OSError.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from swarmlog import Event, FileLog, ReadOnlyLog, SwarmlogError
+
+from .cli_util import run_cli
+
+
+def _mount_ro(src: Path, dst: Path) -> str | None:
+    """Bind ``src`` read-only at ``dst``; None, or why it cannot be done here."""
+    dst.mkdir()
+    for cmd in (["mount", "--bind", str(src), str(dst)], ["mount", "-o", "remount,ro,bind", str(dst)]):
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        except OSError as e:
+            return f"cannot run mount: {e}"
+        if r.returncode != 0:
+            if cmd[1] != "--bind":
+                subprocess.run(["umount", str(dst)], capture_output=True, timeout=30)
+            return f"cannot make a read-only bind mount here: {r.stderr.strip()}"
+    return None
+
+
+def _build(root: Path) -> None:
+    assert run_cli("--root", str(root), "init").code == 0
+    for i in range(3):
+        r = run_cli("--root", str(root), "append", "-a", f"ag{i}", f"the cache lives in /var/c{i}")
+        assert r.code == 0, r
+    assert run_cli("--root", str(root), "synth").code == 0
+    assert run_cli("--root", str(root), "checkpoint").code == 0
+    assert run_cli("--root", str(root), "append", "-a", "late", "one more memory").code == 0
+
+
+@pytest.fixture(params=["with-lock", "no-lock"])
+def ro_root(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    src = tmp_path / "src"
+    _build(src / "log")
+    if request.param == "no-lock":  # e.g. a backup that copied only the data
+        (src / "log" / "lock").unlink()
+    before = {p: p.read_bytes() for p in src.rglob("*") if p.is_file()}
+    ro = tmp_path / "ro"
+    why = _mount_ro(src, ro)
+    if why is not None:
+        pytest.skip(why)
+    try:
+        probe = ro / "log" / "probe"
+        with pytest.raises(OSError):
+            probe.write_bytes(b"x")
+        yield ro / "log"
+    finally:
+        subprocess.run(["umount", str(ro)], capture_output=True, timeout=30)
+    assert {p: p.read_bytes() for p in src.rglob("*") if p.is_file()} == before
+
+
+READS = [
+    ["tail"],
+    ["tail", "--follow", "--timeout", "0.3"],
+    ["tail", "--json"],
+    ["verify"],
+    ["replay"],
+    ["stats"],
+    ["dashboard"],
+    ["search", "cache"],
+    ["board"],
+    ["board", "f1"],
+    ["checkpoint", "--list"],
+]
+WRITES = [
+    ["append", "-a", "x", "hello"],
+    ["synth"],
+    ["reinforce", "f1", "-a", "x"],
+    ["checkpoint"],
+    ["board", "cas", "f1", "--expect", "1", "--content", "changed", "-a", "x"],
+    ["init"],
+]
+
+
+def test_every_read_command_works_on_a_read_only_root(ro_root: Path) -> None:
+    for cmd in READS:
+        r = run_cli("--root", str(ro_root), *cmd)
+        assert r.code == 0, (cmd, r)
+        assert r.out.strip(), cmd
+    assert "one more memory" in run_cli("--root", str(ro_root), "tail").out
+
+
+def test_every_write_command_says_read_only(ro_root: Path) -> None:
+    for cmd in WRITES:
+        r = run_cli("--root", str(ro_root), *cmd)
+        assert r.code == 1, (cmd, r)
+        lines = r.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: read-only: "), (cmd, r.err)
+        assert str(ro_root) in lines[0], (cmd, r.err)
+
+
+def test_api_reads_without_write_access(ro_root: Path) -> None:
+    with FileLog(ro_root, create=False, notify=False) as log:
+        seqs = [e.seq for e in log.read()]
+        assert seqs == list(range(1, log.last_seq + 1)) and len(seqs) >= 5
+        assert [e.seq for e in log.follow(1, timeout=0.2)] == seqs
+        assert log.verify().ok
+        assert log.version("f1") > 0
+        with pytest.raises(ReadOnlyLog) as ei:
+            log.append(Event(agent="x", type="test.event", body={}))
+        assert isinstance(ei.value, SwarmlogError) and str(ro_root) in str(ei.value)
+        assert str(ei.value).startswith("read-only: ")
+    with pytest.raises(SwarmlogError) as e2:
+        FileLog(ro_root / "nested" / "new")
+    assert str(ro_root / "nested") in str(e2.value)

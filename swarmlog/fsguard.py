@@ -113,9 +113,7 @@ def os_error(e: OSError, path: str | os.PathLike[str], writing: bool = False) ->
     return LogUnavailable(f"{p}: {reason}")
 
 
-def open_nofollow(
-    path: str, flags: int, mode: int = FILE_MODE, writing: bool | None = None
-) -> int:
+def open_nofollow(path: str, flags: int, mode: int = FILE_MODE, writing: bool | None = None) -> int:
     """``os.open`` that refuses a symlink as the last component; errors name ``path``.
 
     ``FileNotFoundError`` passes through unchanged (callers treat a missing file as

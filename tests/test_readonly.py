@@ -21,7 +21,10 @@ from .cli_util import run_cli
 def _mount_ro(src: Path, dst: Path) -> str | None:
     """Bind ``src`` read-only at ``dst``; None, or why it cannot be done here."""
     dst.mkdir()
-    for cmd in (["mount", "--bind", str(src), str(dst)], ["mount", "-o", "remount,ro,bind", str(dst)]):
+    for cmd in (
+        ["mount", "--bind", str(src), str(dst)],
+        ["mount", "-o", "remount,ro,bind", str(dst)],
+    ):
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
         except OSError as e:

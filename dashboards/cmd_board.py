@@ -9,7 +9,6 @@ after ``board`` and after the subcommand, like everywhere else.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 import typer
@@ -20,6 +19,7 @@ from synthesizer.board import Board, HistoryEntry
 from synthesizer.facts import Fact
 from synthesizer.swarm import Swarm
 
+from . import safe
 from .app import (
     EXIT_CONFLICT,
     EXIT_ERROR,
@@ -81,12 +81,12 @@ def fact_json(f: Fact) -> dict[str, Any]:
 
 
 def _gist(text: str | None, width: int) -> str:
-    t = (text or "").replace("\n", " ")
+    t = safe.text(text or "")
     return t if len(t) <= width else t[: width - 3] + "..."
 
 
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+_when = safe.when
+_t = safe.text
 
 
 def _print_list(facts: list[Fact]) -> None:
@@ -95,34 +95,34 @@ def _print_list(facts: list[Fact]) -> None:
         return
     typer.echo(f"{'ID':<14} {'VER':>7} {'STATUS':<10} {'TIER':<10} {'SUP':>3}  VALUE / CONTENT")
     for f in facts:
-        val = f"{f.subject}={f.value}  " if f.subject is not None else ""
+        val = f"{_t(f.subject)}={_t(f.value)}  " if f.subject is not None else ""
         if f.subject is None and f.value is not None:
             val = f"[{_gist(f.value, 20)}]  "
         typer.echo(
-            f"{f.id:<14} {f.version:>7} {f.status:<10} {f.tier:<10} {f.support:>3}  "
+            f"{_t(f.id):<14} {f.version:>7} {f.status:<10} {f.tier:<10} {f.support:>3}  "
             f"{val}{_gist(f.content, 60)}"
         )
 
 
 def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
-    typer.echo(f"fact {f.id}  version {f.version}  status {f.status}")
-    typer.echo(f"  content:  {f.content}")
+    typer.echo(f"fact {_t(f.id)}  version {f.version}  status {f.status}")
+    typer.echo(f"  content:  {_t(f.content)}")
     if f.subject is not None or f.value is not None:
-        typer.echo(f"  subject:  {f.subject}   value: {f.value}")
+        typer.echo(f"  subject:  {_t(f.subject)}   value: {_t(f.value)}")
     typer.echo(
-        f"  category: {f.category}   tier: {f.tier}   strength: {f.strength:.3f}"
+        f"  category: {_t(f.category)}   tier: {f.tier}   strength: {f.strength:.3f}"
         f"   support: {f.support}"
     )
     typer.echo(f"  evidence ({len(f.evidence)}):")
     for e in f.evidence:
-        typer.echo(f"    seq {e.seq:<7} {e.agent:<14} {_when(e.ts)}")
+        typer.echo(f"    seq {e.seq:<7} {_t(e.agent):<14} {_when(e.ts)}")
     if f.cited:
         typer.echo(f"  cited: {', '.join(str(q) for q in f.cited)}")
     typer.echo(f"  history ({len(history)} events):")
     for h in history:
         b = h.body
-        gist = ", ".join(f"{k}={_gist(str(v), 40)}" for k, v in b.items() if k != "related")
-        typer.echo(f"    {h.seq:>7}  {_when(h.ts)}  {h.agent:<14} {h.type:<18} {gist}")
+        gist = ", ".join(f"{_t(k)}={_gist(str(v), 40)}" for k, v in b.items() if k != "related")
+        typer.echo(f"    {h.seq:>7}  {_when(h.ts)}  {_t(h.agent):<14} {_t(h.type):<18} {gist}")
 
 
 def _show(swarm: Swarm, fact_id: str | None, json: bool) -> None:

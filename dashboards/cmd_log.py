@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import datetime, timezone
 from typing import Any
 
 import orjson
@@ -12,6 +11,7 @@ import typer
 
 from swarmlog import Event, InvalidEvent, SwarmlogError
 
+from . import safe
 from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target
 
 
@@ -167,16 +167,17 @@ def parse_jsonl(data: bytes, agent: str, session: str | None, thread: str | None
 
 def describe(ev: Event) -> str:
     """One human line for an event: seq, time, agent, type, key and a gist of the body."""
-    when = datetime.fromtimestamp(ev.ts, tz=timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+    when = safe.when(ev.ts, "%H:%M:%S.%f")
+    when = when[:-3] if not when.startswith("ts=") else when
     b = ev.body
     gist = b.get("content") or b.get("query") or b.get("target") or ""
     if not gist and b:
         gist = orjson.dumps(b).decode()
-    gist = str(gist).replace("\n", " ")
+    gist = safe.text(gist)
     if len(gist) > 80:
         gist = gist[:77] + "..."
-    key = f" [{ev.key}]" if ev.key else ""
-    return f"{ev.seq:>7}  {when}  {ev.agent:<14} {ev.type:<18}{key} {gist}"
+    key = f" [{safe.text(ev.key)}]" if ev.key else ""
+    return f"{ev.seq:>7}  {when}  {safe.text(ev.agent):<14} {safe.text(ev.type):<18}{key} {gist}"
 
 
 @app.command()

@@ -12,6 +12,7 @@ from synthesizer.replay import state_at
 from synthesizer.swarm import Swarm
 from synthesizer.worker import Synthesizer
 
+from . import safe
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target
 
 
@@ -115,8 +116,8 @@ def search(
         typer.echo("no matching facts")
     for h in hits:
         typer.echo(
-            f"{h.fact.id:>8}  rel {h.relevance:.3f}  sim {h.similarity:.3f}  "
-            f"str {h.strength:.2f}  x{h.fact.support}  {h.fact.content}"
+            f"{safe.text(h.fact.id):>8}  rel {h.relevance:.3f}  sim {h.similarity:.3f}  "
+            f"str {h.strength:.2f}  x{h.fact.support}  {safe.text(h.fact.content)}"
         )
 
 

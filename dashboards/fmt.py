@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from synthesizer.metrics import AgentActivity, Contest, FactRow, SwarmMetrics
 
+from .safe import text as safe_text
+
 BAR_WIDTH = 8
 CONTENT_WIDTH = 100
 MAX_AGENT_ROWS = 20
@@ -50,8 +52,8 @@ def bar(strength: float, top: float = 1.0) -> str:
 
 
 def clip(text: str, width: int = CONTENT_WIDTH) -> str:
-    """One line of at most ``width`` characters."""
-    one = " ".join(text.split())
+    """One line of at most ``width`` characters (control characters escaped)."""
+    one = safe_text(" ".join(text.split()))
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
@@ -118,7 +120,7 @@ def fact_cells(f: FactRow) -> tuple[str, ...]:
     """Cells of one top-facts row (see FACT_HEADERS)."""
     claim = f" [{f.subject} = {f.value}]" if f.subject is not None else ""
     return (
-        f.id,
+        safe_text(f.id),
         str(f.support),
         bar(f.strength),
         f.tier,
@@ -131,7 +133,7 @@ def fact_cells(f: FactRow) -> tuple[str, ...]:
 def claim_text(c: Contest) -> str:
     """The claims of one contest, e.g. ``3600 (f12 active, 2 agents); 60 (f15 superseded, 1)``."""
     return "; ".join(
-        f"{cl.value} ({cl.id} {cl.status}, {plural(cl.support, 'agent')})"
+        f"{safe_text(cl.value)} ({safe_text(cl.id)} {cl.status}, {plural(cl.support, 'agent')})"
         for cl in c.claims
     )
 
@@ -139,13 +141,13 @@ def claim_text(c: Contest) -> str:
 def contest_cells(c: Contest) -> tuple[str, ...]:
     """Cells of one contested-facts row (see CONTEST_HEADERS)."""
     state = f"resolved → {c.winner}" if c.resolved else "open"
-    return (c.subject, claim_text(c), state)
+    return (safe_text(c.subject), claim_text(c), state)
 
 
 def agent_cells(a: AgentActivity) -> tuple[str, ...]:
     """Cells of one agents row (see AGENT_HEADERS)."""
     return (
-        a.agent,
+        safe_text(a.agent),
         str(a.events),
         str(a.shared),
         str(a.recalls),

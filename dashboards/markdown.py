@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from synthesizer.metrics import SwarmMetrics
 
 from . import fmt
+from .safe import text as safe_text
 
 
 def _cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+    return safe_text(s).replace("|", "\\|")
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

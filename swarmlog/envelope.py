@@ -29,6 +29,7 @@ from typing import Any, cast
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from .depth import check_depth
 from .errors import InvalidEvent
 from .names import check_name, check_type
 
@@ -114,6 +115,7 @@ class Event:
             body = {}
         if not isinstance(body, dict):
             raise InvalidEvent(f"body must be an object, got {type_name(body)}")
+        check_depth(body)
         d["body"] = body
         if causes:
             if not isinstance(causes, (list, tuple)) or any(
@@ -301,6 +303,7 @@ def validate_for_append(ev: Event, limits: Limits = DEFAULT_LIMITS) -> None:
     """Checks that run at append: known body shape, finite numbers, content size."""
     body = ev._d["body"]
     if not _flat_and_finite(body):
+        check_depth(body)  # (the body may have changed since the Event was made)
         _check_finite(body, "body")
     _check_body(ev._d["type"], body)
     _check_content(body, limits)
@@ -425,13 +428,15 @@ def members_with(d: dict[str, Any], with_swarm: bytes, limits: Limits, fast: int
         else:  # pragma: no cover
             body = d["body"]
             raw = orjson.dumps({**d, "body": orjson.Fragment(orjson.dumps(body, option=_SORT))})
-    except TypeError as e:
+    except TypeError as e:  # (orjson refuses nesting past 254 levels, among others)
         body = d["body"]
+        check_depth(body)
         _check_finite(body, "body")
         _check_body(d["type"], body)
         _check_content(body, limits)
         raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
     if _has_null(raw):
+        check_depth(d["body"])
         _check_finite(d["body"], "body")
     if d["type"] in _BODIES:
         _check_body(d["type"], d["body"])

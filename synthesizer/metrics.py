@@ -36,6 +36,8 @@ from .state import SwarmState
 
 STRENGTH_BINS = 10
 TOP_FACTS = 10
+LATENCY_BOUND_S = 366 * 86400.0
+"""Visibility latencies beyond a year either way are clock garbage, not latencies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +266,9 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
     dup_total = sum(m.duplicates.values())
     with_causes = sum(c[0] for c in m.causes.values())
     cites = sum(c[1] for c in m.causes.values())
-    lat = sorted(m.latencies)
+    # a stored ts may be anything (an old log, a hostile writer): a latency no clock
+    # could produce is left out of the percentiles rather than shown as 1e20 s
+    lat = sorted(x for x in m.latencies if -LATENCY_BOUND_S <= x <= LATENCY_BOUND_S)
     cas = [0, 0, 0]
     for c in m.cas.values():
         for i in range(3):

@@ -7,10 +7,14 @@ and the API raises SwarmlogError subclasses naming the path, never a bare OSErro
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
 from swarmlog import Event, FileLog, ReadOnlyLog, SwarmlogError
@@ -121,3 +125,66 @@ def test_api_reads_without_write_access(ro_root: Path) -> None:
     with pytest.raises(SwarmlogError) as e2:
         FileLog(ro_root / "nested" / "new")
     assert str(ro_root / "nested") in str(e2.value)
+
+
+NOBODY = 65534
+
+
+def _as_nobody(cmds: list[list[str]]) -> list[tuple[int, str, str]]:
+    """Run CLI commands in a forked child that became an unprivileged user (uid 65534).
+
+    In-process (``run_cli``) rather than a new interpreter, which the other user may not
+    be allowed to execute; the parent ran the same commands first so every module the
+    commands need is imported already.
+    """
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 1
+        try:
+            os.close(rfd)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            out = [list(vars(run_cli(*c)).values()) for c in cmds]
+            with os.fdopen(wfd, "wb") as f:
+                f.write(orjson.dumps(out))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return [tuple(r) for r in orjson.loads(data)]
+
+
+def test_another_user_reads_but_cannot_write() -> None:
+    """A log owned by someone else (0755 dirs, 0644 files): read, never written."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to become another user")
+    base = Path(tempfile.mkdtemp(prefix="swarmlog-perm-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        root = base / "log"
+        old = os.umask(0o022)
+        try:
+            _build(root)
+        finally:
+            os.umask(old)
+        before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+        reads = [["--root", str(root), *c] for c in READS]
+        writes = [["--root", str(root), *c] for c in WRITES]
+        for c in reads:
+            assert run_cli(*c).code == 0  # as root: imports everything the child needs
+        results = _as_nobody(reads + writes)
+        for c, (code, out, err) in zip(reads, results[: len(reads)], strict=True):
+            assert code == 0 and out.strip(), (c, err)
+        for c, (code, _, err) in zip(writes, results[len(reads) :], strict=True):
+            lines = err.strip().splitlines()
+            assert code == 1 and len(lines) == 1, (c, err)
+            assert lines[0].startswith("error: read-only: "), (c, err)
+        assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

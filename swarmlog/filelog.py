@@ -397,7 +397,8 @@ class FileLog(Log):
             os.ftruncate(self._seg_fd, self._seg_end)
         except OSError:
             pass
-        raise SwarmlogError(f"append failed, nothing written: {e}") from None
+        where = self._seg_path(self._seg_first)
+        raise SwarmlogError(f"append failed, nothing written to {where}: {e}") from None
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None

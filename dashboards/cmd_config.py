@@ -106,7 +106,7 @@ def set_(
     from synthesizer.configlog import change_config, parse_settings
 
     parsed = parse_settings(settings)
-    log = open_target(ctx, root, url)
+    log = open_target(ctx, root, url, write=True)
     try:
         conf, appended = change_config(log, parsed)
     finally:

@@ -83,6 +83,7 @@ READS = [
     ["board"],
     ["board", "f1"],
     ["checkpoint", "--list"],
+    ["config", "show"],
 ]
 WRITES = [
     ["append", "-a", "x", "hello"],
@@ -91,6 +92,7 @@ WRITES = [
     ["checkpoint"],
     ["board", "cas", "f1", "--expect", "1", "--content", "changed", "-a", "x"],
     ["init"],
+    ["config", "set", "pool.capacity=5"],
 ]
 
 

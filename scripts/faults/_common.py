@@ -93,6 +93,7 @@ READS = [
     ["board"],
     ["board", "f1"],
     ["checkpoint", "--list"],
+    ["config", "show"],
 ]
 WRITES = [
     ["append", "-a", "x", "hello"],
@@ -101,6 +102,7 @@ WRITES = [
     ["checkpoint"],
     ["board", "cas", "f1", "--expect", "1", "--content", "changed", "-a", "x"],
     ["init"],
+    ["config", "set", "pool.capacity=5"],
 ]
 
 __all__ = ["READS", "WRITES", "Report", "Run", "build", "cli", "one_line_error", "os", "snapshot"]

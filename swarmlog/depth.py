@@ -13,12 +13,13 @@ from typing import Any
 from .errors import InvalidEvent
 
 MAX_DEPTH = 64
-_NESTED = frozenset((dict, list, tuple))
+SCALARS = frozenset((str, int, float, bool, type(None)))
+"""Types of body values that cannot nest (a body of only these needs no walk)."""
 
 
 def check_depth(body: dict[str, Any], limit: int = MAX_DEPTH) -> None:
     """Raise InvalidEvent if ``body`` nests deeper than ``limit`` levels (or in a cycle)."""
-    if _NESTED.isdisjoint(map(type, body.values())):
+    if SCALARS.issuperset(map(type, body.values())):
         return  # flat: the common case, one C-level pass
     stack: list[tuple[Any, int]] = [(body, 1)]
     pop, push = stack.pop, stack.append

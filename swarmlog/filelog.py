@@ -4,7 +4,7 @@ Layout of a log directory::
 
     swarm.json          name, format, segment size (fixed at creation)
     segments/           <first seq>.jsonl files, append-only
-    lock                flock'ed (exclusive) around every append batch
+    lock                flock'ed (exclusive) around every append batch (readers need none)
     sync                16 bytes shared by writers: last written seq, its segment (group commit)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
     repairs.jsonl       torn tails the writers cut off (reported by verify)
@@ -12,8 +12,9 @@ Layout of a log directory::
 
 Writers serialise on ``lock``: catch up with what other processes wrote (keeping an
 in-memory id index and key versions), check idempotency and expectations, then write the
-whole batch with one ``write()``. Readers take no lock and only consume complete,
-CRC-valid batches.
+whole batch with one ``write()``. Readers take no lock and no write access, and only
+consume complete, CRC-valid batches. Nothing in the directory is followed if it is a
+symlink (fsguard); segments are opened on demand through a small cache (segfiles).
 """
 
 from __future__ import annotations

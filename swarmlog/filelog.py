@@ -78,7 +78,7 @@ from .fsguard import (
     os_error,
     read_nofollow,
 )
-from .names import check_name
+from .names import check_name, default_swarm_name
 from .segfiles import Pinned, SegmentFiles
 from .tail import Waiter
 
@@ -196,7 +196,7 @@ class FileLog(Log):
     def _create(self, meta_path: Path, name: str | None, segment_bytes: int) -> None:
         if segment_bytes < 4096:
             raise ValueError("segment_bytes must be at least 4096")
-        name = check_name("swarm", name or _default_name(self.root))
+        name = check_name("swarm", name or default_swarm_name(self.root))
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             (self.root / "segments").mkdir(exist_ok=True)
@@ -970,8 +970,3 @@ def _hashed_dict() -> dict[str, int]:
     del d[0]
     return d
 
-
-def _default_name(root: Path) -> str:
-    base = root.resolve().name.lstrip(".") or "swarm"
-    clean = "".join(c if c.isalnum() or c in "-_" else "-" for c in base)
-    return clean[:64] or "swarm"

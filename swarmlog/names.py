@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from .errors import InvalidEvent
@@ -40,3 +41,10 @@ def check_type(value: str) -> str:
     if not isinstance(value, str) or not _TYPE_RE.match(value) or len(value) > MAX_NAME:
         raise InvalidEvent(f"type {value!r} is not a dotted lowercase name like 'memory.shared'")
     return value
+
+
+def default_swarm_name(root: os.PathLike[str] | str) -> str:
+    """A swarm name from a log directory's name (what ``init`` uses without --name)."""
+    base = os.path.basename(os.path.realpath(root)).lstrip(".") or "swarm"
+    clean = "".join(c if c.isalnum() or c in "-_" else "-" for c in base)
+    return clean[:64] or "swarm"

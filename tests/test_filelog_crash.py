@@ -92,11 +92,15 @@ def test_sigkill_spawned_subprocess_writers(tmp_path: Path) -> None:
             )
             for j in range(2)
         ]
-        time.sleep(0.6 + 0.05 * k)
-        for p in procs:
+        # Readiness handshake instead of a fixed delay: each writer's first acknowledged
+        # batch is awaited (a slow interpreter start no longer means nothing to check),
+        # then the writers run on a little before the kill lands mid-work.
+        first = [p.stdout.readline() if p.stdout else b"" for p in procs]
+        time.sleep(0.05 * (k + 1))
+        for p, head in zip(procs, first, strict=True):
             p.send_signal(signal.SIGKILL)
             out, _ = p.communicate()
-            for line in out.decode().splitlines():
+            for line in (head + out).decode().splitlines():
                 parts = line.split()
                 if len(parts) == 2:
                     acked[parts[1]] = int(parts[0]) + 49

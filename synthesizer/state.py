@@ -26,6 +26,8 @@ from . import pool, tiers
 from .bulk import paused_gc
 from .config import SynthConfig
 from .configlog import on_configured
+from .facade_fold import HANDLERS as FACADE_HANDLERS
+from .facade_state import Facades
 from .facts import (
     ACTIVE,
     CONTESTED,
@@ -176,6 +178,7 @@ class SwarmState:
         "clusters",
         "coact",
         "config_seq",
+        "ext",
         "facts",
         "last_seq",
         "last_ts",
@@ -201,6 +204,7 @@ class SwarmState:
         self.progress: int = 0
         self.config_seq: int = 0
         self.metrics: Metrics = Metrics()
+        self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
 
     @property
     def config(self) -> SynthConfig:
@@ -288,6 +292,7 @@ class SwarmState:
             "clusters": self.clusters,
             "recalled": {a: sorted(s) for a, s in self.recalled.items()},
             "metrics": self.metrics.to_dict(),
+            **({"facades": self.ext.to_dict()} if self.ext else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -320,6 +325,7 @@ class SwarmState:
         s.clusters = d["clusters"]
         s.recalled = {a: set(v) for a, v in d["recalled"].items()}
         s.metrics = Metrics.from_dict(d["metrics"])
+        s.ext = Facades.from_dict(d.get("facades"))
         return s
 
     def digest(self) -> str:
@@ -910,6 +916,7 @@ HANDLERS: dict[str, Handler] = {
     T.SYNTH_PROGRESS: _on_progress,
     T.IDENTITY_FORGOTTEN: _on_forgotten,
     T.SWARM_CONFIGURED: on_configured,
+    **FACADE_HANDLERS,
 }
 
 _MALFORMED = (KeyError, TypeError, ValueError, IndexError)

@@ -1,0 +1,90 @@
+"""What the three facades share: opening their log, folding up to an event, closing.
+
+``target=None`` is a private in-memory log (``swarmlog.memlog`` when present, else a
+FileLog in a temporary directory removed on close); a directory or ``nats://…``
+target shares the facade with every other process that opens it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from swarmlog import Event, Log, open_log
+
+from .config import SynthConfig
+from .embed import Embedder
+from .replay import fold_into
+from .state import SwarmState
+from .swarm import Swarm
+
+
+def open_target(target: str | os.PathLike[str] | None) -> tuple[Log, Any]:
+    """The log of ``target`` and what to clean up on close (a temporary directory)."""
+    if target is not None:
+        return open_log(target), None
+    try:
+        import swarmlog.memlog  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        tmp = tempfile.TemporaryDirectory(prefix="swarmlog-facade-")
+        return open_log(os.path.join(tmp.name, "log")), tmp
+    return open_log(":memory:"), None
+
+
+class FacadeBase:
+    """A Swarm over the target's log; the facade's calls are events folded at once."""
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | None,
+        embedder: Embedder | None,
+        config: SynthConfig | None = None,
+    ) -> None:
+        log, self._tmp = open_target(target)
+        try:
+            self.swarm = Swarm(log, config, embedder)
+        except BaseException:
+            log.close()
+            self._cleanup()
+            raise
+
+    def _cleanup(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    @property
+    def log(self) -> Log:
+        """The log every call of this facade appends to."""
+        return self.swarm.log
+
+    def refresh(self) -> SwarmState:
+        """Fold what any process appended since the last look (another process's
+        writes become visible here)."""
+        return self.swarm.refresh()
+
+    def _append(self, event: Event, expect: dict[str, int] | None = None) -> Event:
+        """Append, then fold up to and including it; returns the stored event."""
+        stored = self.log.append(event, expect=expect)
+        self.refresh()
+        return stored
+
+    def _around(self, event: Event) -> tuple[SwarmState, int]:
+        """Append ``event`` and fold up to just before it: (state, its seq). Measure,
+        then ``refresh()`` folds the event itself: the difference is its effect."""
+        state = self.refresh()
+        seq = self.log.append(event).seq or 0
+        fold_into(state, self.log, seq - 1)
+        return state, seq
+
+    def close(self) -> None:
+        """Close the log (and drop a private log's temporary directory)."""
+        self.swarm.close()
+        self._cleanup()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -132,7 +132,9 @@ def _on_store_put(s: _State, d: dict[str, Any]) -> None:
     key = d.get("key")
     if key is not None:
         x.keyver[key] = seq
-    space = x.store.setdefault(b["ns"], {})
+    ns = b["ns"]
+    x.gen[ns] = seq
+    space = x.store.setdefault(ns, {})
     entries = b["entries"]
     expected = b.get("expected")
     if expected is not None:
@@ -165,6 +167,7 @@ def _on_store_deleted(s: _State, d: dict[str, Any]) -> None:
     key = d.get("key")
     if key is not None:
         x.keyver[key] = d["seq"]
+    x.gen[b["ns"]] = d["seq"]
     space = x.store.get(b["ns"])
     if space is not None:
         space.pop(b["id"], None)
@@ -208,6 +211,7 @@ def _on_store_forgotten(s: _State, d: dict[str, Any]) -> None:
     x.store.pop(ns, None)
     x.sigs.pop(ns, None)
     x.feedback.pop(ns, None)
+    x.gen.pop(ns, None)
 
 
 # ---------------------------------------------------------------- bank (seed 004)

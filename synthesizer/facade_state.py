@@ -25,7 +25,8 @@ class Facades:
     * ``keyver``: store CAS key -> seq of the last event on it (kept after forget);
     * ``sigs`` / ``feedback``: per encoded identity;
     * ``bank``: fact id -> owning agent; ``absorbed``: kept fact id -> merged ids;
-      ``metadata``: fact id -> the caller's metadata.
+      ``metadata``: fact id -> the caller's metadata;
+    * ``gen``: encoded identity -> seq of its last put or delete (search caches).
     """
 
     counts: dict[str, int] = field(default_factory=dict)
@@ -37,6 +38,7 @@ class Facades:
     bank: dict[str, str] = field(default_factory=dict)
     absorbed: dict[str, list[str]] = field(default_factory=dict)
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gen: dict[str, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.counts)
@@ -53,6 +55,7 @@ class Facades:
             "bank": self.bank,
             "absorbed": self.absorbed,
             "metadata": self.metadata,
+            "gen": self.gen,
         }
 
     @classmethod
@@ -70,4 +73,5 @@ class Facades:
             bank=d["bank"],
             absorbed=d["absorbed"],
             metadata=d["metadata"],
+            gen=d["gen"],
         )

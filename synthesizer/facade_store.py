@@ -11,6 +11,7 @@ unix milliseconds; ``tier`` is the caller's own label (not the swarm's fact tier
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import hashlib
 import math
@@ -251,7 +252,7 @@ class MemoryStore(FacadeBase):
         tiers: Iterable[str] | None = None,
         min_score: float | None = None,
         embedder_id: str | None = None,
-    ) -> list[ScoredEntry]:
+    ) -> builtins.list[ScoredEntry]:
         """Entries by cosine to ``query_vector``, descending, ties by id. Skipped: no
         embedding, another dimension, another embedder (when given), expired, other tiers."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -287,7 +288,7 @@ class MemoryStore(FacadeBase):
 
     def _matrix(
         self, ns: str, dim: int, space: dict[str, dict[str, Any]], gen: int
-    ) -> tuple[list[str], np.ndarray]:
+    ) -> tuple[builtins.list[str], np.ndarray]:
         """Unit vectors of the namespace's entries of dimension ``dim`` (cached per write)."""
         hit = self._mats.get((ns, dim))
         if hit is not None and hit[0] == gen:

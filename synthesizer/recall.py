@@ -9,6 +9,7 @@ by fact id. Works on a FactIndex kept in step with a SwarmState.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,8 +43,10 @@ def recall(
     min_similarity: float | None = None,
     min_score: float | None = None,
     now: float | None = None,
+    only: Collection[str] | None = None,
 ) -> list[Hit]:
-    """The top ``limit`` facts for a query vector (see module docstring)."""
+    """The top ``limit`` facts for a query vector (see module docstring); ``only``
+    restricts the candidates to those fact ids (e.g. one agent's bank memories)."""
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     index.refresh_weights(state)
@@ -81,12 +84,19 @@ def recall(
                 return out[:want]
             k = min(len(idx), k * 4)
 
+    base: np.ndarray | None = None
+    if only is not None:
+        allowed = [fid for fid in only if fid in idx]
+        if not allowed:
+            return []
+        base = idx.mask_for(allowed)
     if thread is not None and thread_first:
-        own_ids = [fid for fid, f in facts.items() if f.thread == thread and fid in idx]
+        pool = facts if only is None else {fid: facts[fid] for fid in only if fid in facts}
+        own_ids = [fid for fid, f in pool.items() if f.thread == thread and fid in idx]
         own = ranked(idx.mask_for(own_ids), limit) if own_ids else []
         if len(own) >= limit:
             return own
         seen = {h.fact.id for h in own}
-        rest = [h for h in ranked(None, limit + len(own)) if h.fact.id not in seen]
+        rest = [h for h in ranked(base, limit + len(own)) if h.fact.id not in seen]
         return own + rest[: limit - len(own)]
-    return ranked(None, limit)
+    return ranked(base, limit)

@@ -113,6 +113,10 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             f"{m.contests_resolved} resolved, {m.contests_open} open"
             f" ({plural(m.resolutions, 'resolution')})",
         ),
+        (
+            "seed facades",
+            f"{_counts(m.facades, ('pool', 'store', 'bank'))} events" if m.facades else "none",
+        ),
     ]
 
 

@@ -19,6 +19,8 @@ Definitions:
 * **CAS**: board writes per agent — attempts, successes, conflicts (losing attempts);
 * **contests**: subjects claimed by live facts with different values (or facts in
   status ``contested``); resolved when one claim is active and the others superseded;
+* **seed facades**: events written by the seeds' facades, per facade (pool, store,
+  bank);
 * **configuration**: the key figures of the configuration in force (the log's): the
   pool's capacity (it never holds more facts), its decay rate per tick, the embedder.
 """
@@ -133,6 +135,7 @@ class SwarmMetrics:
     capacity: int = 0
     decay_rate: float = 0.0
     embedder: str = ""
+    facades: dict[str, int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -311,6 +314,7 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         capacity=state.config.pool.capacity,
         decay_rate=state.config.pool.decay_rate,
         embedder=state.config.embedder,
+        facades=dict(sorted(state.ext.counts.items())),
     )
 
 

@@ -161,3 +161,20 @@ def test_replay_with_bank_events_equals_live(tmp_path: Path) -> None:
         assert state_at(log).digest() == live
     finally:
         log.close()
+
+
+def test_dashboard_counts_events_per_facade(tmp_path: Path) -> None:
+    from dashboards import markdown
+    from synthesizer import MemoryEntry, MemoryStore, SharedMemoryPool
+    from synthesizer.metrics import compute
+
+    root = str(tmp_path / "swarm")
+    with SharedMemoryPool(root) as pool, MemoryStore(root) as store, MemoryBank(root) as bank:
+        pool.share("a", "one")
+        pool.share("a", "two")
+        store.put({"tenant": "t"}, MemoryEntry("x", 1))
+        bank.store_memory("a", "three")
+        bank.prune_old_memories("a", 90)
+        m = compute(bank.refresh(), swarm="s")
+    assert m.facades == {"bank": 2, "pool": 2, "store": 1}
+    assert "| seed facades | pool 2, store 1, bank 2 events |" in markdown.render(m)

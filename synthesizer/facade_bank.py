@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import orjson
 
 from swarmlog import Event
 from swarmlog.names import check_name
@@ -104,7 +105,10 @@ class MemoryBank(FacadeBase):
             body["embedding"] = vec.tolist()
             body["embedder"] = CALLER_EMBEDDER
         if metadata:
-            body["metadata"] = dict(metadata)
+            try:
+                body["metadata"] = orjson.loads(orjson.dumps(dict(metadata)))
+            except TypeError as e:
+                raise ValueError(f"metadata must be JSON data: {e}") from None
         thread = None if thread_id is None else check_name("thread_id", str(thread_id))
         stored = self._append(Event(agent=agent_id, thread=thread, type=FE.BANK_STORED, body=body))
         return f"f{stored.seq}"

@@ -16,7 +16,7 @@ from swarmlog import Event, Log, open_log
 from .config import SynthConfig
 from .embed import Embedder
 from .replay import fold_into
-from .state import SwarmState
+from .state import SwarmState, apply
 from .swarm import Swarm
 
 
@@ -43,11 +43,15 @@ class FacadeBase:
     ) -> None:
         log, self._tmp = open_target(target)
         try:
-            self.swarm = Swarm(log, config, embedder)
+            self._open(Swarm(log, config, embedder))
         except BaseException:
             log.close()
             self._cleanup()
             raise
+
+    def _open(self, swarm: Swarm) -> None:
+        self.swarm = swarm
+        self._state = swarm.refresh()
 
     def _cleanup(self) -> None:
         if self._tmp is not None:
@@ -61,13 +65,19 @@ class FacadeBase:
 
     def refresh(self) -> SwarmState:
         """Fold what any process appended since the last look (another process's
-        writes become visible here)."""
-        return self.swarm.refresh()
+        writes become visible here); nothing to read when the log has not moved."""
+        if self.log.last_seq != self._state.last_seq:
+            self._state = self.swarm.refresh()
+        return self._state
 
     def _append(self, event: Event, expect: dict[str, int] | None = None) -> Event:
-        """Append, then fold up to and including it; returns the stored event."""
+        """Append, then fold up to and including it; returns the stored event. When
+        nothing came in between, the stored event is folded as it is (no read back)."""
         stored = self.log.append(event, expect=expect)
-        self.refresh()
+        if stored.seq == self._state.last_seq + 1:
+            apply(self._state, stored)
+        else:
+            self._state = self.swarm.refresh()
         return stored
 
     def _around(self, event: Event) -> tuple[SwarmState, int]:

@@ -100,7 +100,7 @@ class SharedMemoryPool(FacadeBase):
         log, self._tmp = open_target(target)
         try:
             base = log_config(log).config
-            self.swarm = Swarm(log, base.model_copy(update={"pool": pool}), embedder)
+            self._open(Swarm(log, base.model_copy(update={"pool": pool}), embedder))
         except BaseException:
             log.close()
             self._cleanup()

@@ -129,13 +129,21 @@ def _check_entry(entry: MemoryEntry) -> dict[str, Any]:
         v = getattr(entry, name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise ValueError(f"{name} must be unix milliseconds (an int), got {v!r}")
-    d = {k: v for k, v in dataclasses.asdict(entry).items() if v is not None}
+    d = {k: v for k in _ENTRY_FIELDS if (v := getattr(entry, k)) is not None}
+    if "value" in d:  # as the log will give it back (tuples become lists, ...)
+        try:
+            d["value"] = orjson.loads(orjson.dumps(d["value"]))
+        except TypeError as e:
+            raise ValueError(f"entry value must be JSON data: {e}") from None
     if entry.embedding is not None:
         vec = [float(x) for x in entry.embedding]
         if not vec or not all(math.isfinite(x) for x in vec):
             raise ValueError("embedding must be a non-empty list of finite numbers")
         d["embedding"] = vec
     return d
+
+
+_ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(MemoryEntry))
 
 
 def _entry(d: dict[str, Any]) -> MemoryEntry:
@@ -193,7 +201,7 @@ class MemoryStore(FacadeBase):
         if self._live(ns, id) is None:
             return None
         self._append(Event(agent=STORE_AGENT, type=FE.STORE_ACCESSED, body={"ns": ns, "id": id}))
-        e = self._space(ns).get(id)
+        e = self._state.ext.store.get(ns, {}).get(id)
         return None if e is None else _entry(e)
 
     def list(

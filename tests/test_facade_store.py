@@ -276,3 +276,13 @@ def test_replay_with_store_events_equals_live(tmp_path: Path) -> None:
         assert state_at(log).digest() == live
     finally:
         log.close()
+
+
+def test_values_come_back_as_the_log_holds_them(tmp_path: Path) -> None:
+    root = str(tmp_path / "swarm")
+    with MemoryStore(root) as s, MemoryStore(root) as other:
+        s.put(A, MemoryEntry("t", {"pair": (1, 2), "n": 1.5}))
+        assert s.get(A, "t").value == other.get(A, "t").value == {"pair": [1, 2], "n": 1.5}  # type: ignore[union-attr]
+        assert s.refresh().digest() == other.refresh().digest()
+        with pytest.raises(ValueError):
+            s.put(A, MemoryEntry("bad", {1, 2}))

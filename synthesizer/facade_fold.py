@@ -285,6 +285,29 @@ def _on_bank_pruned(s: _State, d: dict[str, Any]) -> None:
             _drop_bank(x, fid)
 
 
+def chain(
+    *handlers: Callable[[Any, dict[str, Any]], None],
+) -> Callable[[Any, dict[str, Any]], None]:
+    """One handler running ``handlers`` in order (a fold type with a facade follow-up)."""
+
+    def run(s: Any, d: dict[str, Any]) -> None:
+        for h in handlers:
+            h(s, d)
+
+    return run
+
+
+def on_identity_forgotten(s: _State, d: dict[str, Any]) -> None:
+    """After the fold's erasure of an agent: drop its bank ownership records too (the
+    fold has already dropped the facts only it evidenced)."""
+    agent = d["body"].get("agent")
+    x = s.ext
+    if agent is None or not x.bank:
+        return
+    for fid in [fid for fid, a in x.bank.items() if a == agent]:
+        _drop_bank(x, fid)
+
+
 HANDLERS: dict[str, Callable[[Any, dict[str, Any]], None]] = {
     FE.POOL_SHARED: _on_pool_shared,
     FE.POOL_RESET: _on_pool_reset,

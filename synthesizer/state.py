@@ -27,6 +27,7 @@ from .bulk import paused_gc
 from .config import SynthConfig
 from .configlog import on_configured
 from .facade_fold import HANDLERS as FACADE_HANDLERS
+from .facade_fold import chain, on_identity_forgotten
 from .facade_state import Facades
 from .facts import (
     ACTIVE,
@@ -914,7 +915,7 @@ HANDLERS: dict[str, Handler] = {
     T.POOL_TICK: _on_tick,
     T.SESSION_ENDED: _on_session_ended,
     T.SYNTH_PROGRESS: _on_progress,
-    T.IDENTITY_FORGOTTEN: _on_forgotten,
+    T.IDENTITY_FORGOTTEN: chain(_on_forgotten, on_identity_forgotten),
     T.SWARM_CONFIGURED: on_configured,
     **FACADE_HANDLERS,
 }

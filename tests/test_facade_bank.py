@@ -178,3 +178,17 @@ def test_dashboard_counts_events_per_facade(tmp_path: Path) -> None:
         m = compute(bank.refresh(), swarm="s")
     assert m.facades == {"bank": 2, "pool": 2, "store": 1}
     assert "| seed facades | pool 2, store 1, bank 2 events |" in markdown.render(m)
+
+
+def test_forgetting_an_agent_drops_its_bank_memories(tmp_path: Path) -> None:
+    from swarmlog import Event
+    from synthesizer import events as T
+
+    with MemoryBank(str(tmp_path / "swarm")) as bank:
+        gone = bank.store_memory("leaver", "a memory to erase")
+        kept = bank.store_memory("stayer", "a memory to keep")
+        bank.log.append(Event(agent="ops", type=T.IDENTITY_FORGOTTEN, body={"agent": "leaver"}))
+        state = bank.refresh()
+        assert gone not in state.facts and gone not in state.ext.bank
+        assert "leaver" not in state.ext.bank.values() and state.ext.bank[kept] == "stayer"
+        assert bank.get_agent_memory_stats("leaver")["total_memories"] == 0

@@ -4,7 +4,8 @@ A share is a ``pool.memory.shared`` event that the fold turns into a fact at onc
 strength, reinforcement, decay (``pool.tick``), eviction, capacity and stats are the
 fold's own (``state.py`` / ``pool.py``): no second copy of the pool math. The decay and
 capacity numbers are the swarm's configuration (recorded on a new log; an existing log's
-must agree). Ids are ``f<seq>``: they never repeat within one log, reset or not.
+must agree; a new log also turns off the tiers' energy expiry, so memories leave by
+strength only, as in the seed). Ids are ``f<seq>``: they never repeat within one log.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from swarmlog import Event
 
 from . import events as T
 from . import facade_events as FE
-from .config import PoolConfig, SynthConfig
+from .config import PoolConfig, SynthConfig, TierConfig
 from .configlog import log_config
 from .embed import Embedder
 from .facade_common import FacadeBase, open_target
@@ -99,7 +100,11 @@ class SharedMemoryPool(FacadeBase):
         )
         log, self._tmp = open_target(target)
         try:
-            base = log_config(log).config
+            cur = log_config(log)
+            base = cur.config
+            if not cur.recorded and log.last_seq == 0:
+                # a new log: memories leave by strength only, as in seed 000 (no tier expiry)
+                base = SynthConfig(tiers=TierConfig(working_expire=0.0))
             self._open(Swarm(log, base.model_copy(update={"pool": pool}), embedder))
         except BaseException:
             log.close()

@@ -17,7 +17,7 @@ import hashlib
 import math
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,6 +177,20 @@ def _parse_cursor(cursor: str | None) -> tuple[int, int, str] | None:
     return s, q, i
 
 
+def _ranked(scores: np.ndarray, rank: np.ndarray, first: int) -> Iterator[int]:
+    """Row indices by descending score, ties by id rank: the best ``first`` (and any
+    ties with the last of them) sorted at once, the rest only if the caller reads on."""
+    n = len(scores)
+    if n > first:
+        cut = np.partition(scores, n - first)[n - first]
+        top = np.flatnonzero(scores >= cut)
+        yield from top[np.lexsort((rank[top], -scores[top]))].tolist()
+        rest = np.flatnonzero(scores < cut)
+        yield from rest[np.lexsort((rank[rest], -scores[rest]))].tolist()
+        return
+    yield from np.lexsort((rank, -scores)).tolist()
+
+
 class MemoryStore(FacadeBase):
     """Seed 001's ``MemoryStore`` (see the module docstring)."""
 
@@ -184,7 +198,7 @@ class MemoryStore(FacadeBase):
         self, target: str | os.PathLike[str] | None = None, *, embedder: Embedder | None = None
     ) -> None:
         super().__init__(target, embedder)
-        self._mats: dict[tuple[str, int], tuple[int, list[str], np.ndarray]] = {}
+        self._mats: dict[tuple[str, int], tuple[int, list[str], np.ndarray, np.ndarray]] = {}
 
     # ------------------------------------------------------------ reads
 
@@ -271,16 +285,15 @@ class MemoryStore(FacadeBase):
         ns = encode_identity(identity)
         state = self.refresh()
         space = state.ext.store.get(ns, {})
-        ids, mat = self._matrix(ns, len(q), space, state.ext.gen.get(ns, 0))
+        ids, mat, rank = self._matrix(ns, len(q), space, state.ext.gen.get(ns, 0))
         if not ids:
             return []
         qn = float(np.linalg.norm(q))
         scores = mat @ (q / qn) if qn > 0 else np.zeros(len(ids))
         want = None if tiers is None else set(tiers)
         now = _now_ms()
-        order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))
         out: list[ScoredEntry] = []
-        for i in order:
+        for i in _ranked(scores, rank, 4 * k + 16):
             e = space.get(ids[i])
             score = float(scores[i])
             if e is None or expired(e, now) or (want is not None and e.get("tier") not in want):
@@ -296,17 +309,20 @@ class MemoryStore(FacadeBase):
 
     def _matrix(
         self, ns: str, dim: int, space: dict[str, dict[str, Any]], gen: int
-    ) -> tuple[builtins.list[str], np.ndarray]:
-        """Unit vectors of the namespace's entries of dimension ``dim`` (cached per write)."""
+    ) -> tuple[builtins.list[str], np.ndarray, np.ndarray]:
+        """Unit vectors of the namespace's entries of dimension ``dim`` and each id's rank
+        in id order (cached until the namespace's next write)."""
         hit = self._mats.get((ns, dim))
         if hit is not None and hit[0] == gen:
-            return hit[1], hit[2]
+            return hit[1], hit[2], hit[3]
         ids = [eid for eid, e in space.items() if e.get("embedding") and len(e["embedding"]) == dim]
         mat = np.array([space[i]["embedding"] for i in ids], dtype=np.float64).reshape(-1, dim)
         norms = np.linalg.norm(mat, axis=1, keepdims=True)
         mat = np.divide(mat, norms, out=np.zeros_like(mat), where=norms > 0)
-        self._mats[(ns, dim)] = (gen, ids, mat)
-        return ids, mat
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        self._mats[(ns, dim)] = (gen, ids, mat, rank)
+        return ids, mat, rank
 
     # ------------------------------------------------------------ writes
 

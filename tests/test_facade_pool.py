@@ -243,3 +243,20 @@ def test_replay_with_pool_events_equals_live(tmp_path: Path) -> None:
         assert state_at(log).digest() == live  # from the checkpoint
     finally:
         log.close()
+
+
+def test_memories_leave_by_strength_only_on_a_pool_log() -> None:
+    """A new log opened by the pool turns off tier energy expiry (seed 000 evicts by
+    strength alone): ten hours without access, one tick, the memory is still there."""
+    from synthesizer.state import SwarmState, fold_dicts
+
+    with SharedMemoryPool() as pool:
+        cfg = pool.config
+    assert cfg.tiers.working_expire == 0.0
+    evs = [
+        {"seq": 1, "ts": 0.0, "agent": "a", "type": FE.POOL_SHARED, "body": {"content": "x"}},
+        {"seq": 2, "ts": 36000.0, "agent": "s", "type": T.POOL_TICK, "body": {}},
+    ]
+    assert "f1" in fold_dicts(SwarmState(cfg), [dict(e) for e in evs]).facts
+    default = fold_dicts(SwarmState(), [dict(e) for e in evs])
+    assert "f1" not in default.facts  # the swarm's default tiers would expire it

@@ -286,3 +286,14 @@ def test_values_come_back_as_the_log_holds_them(tmp_path: Path) -> None:
         assert s.refresh().digest() == other.refresh().digest()
         with pytest.raises(ValueError):
             s.put(A, MemoryEntry("bad", {1, 2}))
+
+
+def test_search_ties_and_filters_past_the_first_candidates(store: MemoryStore) -> None:
+    same = [MemoryEntry(f"s{i:03d}", i, embedding=(1.0, 0.0), tier="cold") for i in range(60)]
+    weaker = [MemoryEntry(f"w{i:03d}", i, embedding=(1.0, 0.5), tier="hot") for i in range(60)]
+    store.put_many(A, list(reversed(same)) + weaker)
+    hits = store.search(A, [1.0, 0.0], k=10)
+    assert [h.entry.id for h in hits] == [f"s{i:03d}" for i in range(10)]  # ties by id
+    hot = store.search(A, [1.0, 0.0], k=5, tiers=["hot"])  # all 60 best rows filtered out
+    assert [h.entry.id for h in hot] == [f"w{i:03d}" for i in range(5)]
+    assert len(store.search(A, [1.0, 0.0], k=500)) == 120

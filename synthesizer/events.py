@@ -3,7 +3,8 @@
 Importing this module registers every model with ``swarmlog.envelope.register_body``,
 so a log rejects malformed bodies of known types while carrying unknown types through.
 The fold itself never uses these models (they are too slow for the hot path): it reads
-the already-validated body dicts directly.
+the already-validated body dicts directly. The event types of the seeds' facades
+(``pool.memory.*``, ``memstore.*``, ``bank.*``) are in ``facade_events.py``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -60,7 +60,7 @@ class ThreadMemory:
 
 
 def _when(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, UTC)
+    return datetime.fromtimestamp(ts, timezone.utc)
 
 
 def _days(v: float, name: str) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any
+from typing import Any, TypeVar
 
 from swarmlog import Event, Log, open_log
 
@@ -30,6 +30,9 @@ def open_target(target: str | os.PathLike[str] | None) -> tuple[Log, Any]:
         tmp = tempfile.TemporaryDirectory(prefix="swarmlog-facade-")
         return open_log(os.path.join(tmp.name, "log")), tmp
     return open_log(":memory:"), None
+
+
+_F = TypeVar("_F", bound="FacadeBase")
 
 
 class FacadeBase:
@@ -93,7 +96,7 @@ class FacadeBase:
         self.swarm.close()
         self._cleanup()
 
-    def __enter__(self) -> Any:
+    def __enter__(self: _F) -> _F:
         return self
 
     def __exit__(self, *exc: object) -> None:

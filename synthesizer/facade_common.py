@@ -1,17 +1,16 @@
 """What the three facades share: opening their log, folding up to an event, closing.
 
-``target=None`` is a private in-memory log (``swarmlog.memlog`` when present, else a
-FileLog in a temporary directory removed on close); a directory or ``nats://…``
+``target=None`` is a private in-memory log (a MemoryLog); a directory or ``nats://…``
 target shares the facade with every other process that opens it.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from swarmlog import Event, Log, open_log
+from swarmlog.memlog import MEMORY_TARGET
 
 from .config import SynthConfig
 from .embed import Embedder
@@ -20,16 +19,9 @@ from .state import SwarmState, apply
 from .swarm import Swarm
 
 
-def open_target(target: str | os.PathLike[str] | None) -> tuple[Log, Any]:
-    """The log of ``target`` and what to clean up on close (a temporary directory)."""
-    if target is not None:
-        return open_log(target), None
-    try:
-        import swarmlog.memlog  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        tmp = tempfile.TemporaryDirectory(prefix="swarmlog-facade-")
-        return open_log(os.path.join(tmp.name, "log")), tmp
-    return open_log(":memory:"), None
+def open_target(target: str | os.PathLike[str] | None) -> Log:
+    """The log of ``target``; None is a fresh, private MemoryLog."""
+    return open_log(MEMORY_TARGET if target is None else target)
 
 
 _F = TypeVar("_F", bound="FacadeBase")
@@ -44,22 +36,16 @@ class FacadeBase:
         embedder: Embedder | None,
         config: SynthConfig | None = None,
     ) -> None:
-        log, self._tmp = open_target(target)
+        log = open_target(target)
         try:
             self._open(Swarm(log, config, embedder))
         except BaseException:
             log.close()
-            self._cleanup()
             raise
 
     def _open(self, swarm: Swarm) -> None:
         self.swarm = swarm
         self._state = swarm.refresh()
-
-    def _cleanup(self) -> None:
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
 
     @property
     def log(self) -> Log:
@@ -92,9 +78,8 @@ class FacadeBase:
         return state, seq
 
     def close(self) -> None:
-        """Close the log (and drop a private log's temporary directory)."""
+        """Close the log."""
         self.swarm.close()
-        self._cleanup()
 
     def __enter__(self: _F) -> _F:
         return self

@@ -98,7 +98,7 @@ class SharedMemoryPool(FacadeBase):
             boost=boost,
             max_strength=max_strength,
         )
-        log, self._tmp = open_target(target)
+        log = open_target(target)
         try:
             cur = log_config(log)
             base = cur.config
@@ -108,7 +108,6 @@ class SharedMemoryPool(FacadeBase):
             self._open(Swarm(log, base.model_copy(update={"pool": pool}), embedder))
         except BaseException:
             log.close()
-            self._cleanup()
             raise
         self.dedup = dedup
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from . import cmd_board, cmd_config, cmd_dash, cmd_log, cmd_synth  # noqa: F401  (they register commands)
+from . import (  # noqa: F401  (they register commands)
+    cmd_board,
+    cmd_config,
+    cmd_dash,
+    cmd_log,
+    cmd_mcp,
+    cmd_synth,
+)
 from .app import app, main
 
 __all__ = ["app", "main"]

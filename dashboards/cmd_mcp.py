@@ -1,0 +1,31 @@
+"""``swarmlog mcp``: serve the swarm's memory to an MCP client over stdio (see mcp_server).
+
+The mcp SDK is imported only when the command runs, so the CLI starts fast without it.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from .app import RootOpt, UrlOpt, app, fail, target
+
+
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    agent: str | None = typer.Option(
+        None, "--agent", help="Agent name to write as [default: the MCP client's name]"
+    ),
+    session: str | None = typer.Option(None, "--session", help="Session to write in"),
+    no_synth: bool = typer.Option(
+        False, "--no-synth", help="Do not run the embedded synthesizer in this server"
+    ),
+    root: str | None = RootOpt,
+    url: str | None = UrlOpt,
+) -> None:
+    """Serve the swarm as an MCP server on stdio (tools: share_memory, search_memory, ...)."""
+    try:
+        from .mcp_server import serve
+    except ImportError as e:
+        fail(f"swarmlog mcp needs the mcp extra: pip install 'swarmlog[mcp]' ({e})")
+    serve(target(ctx, root, url), agent=agent, session=session, synth=not no_synth)

@@ -1,0 +1,426 @@
+"""What the MCP tools do, as plain synchronous calls over one Swarm (no MCP types here).
+
+Each method validates its arguments, calls the library under one lock (the SDK runs
+sync tools on worker threads; a Swarm's live state is not thread-safe) and returns a
+pydantic model, which the SDK turns into the tool's structured result. Library errors
+become ``ToolInputError`` with a one-line message the server hands to the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from swarmlog import SwarmlogError, VersionConflict
+from synthesizer import events as T
+from synthesizer.background import SynthStatus
+from synthesizer.board import HistoryEntry
+from synthesizer.facts import Fact
+from synthesizer.metrics import compute
+from synthesizer.swarm import Agent, Swarm
+
+MAX_EVIDENCE = 20
+"""Evidence items get_fact reads back from the log (the count says how many exist)."""
+
+MAX_SCAN = 10_000
+"""Events read_events scans per call when filtering by type."""
+
+
+class ToolInputError(Exception):
+    """A bad argument or a refused write: the one-line message the model gets back."""
+
+
+def one_line(e: BaseException) -> str:
+    """The first line of an exception's text (its type name when it has none)."""
+    s = str(e).strip()
+    return s.splitlines()[0] if s else type(e).__name__
+
+
+@contextlib.contextmanager
+def tool_errors() -> Iterator[None]:
+    """Turn library errors into ToolInputError (CAS conflicts name the current version)."""
+    try:
+        yield
+    except VersionConflict as e:
+        raise ToolInputError(
+            f"version conflict on {e.key}: you expected version {e.expected}, the current "
+            f"version is {e.actual}; call get_fact to re-read it, then retry with "
+            f"expected_version={e.actual}"
+        ) from None
+    except (SwarmlogError, ValueError, KeyError) as e:
+        raise ToolInputError(one_line(e)) from None
+
+
+# ---------------------------------------------------------------- results
+
+
+class ShareResult(BaseModel):
+    """The raw memory's seq and, once the synthesizer decided it, the fact it became."""
+
+    seq: int = Field(description="Log position of the raw memory you shared")
+    agent: str = Field(description="The agent name it was shared as")
+    fact_id: str | None = Field(
+        description="The fact it became or corroborated; null if not decided yet"
+    )
+    decision: str = Field(description="created (new fact), corroborated (duplicate) or pending")
+
+
+class FactSummary(BaseModel):
+    """A fact in brief."""
+
+    fact_id: str
+    content: str
+    category: str
+    status: str = Field(description="active, contested, superseded or retracted")
+    version: int = Field(description="Pass this as expected_version to update_fact")
+    strength: float
+    support: int = Field(description="Distinct agents whose memories back the fact")
+    agents: list[str] = Field(description="Those agents, first discoverer first")
+    subject: str | None = None
+    value: str | None = None
+
+
+class SearchHit(FactSummary):
+    """A fact matching a query, with its scores."""
+
+    similarity: float = Field(description="Cosine between the query and the fact, -1..1")
+    relevance: float = Field(description="Ranking score: similarity x strength x importance")
+
+
+class SearchResult(BaseModel):
+    """Facts best first."""
+
+    hits: list[SearchHit]
+
+
+class EvidenceItem(BaseModel):
+    """One raw memory behind a fact: who shared what, where."""
+
+    seq: int
+    agent: str
+    session: str | None
+    content: str | None = Field(description="The raw memory's text (null if not readable)")
+
+
+class HistoryItem(BaseModel):
+    """One event written about the fact (by the synthesizer or an agent)."""
+
+    seq: int
+    agent: str
+    type: str
+    body: dict[str, Any]
+
+
+class FactDetail(FactSummary):
+    """A fact with its provenance and history."""
+
+    importance: float
+    tier: str
+    reinforcements: int
+    feedback_average: float | None
+    feedback_count: int
+    created_seq: int
+    evidence: list[EvidenceItem] = Field(description=f"Up to {MAX_EVIDENCE} raw memories")
+    evidence_total: int
+    history: list[HistoryItem]
+
+
+class FactList(BaseModel):
+    """Facts, most recently created first."""
+
+    facts: list[FactSummary]
+    total: int = Field(description="How many facts matched before the limit")
+
+
+class WriteResult(BaseModel):
+    """A write that landed: its seq, and the fact's state after it."""
+
+    fact_id: str
+    seq: int
+    version: int
+    strength: float
+    status: str
+
+
+class Stats(BaseModel):
+    """The swarm at a glance."""
+
+    swarm: str
+    last_seq: int
+    undecided: int = Field(description="Shared memories the synthesizer has not decided yet")
+    facts_total: int
+    by_status: dict[str, int]
+    by_tier: dict[str, int]
+    raw_total: int
+    duplicates_total: int
+    agents: list[str]
+    synthesizer: str = Field(description="This server's synthesizer: off/ready/holding/standby")
+    synthesizer_decisions: int
+
+
+class EventItem(BaseModel):
+    """One log event (embedding vectors left out)."""
+
+    seq: int
+    type: str
+    agent: str
+    session: str | None
+    thread: str | None
+    key: str | None
+    ts: float
+    body: dict[str, Any]
+
+
+class EventPage(BaseModel):
+    """Events after a seq; continue with ``after_seq=next_after_seq``."""
+
+    events: list[EventItem]
+    next_after_seq: int
+    last_seq: int
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def agent_name(given: str | None, client: str | None) -> str:
+    """--agent, else the MCP client's name made into a valid name, else ``mcp-client``."""
+    if given:
+        return given
+    if client:
+        cleaned = "".join(
+            "-" if c in "/\\" or c.isspace() or not c.isprintable() else c for c in client.strip()
+        )[:128]
+        if cleaned.strip("-.") and cleaned not in (".", ".."):
+            return cleaned
+    return "mcp-client"
+
+
+def _summary(f: Fact) -> dict[str, Any]:
+    return {
+        "fact_id": f.id,
+        "content": f.content,
+        "category": f.category,
+        "status": f.status,
+        "version": f.version,
+        "strength": f.strength,
+        "support": f.support,
+        "agents": f.agents,
+        "subject": f.subject,
+        "value": f.value,
+    }
+
+
+def _history(h: HistoryEntry) -> HistoryItem:
+    body = {k: v for k, v in h.body.items() if k != "embedding"}
+    return HistoryItem(seq=h.seq, agent=h.agent, type=h.type, body=body)
+
+
+class MemoryTools:
+    """The tools' behaviour over one swarm (see module docstring)."""
+
+    def __init__(
+        self,
+        swarm: Swarm,
+        agent: str | None = None,
+        session: str | None = None,
+        decide_wait: float = 3.0,
+        synth: Any = None,
+    ) -> None:
+        self.swarm = swarm
+        self.agent = agent
+        self.session = session
+        self.decide_wait = decide_wait
+        self.synth = synth
+        self.lock = threading.RLock()
+
+    def _agent(self, client: str | None, thread: str | None = None) -> Agent:
+        return self.swarm.agent(agent_name(self.agent, client), self.session, thread)
+
+    def share(
+        self,
+        client: str | None,
+        content: str,
+        category: str,
+        importance: float,
+        subject: str | None,
+        value: str | None,
+        thread: str | None,
+    ) -> ShareResult:
+        """Append memory.shared, then wait up to ``decide_wait`` s for its decision."""
+        if value is not None and subject is None:
+            raise ToolInputError("value needs a subject (the thing the value is about)")
+        with tool_errors(), self.lock:
+            agent = self._agent(client, thread)
+            ev = agent.share(content, category, importance, subject=subject, value=value)
+        seq = ev.seq or 0
+        fid, kind = self._decision(seq)
+        return ShareResult(seq=seq, agent=agent.name, fact_id=fid, decision=kind)
+
+    def _decision(self, seq: int) -> tuple[str | None, str]:
+        """Follow the log from ``seq`` for the decision naming it as evidence."""
+        log = self.swarm.log
+        deadline = time.monotonic() + self.decide_wait
+        after = seq
+        kinds = {T.FACT_CREATED: "created", T.FACT_CORROBORATED: "corroborated"}
+        while True:
+            for ev in log.read(after + 1):
+                after = ev.seq or after
+                kind = kinds.get(ev.type)
+                if kind is not None and ev.body.get("evidence") == seq:
+                    return ev.key, kind
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, "pending"
+            log.wait_for_change(min(left, 0.1))
+
+    def search(
+        self,
+        client: str | None,
+        query: str,
+        limit: int,
+        category: str | None,
+        thread: str | None,
+        min_score: float | None,
+    ) -> SearchResult:
+        """Recall (logged as memory.recalled by this agent)."""
+        if not query.strip():
+            raise ToolInputError("query must not be blank")
+        with tool_errors(), self.lock:
+            hits = self._agent(client).recall(
+                query, limit, category=category, thread=thread, min_score=min_score
+            )
+            return SearchResult(
+                hits=[
+                    SearchHit(**_summary(h.fact), similarity=h.similarity, relevance=h.relevance)
+                    for h in hits
+                ]
+            )
+
+    def get_fact(self, fact_id: str) -> FactDetail:
+        """A fact with evidence (raw contents read back from the log) and history."""
+        with tool_errors(), self.lock:
+            board = self.swarm.board
+            f = board.get(fact_id)
+            history = [_history(h) for h in board.history(fact_id)]
+            evidence = []
+            for e in f.evidence[:MAX_EVIDENCE]:
+                raw = next(iter(self.swarm.log.read(e.seq, e.seq)), None)
+                content = raw.body.get("content") if raw is not None else None
+                evidence.append(
+                    EvidenceItem(seq=e.seq, agent=e.agent, session=e.session, content=content)
+                )
+            fb = f.feedback
+            return FactDetail(
+                **_summary(f),
+                importance=f.importance,
+                tier=f.tier,
+                reinforcements=f.reinforcements,
+                feedback_average=None if fb is None else fb[0],
+                feedback_count=f.feedback_count,
+                created_seq=f.created_seq,
+                evidence=evidence,
+                evidence_total=len(f.evidence),
+                history=history,
+            )
+
+    def list_facts(self, status: str | None, category: str | None, limit: int) -> FactList:
+        """Facts matching the filters, newest first."""
+        with tool_errors(), self.lock:
+            facts = self.swarm.board.list(status=status, category=category)
+        facts.reverse()
+        return FactList(facts=[FactSummary(**_summary(f)) for f in facts[:limit]], total=len(facts))
+
+    def _written(self, fact_id: str, seq: int) -> WriteResult:
+        f = self.swarm.board.get(fact_id)
+        return WriteResult(
+            fact_id=fact_id, seq=seq, version=f.version, strength=f.strength, status=f.status
+        )
+
+    def reinforce(self, client: str | None, fact_id: str) -> WriteResult:
+        """memory.reinforced by this agent."""
+        with tool_errors(), self.lock:
+            ev = self._agent(client).reinforce(fact_id)
+            return self._written(fact_id, ev.seq or 0)
+
+    def feedback(self, client: str | None, fact_id: str, usefulness: float) -> WriteResult:
+        """memory.feedback by this agent."""
+        with tool_errors(), self.lock:
+            ev = self._agent(client).feedback(fact_id, usefulness)
+            return self._written(fact_id, ev.seq or 0)
+
+    def update(
+        self,
+        client: str | None,
+        fact_id: str,
+        expected_version: int,
+        content: str | None,
+        value: str | None,
+        status: str | None,
+        reason: str | None,
+    ) -> WriteResult:
+        """A CAS write through the board, as this agent."""
+        with tool_errors(), self.lock:
+            v = self.swarm.board.cas(
+                fact_id,
+                expected_version,
+                content=content,
+                value=value,
+                status=status,
+                reason=reason,
+                agent=agent_name(self.agent, client),
+                session=self.session,
+            )
+            return self._written(fact_id, v)
+
+    def stats(self) -> Stats:
+        """Counts from the live state, and this server's synthesizer role."""
+        with tool_errors(), self.lock:
+            m = compute(self.swarm.refresh(), self.swarm.name, top=0)
+        st = self.synth.status() if self.synth is not None else SynthStatus("off", 0)
+        return Stats(
+            swarm=m.swarm,
+            last_seq=m.last_seq,
+            undecided=m.undecided,
+            facts_total=m.facts_total,
+            by_status=m.by_status,
+            by_tier=m.by_tier,
+            raw_total=m.raw_total,
+            duplicates_total=m.duplicates_total,
+            agents=[a.agent for a in m.agents],
+            synthesizer=st.role,
+            synthesizer_decisions=st.decisions,
+        )
+
+    def read_events(self, after_seq: int, limit: int, types: list[str] | None) -> EventPage:
+        """Up to ``limit`` events after ``after_seq`` (of the given types, if any)."""
+        want = set(types) if types else None
+        out: list[EventItem] = []
+        nxt = after_seq
+        with tool_errors():
+            log = self.swarm.log
+            last = log.last_seq
+            for scanned, ev in enumerate(log.read(after_seq + 1)):
+                if len(out) >= limit or scanned >= MAX_SCAN:
+                    break
+                nxt = ev.seq or nxt
+                if want is not None and ev.type not in want:
+                    continue
+                body = {k: v for k, v in ev.body.items() if k != "embedding"}
+                out.append(
+                    EventItem(
+                        seq=nxt,
+                        type=ev.type,
+                        agent=ev.agent,
+                        session=ev.session,
+                        thread=ev.thread,
+                        key=ev.key,
+                        ts=ev.ts,
+                        body=body,
+                    )
+                )
+        return EventPage(events=out, next_after_seq=nxt, last_seq=max(last, nxt))

@@ -15,14 +15,14 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp.client import Client, ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-from mcp_types import Implementation  # noqa: E402
+from mcp.client import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import Implementation
 
-from dashboards.mcp_server import build_server  # noqa: E402
-from dashboards.mcp_tools import MemoryTools  # noqa: E402
-from synthesizer.background import BackgroundSynth  # noqa: E402
-from synthesizer.swarm import Swarm  # noqa: E402
+from dashboards.mcp_server import build_server
+from dashboards.mcp_tools import MemoryTools
+from synthesizer.background import BackgroundSynth
+from synthesizer.swarm import Swarm
 
 pytestmark = pytest.mark.timeout(120)
 

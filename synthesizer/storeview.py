@@ -45,8 +45,8 @@ class ItemPut(_Body):
 
     value: dict[str, Any]
     vectors: dict[str, list[float]] = Field(default_factory=dict)
-    ttl: float | None = None
-    expires_at: float | None = None
+    ttl: float | None = Field(None, gt=0.0, allow_inf_nan=False)
+    expires_at: float | None = Field(None, allow_inf_nan=False)
 
 
 class ItemDeleted(_Body):

@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -163,9 +164,17 @@ def norm(result: Any) -> Any:
     return (*d, None if score is None else score if score == "n/a" else round(score, 9))
 
 
-def run_both(swarm: SwarmStore, ref: InMemoryStore, ops: list[Any]) -> None:
+def run_both(
+    swarm: SwarmStore, ref: InMemoryStore, ops: list[Any], seen: dict[str, int] | None = None
+) -> None:
     got, want = swarm.batch(ops), ref.batch(ops)
     assert norm(got) == norm(want), ops
+    for op, res in zip(ops, got, strict=True):  # what the run exercised
+        if seen is not None and res:
+            kind = type(op).__name__
+            if isinstance(op, SearchOp) and any(r.score is not None for r in res):
+                kind = "ScoredSearch"
+            seen[kind] = seen.get(kind, 0) + 1
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -174,21 +183,25 @@ def test_differential_against_in_memory_store(tmp_path: Path, seed: int) -> None
     ref = ReferenceStore(index=INDEX)
     gen = Gen(seed)
     done = 0
+    seen: dict[str, int] = {}
     try:
         while done < 600:
             if gen.r.random() < 0.1:  # a batch of several ops, one put per key
-                ops, seen = [], set()
+                ops, keys = [], set()
                 for _ in range(gen.r.randint(2, 6)):
                     op = gen.op()
                     if isinstance(op, PutOp):
-                        if (op.namespace, op.key) in seen:
+                        if (op.namespace, op.key) in keys:
                             continue
-                        seen.add((op.namespace, op.key))
+                        keys.add((op.namespace, op.key))
                     ops.append(op)
             else:
                 ops = [gen.op()]
-            run_both(swarm, ref, ops)
+            run_both(swarm, ref, ops, seen)
             done += len(ops)
+        # the run hit items: gets found some, searches (also ranked ones) and listings too
+        for kind in ("GetOp", "SearchOp", "ScoredSearch", "ListNamespacesOp"):
+            assert seen.get(kind, 0) >= 20, seen
         # the end state agrees too: every item, and every namespace
         everything = [SearchOp((), limit=1000), ListNamespacesOp(limit=1000)]
         run_both(swarm, ref, everything)
@@ -342,18 +355,62 @@ def test_index_fields_and_index_false(tmp_path: Path) -> None:
 
 def test_ttl_expires_items_and_reads_refresh_it(tmp_path: Path) -> None:
     with SwarmStore(tmp_path / "s", ttl={"default_ttl": 60.0}) as s:
-        s.put(("t",), "gone", {"v": 1}, ttl=-1.0)  # already expired
+        s.put(("t",), "gone", {"v": 1}, ttl=1e-6)  # 60 microseconds
         s.put(("t",), "kept", {"v": 2})
+        time.sleep(0.01)
         assert s.get(("t",), "gone") is None
         assert [i.key for i in s.search(("t",))] == ["kept"]
+        assert s.list_namespaces() == [("t",)]
         v = s.version(("t",), "kept")
         before = s.view.get(("t",), "kept", 0.0)
         assert before is not None and before.expires_at is not None
         exp = before.expires_at
+        time.sleep(0.01)
         s.get(("t",), "kept")
         after = s.view.get(("t",), "kept", 0.0)
-        assert after is not None and after.expires_at is not None and after.expires_at >= exp
+        assert after is not None and after.expires_at is not None and after.expires_at > exp
         assert s.version(("t",), "kept") == v  # a read never changes the version
+        s.get(("t",), "kept", refresh_ttl=False)
+        assert s.view.get(("t",), "kept", 0.0).expires_at == after.expires_at  # type: ignore[union-attr]
+        for bad in (0, -1.0, float("nan")):
+            with pytest.raises(ValueError, match="ttl"):
+                s.put(("t",), "bad", {"v": 3}, ttl=bad)
+        s.put(("t",), "forever", {"v": 4}, ttl=None)
+        it = s.view.get(("t",), "forever", 0.0)
+        assert it is not None and it.expires_at is None
+
+
+def test_conditional_puts_from_racing_processes_lose_no_increment(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    with SwarmStore(root) as s:
+        s.put(("c",), "counter", {"n": 0}, expected_version=0)
+    script = textwrap.dedent(
+        f"""
+        from synthesizer.langgraph import ItemConflict, SwarmStore
+        s = SwarmStore({str(root)!r})
+        conflicts = 0
+        for _ in range(25):
+            while True:
+                it = s.get(("c",), "counter")
+                new = {{"n": it.value["n"] + 1}}
+                try:
+                    s.put(("c",), "counter", new, expected_version=it.version)
+                    break
+                except ItemConflict:
+                    conflicts += 1
+        print(conflicts)
+        s.close()
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outs = [p.communicate(timeout=240)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    with SwarmStore(root) as s:
+        item = s.get(("c",), "counter")
+        assert item is not None and item.value == {"n": 75}
 
 
 def test_the_store_leaves_the_swarm_log_valid(tmp_path: Path) -> None:

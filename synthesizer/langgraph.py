@@ -399,7 +399,7 @@ class SwarmStore(BaseStore):
             ttl = (self.ttl_config or {}).get("default_ttl")
         if ttl is not None and not (isinstance(ttl, (int, float)) and 0 < ttl < float("inf")):
             raise ValueError(f"ttl must be a positive number of minutes or None, got {ttl!r}")
-        return PutOp(tuple(namespace), str(key), value, index=index, ttl=ttl)  # type: ignore[arg-type]
+        return PutOp(tuple(namespace), str(key), value, index=index, ttl=ttl)
 
 
 def _expect(

@@ -185,7 +185,7 @@ class SwarmStore(BaseStore):
     def refresh(self) -> None:
         """Fold the store events appended since the last look (by any process)."""
         with self._lock:
-            self.view.fold(self.log.read(self.view.last_seq + 1))
+            self.view.follow(self.log)
 
     def version(self, namespace: tuple[str, ...], key: str) -> int:
         """The item's current version (seq of its last write; 0 if never written)."""

@@ -207,13 +207,28 @@ class StoreView:
 
     def fold(self, events: Iterable[Event]) -> None:
         """Apply events in seq order (anything not a store event is skipped)."""
-        for ev in events:
-            seq = ev.seq or 0
-            if seq <= self.last_seq:
+        self.fold_dicts(ev._d for ev in events)
+
+    def fold_dicts(self, dicts: Iterable[dict[str, Any]]) -> None:
+        """``fold`` over stored envelope dicts (``FileLog.read_batches``: no Event each)."""
+        last = self.last_seq
+        for d in dicts:
+            seq = d["seq"]
+            if seq <= last:
                 continue
-            self.last_seq = seq
-            if ev.type in STORE_TYPES:
-                self._apply(ev.type, ev.body, seq, ev.ts)
+            last = seq
+            if d["type"] in STORE_TYPES:
+                self._apply(d["type"], d["body"], seq, d["ts"])
+        self.last_seq = last
+
+    def follow(self, log: Any) -> None:
+        """Fold what ``log`` holds after ``last_seq`` (in chunks of dicts when it can)."""
+        batches = getattr(log, "read_batches", None)
+        if batches is None:
+            self.fold(log.read(self.last_seq + 1))
+            return
+        for chunk in batches(self.last_seq + 1):
+            self.fold_dicts(chunk)
 
     def _apply(self, kind: str, body: dict[str, Any], seq: int, ts: float) -> None:
         ns = tuple(body["ns"])

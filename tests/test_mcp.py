@@ -246,22 +246,38 @@ def test_client_name_is_made_a_valid_agent_name(served: Served) -> None:
 # ---------------------------------------------------------------- two processes over stdio
 
 
-def _params(root: Path, agent: str) -> StdioServerParameters:
+def _params(root: Path, agent: str | None) -> StdioServerParameters:
     exe = Path(sys.executable).with_name("swarmlog")
-    return StdioServerParameters(
-        command=str(exe), args=["--root", str(root), "mcp", "--agent", agent], env=dict(os.environ)
-    )
+    args = ["--root", str(root), "mcp"] + (["--agent", agent] if agent else [])
+    return StdioServerParameters(command=str(exe), args=args, env=dict(os.environ))
 
 
 async def _call(s: ClientSession, tool: str, **args: Any) -> Any:
     return await s.call_tool(tool, args)
 
 
-async def _open(stack: AsyncExitStack, root: Path, agent: str) -> ClientSession:
+async def _open(
+    stack: AsyncExitStack, root: Path, agent: str | None, client: str = "test-client"
+) -> ClientSession:
     read, write = await stack.enter_async_context(stdio_client(_params(root, agent)))
-    s = await stack.enter_async_context(ClientSession(read, write))
+    info = Implementation(name=client, version="1")
+    s = await stack.enter_async_context(ClientSession(read, write, client_info=info))
     await s.initialize()
     return s
+
+
+def test_stdio_server_names_the_agent_after_the_client(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with AsyncExitStack() as stack:
+            s = await _open(stack, tmp_path / "swarm", None, client="gamma")
+            r = await _call(s, "share_memory", content="named by initialize")
+            assert not r.is_error, r.content
+            assert r.structured_content["agent"] == "gamma"
+            bad = await _call(s, "share_memory", content="x", importance="very")
+            assert bad.is_error and "importance" in bad.content[0].text
+            assert not (await _call(s, "swarm_stats")).is_error  # still serving
+
+    anyio.run(main)
 
 
 def _child_pid(agent: str) -> int:

@@ -11,6 +11,7 @@ never a crashed server. The tool logic lives in ``mcp_tools``; this module wires
 from __future__ import annotations
 
 import os
+import signal
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -214,6 +215,10 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     return srv
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(
     target: str | os.PathLike[str],
     agent: str | None = None,
@@ -228,10 +233,14 @@ def serve(
         check_name("session", session)
     swarm = Swarm.open(target)
     worker = BackgroundSynth(target).start() if synth else None
+    old = signal.signal(signal.SIGTERM, _interrupt)  # a clean stop on SIGTERM too
     try:
         tools = MemoryTools(swarm, agent, session, decide_wait=decide_wait, synth=worker)
         build_server(tools).run("stdio")
+    except KeyboardInterrupt:
+        pass
     finally:
+        signal.signal(signal.SIGTERM, old)
         if worker is not None:
             worker.stop()
         swarm.close()

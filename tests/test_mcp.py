@@ -23,6 +23,7 @@ from mcp_types import Implementation
 
 from dashboards.mcp_server import build_server
 from dashboards.mcp_tools import MemoryTools
+from swarmlog import open_log
 from synthesizer.background import BackgroundSynth
 from synthesizer.swarm import Swarm
 
@@ -360,3 +361,29 @@ def test_the_cli_and_the_library_do_not_import_the_sdks() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
+    root = tmp_path / "swarm"
+    with Swarm.open(root) as swarm:
+        raw = swarm.agent("seed").share("shared before the server started").seq
+    exe = Path(sys.executable).with_name("swarmlog")
+    proc = subprocess.Popen(
+        [str(exe), "--root", str(root), "mcp", "--agent", "delta"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with open_log(root) as log:  # wait for its synthesizer to decide the memory
+            for ev in log.follow(1):
+                if ev.type == "fact.created" and ev.body["evidence"] == raw:
+                    break
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    with open_log(root) as log:  # the stop folded everything and stored a checkpoint
+        assert log.checkpoints.list()

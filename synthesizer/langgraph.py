@@ -284,8 +284,7 @@ class SwarmStore(BaseStore):
                 if ns:
                     out.append(delete_event(self.agent, ns, op.key))
             else:
-                ttl = op.ttl if op.ttl is not None else None
-                out.append(put_event(self.agent, ns, op.key, op.value, vectors, ttl, now))
+                out.append(put_event(self.agent, ns, op.key, op.value, vectors, op.ttl, now))
         return out
 
     def _texts(self, op: PutOp) -> list[tuple[str, str]]:

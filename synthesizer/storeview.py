@@ -286,19 +286,23 @@ class StoreView:
     ) -> list[tuple[StoredItem, float | None]]:
         """A page of candidates: in order, or by best cosine when a query vector is given.
 
-        As InMemoryStore: an item scores its best vector; items without vectors follow
-        the scored ones (unscored, not offset) while the page has room.
+        As InMemoryStore: an item scores its best vector; items without vectors (of the
+        query's width) follow the scored ones (unscored, not offset) while the page has room.
         """
         if query is None:
             return [(it, None) for it in cands[offset : offset + limit]]
         flat_items: list[StoredItem] = []
         rows: list[list[float]] = []
         scoreless: list[StoredItem] = []
+        width = len(query)
         for it in cands:
+            found = False
             for vec in it.vectors.values():
-                flat_items.append(it)
-                rows.append(vec)
-            if not it.vectors:
+                if len(vec) == width:  # vectors of another embedder never mix in
+                    flat_items.append(it)
+                    rows.append(vec)
+                    found = True
+            if not found:
                 scoreless.append(it)
         scored = sorted(
             zip(cosine(query, rows), flat_items, strict=True), key=lambda x: x[0], reverse=True

@@ -353,6 +353,16 @@ def test_index_fields_and_index_false(tmp_path: Path) -> None:
         assert [h.score for h in s.search(("d",), query="cache ttl") if h.key == "tags"] == [None]
 
 
+def test_vectors_of_another_embedder_are_not_mixed_in(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    with SwarmStore(root, index=INDEX) as s:
+        s.put(("d",), "toy", {"text": "cache ttl"})
+    with SwarmStore(root, index={"fields": ["text"]}) as s:  # the swarm's 384-dim embedder
+        s.put(("d",), "own", {"text": "cache ttl"})
+        hits = s.search(("d",), query="cache ttl")
+        assert [(h.key, h.score is not None) for h in hits] == [("own", True), ("toy", False)]
+
+
 def test_ttl_expires_items_and_reads_refresh_it(tmp_path: Path) -> None:
     with SwarmStore(tmp_path / "s", ttl={"default_ttl": 60.0}) as s:
         s.put(("t",), "gone", {"v": 1}, ttl=1e-6)  # 60 microseconds

@@ -154,15 +154,21 @@ class SwarmStore(BaseStore):
         self._lock = threading.RLock()
         self.index_config: dict[str, Any] | None = None
         self.embeddings: Any = None
+        self.space: str | None = None
+        """Which embedder made this store's vectors; a search scores only those."""
         if index:
             cfg: dict[str, Any] = dict(index)
             embed = cfg.get("embed")
-            if embed is None:
-                from .embed import HashingEmbedder
+            if embed is None:  # the embedder the swarm's configuration names
+                from .configlog import log_config
+                from .embed import embedder_for
 
-                self.embeddings = _SwarmEmbeddings(HashingEmbedder())
+                emb = embedder_for(log_config(self.log).config.embedder)
+                self.embeddings = _SwarmEmbeddings(emb)
+                self.space = f"swarm:{emb.id}"
             else:
                 self.embeddings = ensure_embeddings(embed)
+                self.space = f"index:{cfg.get('dims', '?')}"
             cfg["__tokenized_fields"] = [
                 (p, tokenize_path(p)) if p != "$" else (p, p) for p in (cfg.get("fields") or ["$"])
             ]
@@ -284,7 +290,9 @@ class SwarmStore(BaseStore):
                 if ns:
                     out.append(delete_event(self.agent, ns, op.key))
             else:
-                out.append(put_event(self.agent, ns, op.key, op.value, vectors, op.ttl, now))
+                out.append(
+                    put_event(self.agent, ns, op.key, op.value, vectors, self.space, op.ttl, now)
+                )
         return out
 
     def _texts(self, op: PutOp) -> list[tuple[str, str]]:
@@ -311,7 +319,7 @@ class SwarmStore(BaseStore):
         query = None
         if op.query and self.embeddings is not None and cands:
             query = [float(x) for x in self.embeddings.embed_query(op.query)]
-        page = self.view.ranked(cands, query, op.limit, op.offset)
+        page = self.view.ranked(cands, query, op.limit, op.offset, self.space)
         if op.refresh_ttl:
             touched.extend(it for it, _ in page)
         return [

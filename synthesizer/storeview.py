@@ -41,10 +41,12 @@ class _Body(BaseModel):
 
 
 class ItemPut(_Body):
-    """A whole item value, its vectors by field path, its TTL (minutes) and expiry."""
+    """A whole item value, its vectors by field path and their embedding space, its TTL
+    (minutes) and expiry."""
 
     value: dict[str, Any]
     vectors: dict[str, list[float]] = Field(default_factory=dict)
+    space: str | None = None
     ttl: float | None = Field(None, gt=0.0, allow_inf_nan=False)
     expires_at: float | None = Field(None, allow_inf_nan=False)
 
@@ -77,13 +79,16 @@ def put_event(
     key: str,
     value: Mapping[str, Any],
     vectors: Mapping[str, list[float]],
+    space: str | None,
     ttl: float | None,
     now: float,
 ) -> Event:
-    """A ``store.item.put`` (``expires_at`` = now + ttl minutes)."""
+    """A ``store.item.put`` (``expires_at`` = now + ttl minutes); ``space`` names the
+    embedder of the vectors."""
     body: dict[str, Any] = {"ns": list(namespace), "key": key, "value": dict(value)}
     if vectors:
         body["vectors"] = dict(vectors)
+        body["space"] = space
     if ttl is not None:
         body["ttl"] = float(ttl)
         body["expires_at"] = now + 60.0 * float(ttl)
@@ -109,6 +114,7 @@ class StoredItem:
     vectors: dict[str, list[float]] = field(default_factory=dict)
     ttl: float | None = None
     expires_at: float | None = None
+    space: str | None = None
 
     def live(self, now: float) -> bool:
         """Not expired at ``now``."""
@@ -248,6 +254,7 @@ class StoreView:
                 body.get("vectors") or {},
                 body.get("ttl"),
                 body.get("expires_at"),
+                body.get("space"),
             )
         elif kind == ITEM_DELETED:
             if items is not None and items.pop(key, None) is not None and not items:
@@ -283,11 +290,13 @@ class StoreView:
         query: list[float] | None,
         limit: int,
         offset: int,
+        space: str | None = None,
     ) -> list[tuple[StoredItem, float | None]]:
         """A page of candidates: in order, or by best cosine when a query vector is given.
 
-        As InMemoryStore: an item scores its best vector; items without vectors (of the
-        query's width) follow the scored ones (unscored, not offset) while the page has room.
+        As InMemoryStore: an item scores its best vector; items without vectors follow the
+        scored ones (unscored, not offset) while the page has room. Only vectors of the
+        query's embedding ``space`` and width count: another embedder's never mix in.
         """
         if query is None:
             return [(it, None) for it in cands[offset : offset + limit]]
@@ -297,8 +306,9 @@ class StoreView:
         width = len(query)
         for it in cands:
             found = False
+            same = it.space == space
             for vec in it.vectors.values():
-                if len(vec) == width:  # vectors of another embedder never mix in
+                if same and len(vec) == width:
                     flat_items.append(it)
                     rows.append(vec)
                     found = True

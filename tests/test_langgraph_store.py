@@ -29,6 +29,7 @@ from langgraph.store.memory import InMemoryStore
 
 from swarmlog import open_log
 from synthesizer.langgraph import ItemConflict, SwarmStore
+from synthesizer.swarm import Swarm
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -266,7 +267,9 @@ def test_a_second_store_on_the_same_root_sees_the_first_ones_items(tmp_path: Pat
             item = two.get(("team", "notes"), "n1")
             assert item is not None and item.value == {"text": "the cache TTL is five minutes"}
             two.put(("team", "notes"), "n2", {"text": "login test flaky on CI"})
-        # the swarm's own embedder answers semantic queries (index without "embed")
+        # the swarm's own (configured) embedder answers semantic queries (no "embed")
+        with Swarm.open(root) as sw:
+            assert one.space == f"swarm:{sw.embedder.id}"
         hits = one.search(("team",), query="flaky login test")
         assert [h.key for h in hits][:1] == ["n2"] and hits[0].score is not None
         assert hits[0].score > hits[1].score
@@ -355,12 +358,16 @@ def test_index_fields_and_index_false(tmp_path: Path) -> None:
 
 def test_vectors_of_another_embedder_are_not_mixed_in(tmp_path: Path) -> None:
     root = tmp_path / "s"
+    same_width = {"dims": 384, "embed": lambda texts: [[1.0] * 384 for _ in texts]}
     with SwarmStore(root, index=INDEX) as s:
         s.put(("d",), "toy", {"text": "cache ttl"})
-    with SwarmStore(root, index={"fields": ["text"]}) as s:  # the swarm's 384-dim embedder
+    with SwarmStore(root, index={**same_width, "fields": ["text"]}) as s:
+        s.put(("d",), "flat", {"text": "cache ttl"})
+    with SwarmStore(root, index={"fields": ["text"]}) as s:  # the configured embedder
         s.put(("d",), "own", {"text": "cache ttl"})
         hits = s.search(("d",), query="cache ttl")
-        assert [(h.key, h.score is not None) for h in hits] == [("own", True), ("toy", False)]
+        scored = [(h.key, h.score is not None) for h in hits]
+        assert scored == [("own", True), ("toy", False), ("flat", False)]
 
 
 def test_ttl_expires_items_and_reads_refresh_it(tmp_path: Path) -> None:
@@ -397,6 +404,7 @@ def test_conditional_puts_from_racing_processes_lose_no_increment(tmp_path: Path
     script = textwrap.dedent(
         f"""
         from synthesizer.langgraph import ItemConflict, SwarmStore
+from synthesizer.swarm import Swarm
         s = SwarmStore({str(root)!r})
         conflicts = 0
         for _ in range(25):

@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmlog import Event
+from swarmlog import Event, Log
 from swarmlog.envelope import register_body
 
 ITEM_PUT = "store.item.put"
@@ -213,10 +213,10 @@ class StoreView:
 
     def fold(self, events: Iterable[Event]) -> None:
         """Apply events in seq order (anything not a store event is skipped)."""
-        self.fold_dicts(ev._d for ev in events)
+        self.fold_dicts(ev.envelope for ev in events)
 
-    def fold_dicts(self, dicts: Iterable[dict[str, Any]]) -> None:
-        """``fold`` over stored envelope dicts (``FileLog.read_batches``: no Event each)."""
+    def fold_dicts(self, dicts: Iterable[Mapping[str, Any]]) -> None:
+        """``fold`` over stored envelope mappings (``Log.read_batches``: no Event each)."""
         last = self.last_seq
         for d in dicts:
             seq = d["seq"]
@@ -227,13 +227,9 @@ class StoreView:
                 self._apply(d["type"], d["body"], seq, d["ts"])
         self.last_seq = last
 
-    def follow(self, log: Any) -> None:
-        """Fold what ``log`` holds after ``last_seq`` (in chunks of dicts when it can)."""
-        batches = getattr(log, "read_batches", None)
-        if batches is None:
-            self.fold(log.read(self.last_seq + 1))
-            return
-        for chunk in batches(self.last_seq + 1):
+    def follow(self, log: Log) -> None:
+        """Fold what ``log`` holds after ``last_seq``, a chunk of stored mappings at a time."""
+        for chunk in log.read_batches(self.last_seq + 1):
             self.fold_dicts(chunk)
 
     def _apply(self, kind: str, body: dict[str, Any], seq: int, ts: float) -> None:

@@ -404,7 +404,6 @@ def test_conditional_puts_from_racing_processes_lose_no_increment(tmp_path: Path
     script = textwrap.dedent(
         f"""
         from synthesizer.langgraph import ItemConflict, SwarmStore
-from synthesizer.swarm import Swarm
         s = SwarmStore({str(root)!r})
         conflicts = 0
         for _ in range(25):

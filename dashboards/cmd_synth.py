@@ -146,37 +146,61 @@ def reinforce(
 def checkpoint(
     ctx: typer.Context,
     list_: bool = typer.Option(False, "--list", help="List checkpoints instead"),
+    keep: bool = typer.Option(
+        False, "--keep", help="Pin it: retention (synthesizer.checkpoint_keep) never deletes it"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
     """Store a checkpoint of the folded state at the current seq (or list them)."""
+    if list_ and keep:
+        fail("give --list or --keep, not both")
     sw = _swarm(ctx, root, url, write=not list_)
     try:
         if list_:
-            infos = sw.log.checkpoints.list()
-            if json:
-                emit_json(
-                    [
-                        {"seq": i.seq, "format": i.format, "size": i.size, "name": i.name}
-                        for i in infos
-                    ]
-                )
-            else:
-                for i in infos:
-                    typer.echo(f"{i.seq:>10}  {i.size:>10} bytes  {i.format}  {i.name}")
-                if not infos:
-                    typer.echo("no checkpoints")
+            _list_checkpoints(sw, json)
             return
         t0 = time.perf_counter()
-        seq = sw.checkpoint()
+        seq = sw.checkpoint(pinned=keep)
         took = time.perf_counter() - t0
     finally:
         sw.close()
     if json:
-        emit_json({"seq": seq})
+        emit_json({"seq": seq, "pinned": keep})
     else:
-        typer.echo(f"checkpoint at seq {seq} ({took:.2f}s)")
+        typer.echo(f"checkpoint at seq {seq}{' (pinned)' if keep else ''} ({took:.2f}s)")
+
+
+def _list_checkpoints(sw: Swarm, json: bool) -> None:
+    """Every checkpoint, oldest first, with whether this log can use it (and why not)."""
+    store = sw.log.checkpoints
+    rows = []
+    for i in store.list():
+        why = store.problem(i)
+        rows.append(
+            {
+                "seq": i.seq,
+                "format": i.format,
+                "size": i.size,
+                "name": i.name,
+                "pinned": i.pinned,
+                "usable": why is None,
+                "problem": why,
+            }
+        )
+    if json:
+        emit_json(rows)
+        return
+    for r in rows:
+        flags = ("pinned " if r["pinned"] else "") + (
+            "" if r["usable"] else f"UNUSABLE: {r['problem']}"
+        )
+        typer.echo(
+            f"{r['seq']:>10}  {r['size']:>10} bytes  {r['format']}  {r['name']}  {flags}".rstrip()
+        )
+    if not rows:
+        typer.echo("no checkpoints")
 
 
 def _parse_time(text: str) -> float:

@@ -4,6 +4,7 @@ from .checkpoint import Checkpoint, CheckpointInfo, CheckpointStore, FileCheckpo
 from .contract import Log, VerifyReport
 from .envelope import DEFAULT_LIMITS, Event, Limits, register_body
 from .errors import (
+    CheckpointNotWritten,
     CorruptionError,
     DurabilityError,
     InvalidEvent,
@@ -20,6 +21,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "Checkpoint",
     "CheckpointInfo",
+    "CheckpointNotWritten",
     "CheckpointStore",
     "CorruptionError",
     "DurabilityError",

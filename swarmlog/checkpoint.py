@@ -1,31 +1,64 @@
-"""Checkpoints: opaque snapshots tagged (seq, format, config digest, checksum).
+"""Checkpoints: opaque snapshots tagged with their log's identity, seq, format and config.
 
 The log does not know what a checkpoint holds; the synthesizer stores its folded state
 here so a reader can start from the newest valid snapshot at or below a seq and fold
 only the rest. A checkpoint file is one JSON header line followed by the payload bytes::
 
-    {"seq":1200,"format":"swarmstate/1","config":"ab12…","checksum":"…","size":5120}\\n<payload>
+    {"v":2,"swarm":"…","seq":1200,"event":"…","format":"swarmstate/1","config":"ab12…",
+     "pinned":false,"size":5120,"checksum":"…"}\\n<payload>
 
-Writes are atomic (temporary file, fsync, rename, fsync of the directory); a corrupt or
-truncated checkpoint is skipped with a warning, never trusted.
+``checksum`` covers every other header field *and* the payload, so an edited header is
+as detectable as a rotted payload. ``swarm`` is the log's identity (``Log.swarm_id``) and
+``event`` the id of the log's record at ``seq``. A checkpoint is used only when its
+checksum holds, its identity is this log's, its seq is at most the log's last seq and the
+log's record at that seq is the one it recorded; any other is skipped with a one-line
+warning (logger ``swarmlog.checkpoint``) naming the file and the reason, and the next
+older one is tried. So a checkpoint copied from another swarm, one from a log restored
+from an older backup, or one whose header was edited costs time, never correctness.
+
+Writes are atomic (temporary file, fsync, rename, fsync of the directory). After a save
+the store keeps the newest ``keep`` unpinned checkpoints of this log plus every pinned
+one; older ones are deleted only after the new one is durable, oldest first, so a crash
+at any point leaves every checkpoint that was usable before the save, or the new one.
 """
 
 from __future__ import annotations
 
 import abc
+import builtins
+import errno
+import fcntl
 import hashlib
+import logging
 import os
-import warnings
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import BinaryIO, Protocol
 
 import orjson
 
-from .errors import SwarmlogError
+from .errors import CheckpointNotWritten, SwarmlogError
+
+VERSION = 2
+_log = logging.getLogger("swarmlog.checkpoint")
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class CheckpointOwner(Protocol):
+    """What a store needs of its log to tell its own checkpoints from stale or foreign ones."""
+
+    @property
+    def swarm_id(self) -> str: ...
+
+    @property
+    def last_seq(self) -> int: ...
+
+    def record_id(self, seq: int) -> str | None: ...
 
 
 def checksum(data: bytes) -> str:
-    """The checksum stored with a checkpoint's payload (blake2b, 16 bytes, hex)."""
+    """A blake2b-128 hex digest (of a header's fields and payload, see ``encode_header``)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -39,6 +72,26 @@ class CheckpointInfo:
     checksum: str
     size: int
     name: str
+    swarm: str = ""
+    """Identity of the log it was taken from ("" in a checkpoint older than identities)."""
+    event: str = ""
+    """Id of the log's record at ``seq`` when it was taken ("" at seq 0)."""
+    pinned: bool = False
+    """Kept whatever the retention (``swarmlog checkpoint --keep``)."""
+    version: int = VERSION
+
+    def fields(self) -> dict[str, object]:
+        """The header fields the checksum covers (everything but the checksum)."""
+        return {
+            "v": self.version,
+            "swarm": self.swarm,
+            "seq": self.seq,
+            "event": self.event,
+            "format": self.format,
+            "config": self.config,
+            "pinned": self.pinned,
+            "size": self.size,
+        }
 
 
 @dataclass(frozen=True)
@@ -53,15 +106,25 @@ class Checkpoint:
         return self.info.seq
 
 
+def _sum(info: CheckpointInfo, data: bytes) -> str:
+    """The checksum of a header's fields and its payload (no copy of the payload)."""
+    h = hashlib.blake2b(orjson.dumps(info.fields(), option=orjson.OPT_SORT_KEYS), digest_size=16)
+    h.update(b"\n")
+    h.update(data)
+    return h.hexdigest()
+
+
 class CheckpointStore(abc.ABC):
-    """Where a log keeps its checkpoints."""
+    """Where a log keeps its checkpoints (``owner``: the log, None for a bare store)."""
+
+    owner: CheckpointOwner | None = None
 
     @abc.abstractmethod
-    def save(self, seq: int, data: bytes, format: str, config: str = "") -> CheckpointInfo:
-        """Store ``data`` as the checkpoint at ``seq`` atomically."""
+    def _put(self, info: CheckpointInfo, header: bytes, data: bytes) -> None:
+        """Store one checkpoint atomically under ``info.name`` (replacing one of that name)."""
 
     @abc.abstractmethod
-    def list(self) -> list[CheckpointInfo]:
+    def list(self) -> builtins.list[CheckpointInfo]:
         """Every checkpoint whose header reads, oldest first (payloads unchecked)."""
 
     @abc.abstractmethod
@@ -70,22 +133,104 @@ class CheckpointStore(abc.ABC):
 
     @abc.abstractmethod
     def delete(self, info: CheckpointInfo) -> None:
-        """Remove one checkpoint (used when erasure invalidates it)."""
+        """Remove one checkpoint (retention, or erasure invalidating it)."""
+
+    @abc.abstractmethod
+    def _name(self, seq: int) -> str:
+        """The name of the checkpoint at ``seq``."""
+
+    def save(
+        self,
+        seq: int,
+        data: bytes,
+        format: str,
+        config: str = "",
+        *,
+        pinned: bool = False,
+        keep: int | None = None,
+    ) -> CheckpointInfo:
+        """Store ``data`` as the checkpoint at ``seq`` atomically, then apply retention.
+
+        ``keep``: how many unpinned checkpoints of this log to keep (None: all). Raises
+        CheckpointNotWritten (saying which checkpoint is kept instead) if it cannot store it.
+        """
+        swarm, event = "", ""
+        if self.owner is not None:
+            swarm = self.owner.swarm_id
+            if seq > 0:
+                event = self.owner.record_id(seq) or ""
+                if not event:
+                    raise SwarmlogError(f"cannot checkpoint at seq {seq}: not in the log")
+        info = CheckpointInfo(
+            seq, format, config, "", len(data), self._name(seq), swarm, event, pinned
+        )
+        info = replace(info, checksum=_sum(info, data))
+        header = orjson.dumps({**info.fields(), "checksum": info.checksum})
+        self._put(info, header, data)
+        if keep is not None:
+            self.prune(keep, protect=info.name)
+        return info
+
+    def _not_written(self, where: str, e: OSError) -> CheckpointNotWritten:
+        """The one-line error of a failed save, naming the checkpoint kept instead."""
+        what = "disk full" if e.errno in _DISK_FULL else (e.strerror or str(e))
+        return CheckpointNotWritten(f"checkpoint not written: {what} at {where}; {self._kept()}")
+
+    def _kept(self) -> str:
+        """Which checkpoint a reader falls back to now (for the error of a failed save)."""
+        try:
+            mine = [i for i in self.list() if self._own(i)]
+        except (SwarmlogError, OSError):
+            return "the earlier checkpoints are kept"
+        if mine:
+            return f"the previous checkpoint at seq {mine[-1].seq} is kept"
+        return "there is no earlier checkpoint (replay starts from seq 1)"
 
     def load(self, info: CheckpointInfo) -> Checkpoint:
         """Load and verify one checkpoint; raises SwarmlogError if it is corrupt."""
         data = self._read(info)
-        if len(data) != info.size or checksum(data) != info.checksum:
-            raise SwarmlogError(f"checkpoint {info.name} is corrupt (checksum mismatch)")
+        why = _payload_problem(info, data)
+        if why is not None:
+            raise SwarmlogError(f"checkpoint {info.name}: {why}")
         return Checkpoint(info, data)
 
-    def latest(
-        self, at_or_below: int | None = None, format: str | None = None, config: str | None = None
-    ) -> Checkpoint | None:
-        """The newest valid checkpoint with seq <= ``at_or_below`` matching format/config.
+    def _own(self, info: CheckpointInfo) -> bool:
+        """Whether a listed checkpoint claims to be this log's (identity, current format)."""
+        if info.version != VERSION:
+            return False
+        return self.owner is None or info.swarm == self.owner.swarm_id
 
-        Corrupt ones are skipped with a warning, so a bad file costs time, never correctness.
+    def problem(self, info: CheckpointInfo, last_seq: int | None = None) -> str | None:
+        """Why this checkpoint cannot be used for its log (None: it may be, checksum aside)."""
+        if info.version != VERSION:
+            return f"format version {info.version} predates log identities"
+        o = self.owner
+        if o is None:
+            return None
+        if info.swarm != o.swarm_id:
+            return f"it belongs to another swarm (id {info.swarm or '?'}, this log is {o.swarm_id})"
+        last = o.last_seq if last_seq is None else last_seq
+        if info.seq > last:
+            return f"its seq {info.seq} is past the log's last seq {last}"
+        if info.seq > 0:
+            rid = o.record_id(info.seq)
+            if rid != info.event:
+                return (
+                    f"the log's record at seq {info.seq} is {rid!r}, not the {info.event!r} "
+                    "it was taken after"
+                )
+        return None
+
+    def candidates(
+        self, at_or_below: int | None = None, format: str | None = None, config: str | None = None
+    ) -> Iterator[Checkpoint]:
+        """Usable checkpoints, newest first, with seq <= ``at_or_below`` and this format/config.
+
+        Foreign, stale and corrupt ones are skipped with a one-line warning each, so a bad
+        file costs time, never correctness. A caller that cannot decode a payload takes
+        the next one.
         """
+        last = self.owner.last_seq if self.owner is not None else None
         for info in reversed(self.list()):
             if at_or_below is not None and info.seq > at_or_below:
                 continue
@@ -94,10 +239,44 @@ class CheckpointStore(abc.ABC):
             if config is not None and info.config != config:
                 continue
             try:
-                return self.load(info)
+                why = self.problem(info, last)
+                if why is None:
+                    data = self._read(info)
+                    why = _payload_problem(info, data)
+                    if why is None:
+                        yield Checkpoint(info, data)
+                        continue
             except (SwarmlogError, OSError) as e:
-                warnings.warn(f"skipping checkpoint: {e}", RuntimeWarning, stacklevel=2)
-        return None
+                why = f"it cannot be read ({e})"
+            skip(info.name, why)
+
+    def latest(
+        self, at_or_below: int | None = None, format: str | None = None, config: str | None = None
+    ) -> Checkpoint | None:
+        """The newest usable checkpoint with seq <= ``at_or_below`` matching format/config."""
+        return next(self.candidates(at_or_below, format, config), None)
+
+    def prune(self, keep: int, protect: str | None = None) -> int:
+        """Delete this log's unpinned checkpoints beyond the newest ``keep``; return how many.
+
+        Only checkpoints of this log are counted or deleted (a foreign one is left for its
+        owner to judge); ones written before identities are deleted as superseded. The
+        checkpoint named ``protect`` (the one just saved) is never deleted.
+        """
+        if keep < 1:
+            raise ValueError(f"keep must be >= 1, got {keep}")
+        infos = self.list()
+        last = self.owner.last_seq if self.owner is not None else None
+        mine = [
+            i for i in infos if self._own(i) and not i.pinned and (last is None or i.seq <= last)
+        ]
+        old = [i for i in infos if i.version != VERSION]
+        gone = [i for i in mine[: max(0, len(mine) - keep)] if i.name != protect]
+        n = 0
+        for info in sorted(old + gone, key=lambda i: i.seq):
+            self.delete(info)
+            n += 1
+        return n
 
     def invalidate_after(self, seq: int) -> int:
         """Delete every checkpoint with seq >= ``seq``; return how many."""
@@ -107,21 +286,27 @@ class CheckpointStore(abc.ABC):
         return len(gone)
 
 
-def encode_header(seq: int, data: bytes, format: str, config: str) -> dict[str, object]:
-    """The header stored in front of a payload."""
-    return {
-        "seq": seq,
-        "format": format,
-        "config": config,
-        "checksum": checksum(data),
-        "size": len(data),
-    }
+def _payload_problem(info: CheckpointInfo, data: bytes) -> str | None:
+    """Why a checkpoint's bytes are not what its header promises (None: they are)."""
+    if info.version != VERSION:
+        return f"format version {info.version} predates log identities"
+    if len(data) != info.size:
+        return f"it is truncated or padded ({len(data)} bytes, header says {info.size})"
+    if _sum(info, data) != info.checksum:
+        return "its header or payload was altered (checksum mismatch)"
+    return None
+
+
+def skip(name: str, reason: str) -> None:
+    """Warn, in one line naming the checkpoint, that it is not used and why."""
+    _log.warning("swarmlog: skipping checkpoint %s: %s", name, reason)
 
 
 def parse_header(raw: bytes, name: str) -> CheckpointInfo:
-    """Parse a header (as written by ``encode_header``); raises SwarmlogError if unreadable."""
+    """Parse a header line (this version's or the first); SwarmlogError if unreadable."""
     try:
         h = orjson.loads(raw)
+        v = int(h.get("v", 1))
         return CheckpointInfo(
             int(h["seq"]),
             str(h["format"]),
@@ -129,54 +314,116 @@ def parse_header(raw: bytes, name: str) -> CheckpointInfo:
             str(h["checksum"]),
             int(h["size"]),
             name,
+            str(h.get("swarm", "")),
+            str(h.get("event", "")),
+            h.get("pinned", False) is True,
+            v,
         )
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
         raise SwarmlogError(f"checkpoint {name} has an unreadable header: {e}") from None
 
 
 class FileCheckpointStore(CheckpointStore):
-    """Checkpoints as files ``ckpt-<seq>.bin`` in a directory beside the segments."""
+    """Checkpoints as files ``ckpt-<seq>.bin`` in a directory beside the segments.
 
-    def __init__(self, directory: str | os.PathLike[str], fsync: bool = True) -> None:
+    A save writes ``.ckpt-<seq>.bin.<pid>.tmp`` under an flock and renames it; a
+    temporary file whose flock is free belongs to a dead writer and is deleted on open
+    and before each save (a failed save deletes its own at once).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        fsync: bool = True,
+        owner: CheckpointOwner | None = None,
+    ) -> None:
         self.dir = Path(directory)
         self.fsync = fsync
+        self.owner = owner
+        self.clean_tmp()
 
-    def save(self, seq: int, data: bytes, format: str, config: str = "") -> CheckpointInfo:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        header = encode_header(seq, data, format, config)
-        name = f"ckpt-{seq:020d}.bin"
-        tmp = self.dir / f".{name}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(orjson.dumps(header) + b"\n")
-            f.write(data)
-            f.flush()
-            if self.fsync:
-                os.fsync(f.fileno())
-        os.replace(tmp, self.dir / name)
-        if self.fsync:
-            fd = os.open(self.dir, os.O_RDONLY)
+    def _name(self, seq: int) -> str:
+        return f"ckpt-{seq:020d}.bin"
+
+    def clean_tmp(self) -> int:
+        """Delete temporary files of writers that died; return how many (0 if read-only)."""
+        try:
+            names = [n for n in os.listdir(self.dir) if n.endswith(".tmp")]
+        except OSError:
+            return 0
+        n = 0
+        for name in names:
+            path = self.dir / name
             try:
-                os.fsync(fd)
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.unlink(path)  # still locked by us: no writer can be using it
+                n += 1
+            except OSError:
+                pass  # a live writer holds it, or the directory is read-only
             finally:
                 os.close(fd)
-        return parse_header(orjson.dumps(header), name)
+        return n
 
-    def list(self) -> list[CheckpointInfo]:
+    def _put(self, info: CheckpointInfo, header: bytes, data: bytes) -> None:
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise self._not_written(str(self.dir), e) from None
+        self.clean_tmp()
+        tmp = self.dir / f".{info.name}.{os.getpid()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
+        except OSError as e:
+            raise self._not_written(str(self.dir), e) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # marks it live for clean_tmp in other processes
+            with open(fd, "wb", closefd=False) as f:
+                f.write(header + b"\n")
+                f.write(data)
+                f.flush()
+                if self.fsync:
+                    os.fsync(fd)
+            os.replace(tmp, self.dir / info.name)
+        except OSError as e:
+            _unlink(tmp)
+            raise self._not_written(str(self.dir), e) from None
+        except BaseException:
+            _unlink(tmp)
+            raise
+        finally:
+            os.close(fd)
+        if self.fsync:
+            try:
+                dfd = os.open(self.dir, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
+            except OSError as e:
+                raise self._not_written(str(self.dir), e) from None
+
+    def list(self) -> builtins.list[CheckpointInfo]:
         if not self.dir.is_dir():
             return []
         out = []
         for p in sorted(self.dir.glob("ckpt-*.bin")):
             try:
-                with open(p, "rb") as f:
-                    out.append(parse_header(f.readline(), p.name))
+                with _open_nofollow(p) as f:
+                    out.append(parse_header(f.readline(65536), p.name))
+            except FileNotFoundError:
+                continue  # pruned meanwhile
             except (SwarmlogError, OSError) as e:
-                warnings.warn(f"skipping checkpoint: {e}", RuntimeWarning, stacklevel=2)
+                skip(p.name, str(e).removeprefix(f"checkpoint {p.name} "))
         out.sort(key=lambda i: (i.seq, i.name))
         return out
 
     def _read(self, info: CheckpointInfo) -> bytes:
-        with open(self.dir / info.name, "rb") as f:
-            f.readline()
+        with _open_nofollow(self.dir / info.name) as f:
+            f.readline(65536)
             return f.read()
 
     def delete(self, info: CheckpointInfo) -> None:
@@ -184,3 +431,15 @@ class FileCheckpointStore(CheckpointStore):
             os.unlink(self.dir / info.name)
         except FileNotFoundError:
             pass
+
+
+def _open_nofollow(path: Path) -> BinaryIO:
+    """Open a checkpoint for reading, never through a symlink (ELOOP: it is skipped)."""
+    return open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -85,6 +85,22 @@ class Log(abc.ABC):
     def version(self, key: str) -> int:
         """Seq of the last event carrying ``key``; 0 if none ever did."""
 
+    @property
+    def swarm_id(self) -> str:
+        """The log's identity, fixed when it was created; checkpoints carry it.
+
+        Backends keep one in their metadata; this default derives it from the first
+        record's id (unique, and never changes), "" while the log is empty.
+        """
+        rid = self.record_id(1)
+        return f"first:{rid}" if rid else ""
+
+    def record_id(self, seq: int) -> str | None:
+        """The id of the event at ``seq``, None if there is none."""
+        for ev in self.read(seq, seq):
+            return ev.id
+        return None
+
     @abc.abstractmethod
     def verify(self) -> VerifyReport:
         """Check integrity of the whole log; never modifies it."""

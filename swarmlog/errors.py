@@ -44,12 +44,28 @@ class CorruptionError(SwarmlogError):
         return (CorruptionError, (self.segment, self.offset, self.seq, self.reason))
 
 
+class CheckpointNotWritten(SwarmlogError):
+    """A checkpoint could not be stored (disk full, I/O error); the message says which is kept."""
+
+
 class DurabilityError(SwarmlogError):
     """fsync failed: the log can no longer promise durability and refuses to go on."""
 
 
 class LogUnavailable(SwarmlogError):
-    """The log's backing store cannot be reached, opened or used."""
+    """The log's backing store cannot be reached, opened or used.
+
+    ``maybe_stored`` is True when an append got no answer and may have landed anyway; the
+    same events (same ids) can then be appended again safely: the log returns the stored
+    originals instead of writing them twice.
+    """
+
+    def __init__(self, message: str, maybe_stored: bool = False) -> None:
+        super().__init__(message)
+        self.maybe_stored = maybe_stored
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (str(self), self.maybe_stored))
 
 
 class ReadOnlyLog(LogUnavailable):

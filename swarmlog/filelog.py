@@ -69,6 +69,7 @@ from .errors import (
     SwarmlogError,
     VersionConflict,
 )
+from .filemeta import clean_meta_tmp, new_swarm_id, write_meta
 from .fsguard import (
     FILE_MODE,
     check_local,
@@ -148,6 +149,7 @@ class FileLog(Log):
             meta = orjson.loads(read_nofollow(meta_path))
             self.name: str = meta["name"]
             self.segment_bytes: int = int(meta["segment_bytes"])
+            self._swarm_id = str(meta.get("id") or "")
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
             raise LogUnavailable(f"{meta_path} is unreadable: {e}") from None
         for d in ("segments", "checkpoints"):
@@ -165,7 +167,8 @@ class FileLog(Log):
         self._sync_fd = -1
         self._sync_map: mmap.mmap | None = None
         self._failed: str | None = None
-        self._checkpoints = FileCheckpointStore(self.root / "checkpoints")
+        clean_meta_tmp(self.root)
+        self._checkpoints = FileCheckpointStore(self.root / "checkpoints", owner=self)
         self._swarm_json = orjson.dumps(self.name)
         self._with_swarm = _with_swarm(self._swarm_json)
         # append's serializer view (see envelope._Members), reused under the thread lock;
@@ -208,10 +211,7 @@ class FileLog(Log):
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not meta_path.exists():
                 meta = {"format": FORMAT, "name": name, "segment_bytes": segment_bytes}
-                tmp = meta_path.with_suffix(f".tmp{os.getpid()}")
-                tmp.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
-                os.replace(tmp, meta_path)
-                fsync_dir(self.root)
+                write_meta(meta_path, {**meta, "id": new_swarm_id()})
         finally:
             os.close(fd)
 
@@ -252,6 +252,10 @@ class FileLog(Log):
     @property
     def checkpoints(self) -> CheckpointStore:
         return self._checkpoints
+
+    @property
+    def swarm_id(self) -> str:
+        return self._swarm_id or super().swarm_id
 
     @property
     def limits(self) -> Limits:

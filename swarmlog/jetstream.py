@@ -54,6 +54,7 @@ from .errors import (
     SwarmlogError,
     VersionConflict,
 )
+from .filemeta import new_swarm_id
 from .jsclient import JsClient, NoResponders, Raw, Unreachable
 from .jsloop import LoopThread, wait
 from .jsproto import (
@@ -81,6 +82,7 @@ DEFAULT_DUPLICATE_WINDOW = 600.0
 READ_BATCH = 1000
 META_FORMAT = "swarmlog.format"
 META_NAME = "swarmlog.name"
+META_ID = "swarmlog.id"
 
 
 class StreamCorruption(CorruptionError):
@@ -101,9 +103,17 @@ class StreamCorruption(CorruptionError):
 
 
 def stream_config(
-    stream: str, name: str, replicas: int, duplicate_window: float, limits: Limits
+    stream: str,
+    name: str,
+    replicas: int,
+    duplicate_window: float,
+    limits: Limits,
+    swarm_id: str = "",
 ) -> dict[str, Any]:
-    """The JetStream configuration of a swarm's event stream."""
+    """The JetStream configuration of a swarm's event stream (``swarm_id``: its identity)."""
+    meta = {META_FORMAT: FORMAT, META_NAME: name}
+    if swarm_id:
+        meta[META_ID] = swarm_id
     return {
         "name": stream,
         "subjects": [f"swarmlog.{stream}.>"],
@@ -122,7 +132,7 @@ def stream_config(
         "allow_rollup_hdrs": False,
         "allow_direct": True,
         "allow_atomic": True,
-        "metadata": {META_FORMAT: FORMAT, META_NAME: name},
+        "metadata": meta,
     }
 
 
@@ -144,7 +154,9 @@ async def _ensure(
                 f"no swarm stream {c.stream} at {c.target.url} "
                 f"(run 'swarmlog init --url {c.target.servers[0]}/{c.stream}')"
             )
-        cfg = stream_config(c.stream, name or c.stream, replicas, duplicate_window, limits)
+        cfg = stream_config(
+            c.stream, name or c.stream, replicas, duplicate_window, limits, new_swarm_id()
+        )
         try:
             await c.api(f"STREAM.CREATE.{c.stream}", cfg)
         except ApiError as e:
@@ -157,7 +169,12 @@ async def _ensure(
     if update:
         cur = info["config"]
         want = stream_config(
-            c.stream, name or cur["metadata"][META_NAME], replicas, duplicate_window, limits
+            c.stream,
+            name or cur["metadata"][META_NAME],
+            replicas,
+            duplicate_window,
+            limits,
+            cur["metadata"].get(META_ID, ""),  # the identity never changes
         )
         new = {**cur, **{k: v for k, v in want.items() if k not in ("subjects", "storage")}}
         if new != cur:
@@ -299,6 +316,7 @@ class JetStreamLog(Log):
             raise
         cfg = info["config"]
         self.name: str = cfg["metadata"][META_NAME]
+        self._swarm_id = str(cfg["metadata"].get(META_ID) or "")
         self.stream = self.t.stream
         self.prefix = self.t.prefix
         self.atomic = bool(cfg.get("allow_atomic"))
@@ -327,6 +345,10 @@ class JetStreamLog(Log):
         self._finalizer()
 
     @property
+    def swarm_id(self) -> str:
+        return self._swarm_id or super().swarm_id
+
+    @property
     def checkpoints(self) -> CheckpointStore:
         if self._ckpt is None:
             from .jscheckpoint import ObjectStoreCheckpoints
@@ -334,7 +356,7 @@ class JetStreamLog(Log):
             if self._closed:
                 raise LogUnavailable("the log is closed")
             self._ckpt = ObjectStoreCheckpoints(
-                self._c, self._lt, self.stream, self.replicas, self.timeout
+                self._c, self._lt, self.stream, self.replicas, self.timeout, owner=self
             )
         return self._ckpt
 
@@ -363,7 +385,16 @@ class JetStreamLog(Log):
                 f"stream {self.stream} does not allow atomic batches (nats-server >= 2.12 with "
                 "allow_atomic; run 'swarmlog init --url' to enable): append_many refused"
             )
-        return self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
+        try:
+            return self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
+        except LogUnavailable as e:
+            if e.maybe_stored or str(e).startswith(("the log is closed", "permission denied")):
+                raise  # answered, or never sent: nothing ambiguous
+            raise LogUnavailable(
+                f"{e}: the append may or may not be stored; appending the same events "
+                "(same ids) again is safe",
+                maybe_stored=True,
+            ) from None
 
     async def _append(self, ps: list[Prepared], exp: dict[str, int]) -> list[Event]:
         """Publish until stored (or proven a conflict); resolve duplicates and timeouts."""
@@ -416,7 +447,8 @@ class JetStreamLog(Log):
                 if time.monotonic() > deadline:
                     raise LogUnavailable(
                         f"append to stream {self.stream} got no answer ({e}); it may or may "
-                        "not be stored: retrying with the same events is safe"
+                        "not be stored: appending the same events (same ids) again is safe",
+                        maybe_stored=True,
                     ) from None
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)

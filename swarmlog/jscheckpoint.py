@@ -1,10 +1,11 @@
 """Checkpoints of a JetStreamLog, kept in a JetStream object store bucket ``<STREAM>-ckpt``.
 
-Each checkpoint is one object ``ckpt-<seq, 20 digits>``; its header (seq, format, config
-digest, checksum, size — the same fields as a file checkpoint) is the object's
-description, so ``list()`` reads no payload. The object store writes the chunks first and
-the object's meta last, so a checkpoint is visible whole or not at all; ``load()`` still
-checks size and checksum, and ``latest()`` skips a corrupt one.
+Each checkpoint is one object ``ckpt-<seq, 20 digits>``; its header (the same fields as a
+file checkpoint: the stream's identity, seq, the event id there, format, config digest,
+pinned, size and a checksum over all of them and the payload) is the object's description,
+so ``list()`` reads no payload. The object store writes the chunks first and the object's
+meta last, so a checkpoint is visible whole or not at all; ``load()`` still checks size
+and checksum, and ``latest()`` skips a corrupt, foreign or stale one (see checkpoint.py).
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from .checkpoint import CheckpointInfo, CheckpointStore, encode_header, parse_header
-from .errors import LogUnavailable, SwarmlogError
+from .checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header, skip
+from .errors import CheckpointNotWritten, LogUnavailable, SwarmlogError
 
 if TYPE_CHECKING:
     from .jsclient import JsClient
@@ -26,17 +25,26 @@ class ObjectStoreCheckpoints(CheckpointStore):
     """The CheckpointStore of a JetStreamLog (bucket created on first use).
 
     It is given what it uses of its log: the connected client, the loop thread that runs
-    the client's coroutines, the stream's name and replica count, and the request timeout.
+    the client's coroutines, the stream's name and replica count, the request timeout,
+    and the log itself as ``owner`` (its identity, last seq and records, against which
+    checkpoints are checked).
     """
 
     def __init__(
-        self, client: JsClient, loop: LoopThread, stream: str, replicas: int, timeout: float
+        self,
+        client: JsClient,
+        loop: LoopThread,
+        stream: str,
+        replicas: int,
+        timeout: float,
+        owner: CheckpointOwner | None = None,
     ) -> None:
         self.client = client
         self.loop = loop
         self.stream = stream
         self.replicas = replicas
         self.timeout = timeout
+        self.owner = owner
         self.bucket = f"{stream}-ckpt"
         self._obs: Any = None
 
@@ -60,13 +68,18 @@ class ObjectStoreCheckpoints(CheckpointStore):
     def _run(self, coro: Any) -> Any:
         return self.loop.run(coro, 4 * self.timeout + 1, "checkpoint")
 
-    def save(self, seq: int, data: bytes, format: str, config: str = "") -> CheckpointInfo:
-        header = encode_header(seq, data, format, config)
-        name = f"ckpt-{seq:020d}"
-        self._run(self._put(name, bytes(data), orjson.dumps(header).decode()))
-        return parse_header(orjson.dumps(header), name)
+    def _name(self, seq: int) -> str:
+        return f"ckpt-{seq:020d}"
 
-    async def _put(self, name: str, data: bytes, description: str) -> None:
+    def _put(self, info: CheckpointInfo, header: bytes, data: bytes) -> None:
+        try:
+            self._run(self._put_object(info.name, bytes(data), header.decode()))
+        except LogUnavailable as e:
+            raise CheckpointNotWritten(
+                f"checkpoint not written to bucket {self.bucket}: {e}; {self._kept()}"
+            ) from None
+
+    async def _put_object(self, name: str, data: bytes, description: str) -> None:
         from nats.js.api import ObjectMeta
 
         obs = await self._store()
@@ -78,8 +91,8 @@ class ObjectStoreCheckpoints(CheckpointStore):
         for name, desc in infos:
             try:
                 out.append(parse_header((desc or "").encode(), name))
-            except SwarmlogError:
-                continue
+            except SwarmlogError as e:
+                skip(name, str(e))
         out.sort(key=lambda i: (i.seq, i.name))
         return out
 

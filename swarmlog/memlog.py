@@ -26,12 +26,11 @@ import builtins
 import math
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-import orjson
-
-from .checkpoint import CheckpointInfo, CheckpointStore, encode_header, parse_header
+from .checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header
 from .contract import Log, VerifyReport
 from .envelope import (
     DEFAULT_LIMITS,
@@ -52,16 +51,21 @@ Clock = Callable[[], float]
 
 
 class MemoryCheckpointStore(CheckpointStore):
-    """Checkpoints kept in a dict: header and payload per name, as a file would hold them."""
+    """Checkpoints kept in a dict: header and payload per name, as a file would hold them.
 
-    def __init__(self) -> None:
+    ``owner`` (the log's shared state) gives the identity, last seq and records that
+    checkpoints are checked against (see checkpoint.py).
+    """
+
+    def __init__(self, owner: CheckpointOwner | None = None) -> None:
         self.saved: dict[str, tuple[bytes, bytes]] = {}
+        self.owner = owner
 
-    def save(self, seq: int, data: bytes, format: str, config: str = "") -> CheckpointInfo:
-        header = orjson.dumps(encode_header(seq, data, format, config))
-        name = f"ckpt-{seq:020d}"
-        self.saved[name] = (header, bytes(data))
-        return parse_header(header, name)
+    def _name(self, seq: int) -> str:
+        return f"ckpt-{seq:020d}"
+
+    def _put(self, info: CheckpointInfo, header: bytes, data: bytes) -> None:
+        self.saved[info.name] = (header, bytes(data))
 
     def list(self) -> builtins.list[CheckpointInfo]:
         infos = [parse_header(header, name) for name, (header, _) in self.saved.items()]
@@ -88,7 +92,22 @@ class _Shared:
         self.versions: dict[str, int] = {}
         self.last_ts = 0.0
         self.changed = threading.Condition()
-        self.checkpoints = MemoryCheckpointStore()
+        self.swarm_id = uuid.uuid4().hex
+        """The log's identity (checkpoints carry it)."""
+        self.checkpoints = MemoryCheckpointStore(self)
+
+    @property
+    def last_seq(self) -> int:
+        with self.changed:
+            return len(self.records)
+
+    def record_id(self, seq: int) -> str | None:
+        """The id of the record at ``seq`` (None if there is none)."""
+        with self.changed:
+            if not 1 <= seq <= len(self.records):
+                return None
+            line = self.records[seq - 1]
+        return decode(line)[0].id
 
 
 class MemoryLog(Log):
@@ -143,6 +162,10 @@ class MemoryLog(Log):
     @property
     def checkpoints(self) -> CheckpointStore:
         return self._shared.checkpoints
+
+    @property
+    def swarm_id(self) -> str:
+        return self._shared.swarm_id
 
     # ------------------------------------------------------------------ append
 

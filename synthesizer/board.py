@@ -41,6 +41,7 @@ from swarmlog import Event, InvalidEvent, Log, SwarmlogError, VersionConflict
 from . import events as T
 from .errors import UnknownFact
 from .facts import RETRACTED, Fact
+from .retry import PendingAppends
 
 if TYPE_CHECKING:
     from .state import SwarmState
@@ -157,8 +158,11 @@ class Board:
         retries: int = 32,
         base_delay: float = 0.0005,
         max_delay: float = 0.05,
+        appends: PendingAppends | None = None,
     ) -> None:
         self.log = log
+        self.appends = appends if appends is not None else PendingAppends(log)
+        """Board writes go through it: a retry after an unanswered append reuses the ids."""
         self._refresh = refresh
         self.agent = agent
         self.record_conflicts = record_conflicts
@@ -357,10 +361,9 @@ class Board:
         ev = self._event(fact_id, expected, change, agent, session)
         if check and expected > 0 and fact_id not in self.refresh().facts:
             raise UnknownFact(fact_id)
-        log = self.log
         batch = [*carry, ev] if carry else [ev]
-        try:
-            stored = log.append_many(batch, expect={fact_id: expected})
+        try:  # idempotent: a retry after an unanswered append reuses these event ids
+            stored = self.appends.append_many(batch, expect={fact_id: expected})
         except VersionConflict as e:
             rec = Event(
                 agent=ev.agent,
@@ -382,7 +385,7 @@ class Board:
     def _record(self, *events: Event) -> None:
         """Append conflict records (unconditionally; a failure here is not the caller's)."""
         try:
-            self.log.append_many(events)
+            self.appends.append_many(events)
         except SwarmlogError:
             pass
 

@@ -54,6 +54,7 @@ class SynthSettings(BaseModel):
     near_duplicate: float = Field(0.9, ge=-1.0, le=1.0)
     checkpoint_every: int = Field(1000, ge=1)
     checkpoint_keep: int = Field(3, ge=1)
+    """Newest checkpoints kept (pinned ones come on top); older ones are deleted."""
 
 
 class SynthConfig(BaseModel):

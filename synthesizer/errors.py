@@ -30,3 +30,25 @@ class UnknownEmbedder(SwarmlogError, ValueError):
 
 class ConfigError(SwarmlogError, ValueError):
     """A bad configuration key or value, or a configuration that differs from the log's."""
+
+
+class SynthInterrupted(SwarmlogError):
+    """A synthesizer pass stopped after committing some of its batches (disk full, outage).
+
+    What was committed stays (each batch is atomic and carries its progress mark); the
+    rest is decided by the next pass.
+    """
+
+    def __init__(self, committed: int, planned: int, upto: int, cause: Exception) -> None:
+        super().__init__(
+            f"synth stopped: batch {committed + 1} of {planned} failed ({cause}); "
+            f"committed {committed} of {planned} batches, up to seq {upto}; "
+            "the rest will be decided on the next run"
+        )
+        self.committed = committed
+        self.planned = planned
+        self.upto = upto
+        self.cause = cause
+
+    def __reduce__(self) -> tuple:
+        return (SynthInterrupted, (self.committed, self.planned, self.upto, self.cause))

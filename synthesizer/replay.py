@@ -7,9 +7,8 @@ order) whose ``ts`` is at most T.
 
 from __future__ import annotations
 
-import warnings
-
 from swarmlog import Log
+from swarmlog.checkpoint import skip
 
 from .bulk import paused_gc
 from .config import DEFAULT_CONFIG
@@ -30,27 +29,27 @@ def seq_at_time(log: Log, at_time: float) -> int:
 def load_checkpoint(log: Log, at_or_below: int | None = None) -> SwarmState | None:
     """The state of the newest usable checkpoint at or below a seq (None: fold from 1).
 
-    A checkpoint's state carries the configuration it was folded under (and the seq of
-    the ``swarm.configured`` that set it), so a checkpoint of any configuration the log
-    has had loads. One folded under a caller's own configuration (written before the
+    The store skips foreign, stale and corrupt checkpoints; one whose payload does not
+    decode (or decodes to another seq than its header's) is skipped here the same way,
+    with a one-line warning, and the next older one is tried. A checkpoint's state
+    carries the configuration it was folded under (and the seq of the
+    ``swarm.configured`` that set it), so a checkpoint of any configuration the log has
+    had loads. One folded under a caller's own configuration (written before the
     configuration lived in the log: no ``swarm.configured`` behind it, yet not the
-    defaults) is not the log's state and is passed over, with a warning.
+    defaults) is not the log's state and is passed over too.
     """
-    limit = at_or_below
-    while limit is None or limit >= 0:
-        ck = log.checkpoints.latest(limit, CHECKPOINT_FORMAT)
-        if ck is None:
-            return None
-        state = SwarmState.from_bytes(ck.data)
+    for ck in log.checkpoints.candidates(at_or_below, CHECKPOINT_FORMAT):
+        try:
+            state = SwarmState.from_bytes(ck.data)
+        except Exception as e:  # any decoding failure: the payload is not this version's
+            skip(ck.info.name, f"its payload does not decode ({type(e).__name__}: {e})")
+            continue
+        if state.last_seq != ck.seq:
+            skip(ck.info.name, f"its payload is at seq {state.last_seq}, its header at {ck.seq}")
+            continue
         if state.config_seq or state.config == DEFAULT_CONFIG:
             return state
-        warnings.warn(
-            f"skipping checkpoint at seq {ck.seq}: folded under a configuration the log"
-            " never recorded",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        limit = ck.seq - 1
+        skip(ck.info.name, "folded under a configuration the log never recorded")
     return None
 
 
@@ -86,7 +85,18 @@ def state_at(
     return fold_into(state, log, target)
 
 
-def save_checkpoint(log: Log, state: SwarmState) -> int:
-    """Store the state as a checkpoint at its last seq; returns that seq."""
-    log.checkpoints.save(state.last_seq, state.to_bytes(), CHECKPOINT_FORMAT, state.config.digest())
+def save_checkpoint(log: Log, state: SwarmState, pinned: bool = False) -> int:
+    """Store the state as a checkpoint at its last seq; returns that seq.
+
+    Keeps the newest ``synthesizer.checkpoint_keep`` checkpoints (plus pinned ones, which
+    retention never deletes); raises CheckpointNotWritten if it cannot store it.
+    """
+    log.checkpoints.save(
+        state.last_seq,
+        state.to_bytes(),
+        CHECKPOINT_FORMAT,
+        state.config.digest(),
+        pinned=pinned,
+        keep=state.config.synthesizer.checkpoint_keep,
+    )
     return state.last_seq

@@ -28,6 +28,7 @@ from .errors import UnknownFact
 from .factindex import FactIndex
 from .recall import Hit, recall
 from .replay import fold_into, load_checkpoint, state_at
+from .retry import PendingAppends
 from .state import SwarmState
 from .worker import Synthesizer
 
@@ -53,6 +54,8 @@ class Swarm:
         self._embedder = embedder
         self._embedder_name = ""
         self._index: FactIndex | None = None
+        self.appends = PendingAppends(log)
+        """Every append of this API goes through it: retries reuse the event ids."""
         self._state = load_checkpoint(log) or SwarmState()
         self._synth: Synthesizer | None = None
         self._board: Board | None = None
@@ -136,17 +139,21 @@ class Swarm:
         self._state = self._synth.state
         return n
 
-    def checkpoint(self) -> int:
-        """Store a checkpoint of the current state; return its seq."""
+    def checkpoint(self, pinned: bool = False) -> int:
+        """Store a checkpoint of the current state; return its seq.
+
+        Retention keeps the newest ``synthesizer.checkpoint_keep``; a ``pinned`` one is
+        kept whatever the retention.
+        """
         from .replay import save_checkpoint
 
-        return save_checkpoint(self.log, self.refresh())
+        return save_checkpoint(self.log, self.refresh(), pinned=pinned)
 
     @property
     def board(self) -> Board:
         """The compare-and-swap view over facts (see ``synthesizer.board``)."""
         if self._board is None:
-            self._board = Board(self.log, self.refresh)
+            self._board = Board(self.log, self.refresh, appends=self.appends)
         return self._board
 
     # ------------------------------------------------------------------ swarm-wide events
@@ -157,15 +164,19 @@ class Swarm:
 
     def tick(self, agent: str = "swarm") -> Event:
         """Append one ``pool.tick``: one decay step for every fact's strength."""
-        return self.log.append(Event(agent=agent, type=T.POOL_TICK, body={}))
+        return self.appends.append(Event(agent=agent, type=T.POOL_TICK, body={}))
 
     def start_session(self, session: str, agent: str = "swarm") -> Event:
         """Append ``session.started``."""
-        return self.log.append(Event(agent=agent, session=session, type=T.SESSION_STARTED, body={}))
+        return self.appends.append(
+            Event(agent=agent, session=session, type=T.SESSION_STARTED, body={})
+        )
 
     def end_session(self, session: str, agent: str = "swarm") -> Event:
         """Append ``session.ended``: working facts of the session above 1.5 energy promote."""
-        return self.log.append(Event(agent=agent, session=session, type=T.SESSION_ENDED, body={}))
+        return self.appends.append(
+            Event(agent=agent, session=session, type=T.SESSION_ENDED, body={})
+        )
 
     def search(
         self,
@@ -223,7 +234,7 @@ class Agent:
         ev = self._event(
             T.MEMORY_SHARED, body, causes=causes, **({"thread": thread} if thread else {})
         )
-        return self.swarm.log.append(ev)
+        return self.swarm.appends.append(ev)
 
     def _own_vector(
         self, embedding: Sequence[float] | np.ndarray, embedder: str | None, dtype: type
@@ -301,7 +312,7 @@ class Agent:
         )
         if log:
             body = {"query": query[: T.MAX_CONTENT], "hits": [h.fact.id for h in hits]}
-            self.swarm.log.append(self._event(T.MEMORY_RECALLED, body))
+            self.swarm.appends.append(self._event(T.MEMORY_RECALLED, body))
         return hits
 
     def _known(self, fact_id: str) -> None:
@@ -311,7 +322,7 @@ class Agent:
     def reinforce(self, fact_id: str) -> Event:
         """Reinforce a fact (counted once per agent): strength + boost, slower decay."""
         self._known(fact_id)
-        return self.swarm.log.append(self._event(T.MEMORY_REINFORCED, {"target": fact_id}))
+        return self.swarm.appends.append(self._event(T.MEMORY_REINFORCED, {"target": fact_id}))
 
     def feedback(self, fact_id: str, usefulness: float) -> Event:
         """Record usefulness in [-1, 1] (finite; clamped by the fold) for a fact."""
@@ -321,4 +332,4 @@ class Agent:
             raise InvalidEvent(f"usefulness must be finite, got {usefulness}")
         self._known(fact_id)
         body = {"target": fact_id, "usefulness": float(usefulness)}
-        return self.swarm.log.append(self._event(T.MEMORY_FEEDBACK, body))
+        return self.swarm.appends.append(self._event(T.MEMORY_FEEDBACK, body))

@@ -16,19 +16,21 @@ vectors, new evidence per subject), so batch boundaries do not change the outcom
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from swarmlog import Event, Log, VersionConflict
+from swarmlog import CheckpointNotWritten, Event, Log, SwarmlogError, VersionConflict
 
 from . import events as T
 from . import prune
 from .config import SynthConfig
 from .configlog import settle_config
 from .embed import Embedder, embedder_for
+from .errors import SynthInterrupted
 from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
 from .replay import fold_into, load_checkpoint, save_checkpoint
@@ -36,6 +38,7 @@ from .signature import signature
 from .state import SwarmState, fold_dicts
 
 LEASE_KEY = "synthesizer"
+_log = logging.getLogger("synthesizer.worker")
 MAX_BATCH = 2000
 
 
@@ -152,7 +155,8 @@ class Synthesizer:
         On VersionConflict (another worker wrote first) nothing is written: the worker
         folds the winner's batch and stands by.
         """
-        total = 0
+        total = batches = 0
+        upto = self.state.progress
         while self.state.pending:
             raws = [self.state.pending[s] for s in sorted(self.state.pending)[: self.batch_size]]
             batch = self.decide(raws)
@@ -172,6 +176,12 @@ class Synthesizer:
                 self.lease = e.actual
                 self.catch_up()
                 return total
+            except SwarmlogError as e:
+                self._undo()
+                left = -(-len(self.state.pending) // self.batch_size)
+                raise SynthInterrupted(batches, batches + left, upto, e) from e
+            batches += 1
+            upto = raws[-1].seq
             self.standing_by = False
             self._overlay = _Overlay()
             total += len(batch) - 1
@@ -219,7 +229,14 @@ class Synthesizer:
         st = self.state
         due = force or st.last_seq - self._last_checkpoint >= every
         if st.last_seq and due:
-            save_checkpoint(self.log, st)
+            try:
+                save_checkpoint(self.log, st)
+            except CheckpointNotWritten as e:
+                if force:
+                    raise
+                _log.warning("swarmlog: %s", e)  # a periodic one: the next is tried later
+                self._last_checkpoint = st.last_seq
+                return False
             self._last_checkpoint = st.last_seq
             return True
         return False

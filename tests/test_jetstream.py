@@ -262,7 +262,8 @@ def test_ensure_stream_configures_and_denies_delete_purge(target: str) -> None:
     assert cfg["allow_direct"] and not cfg.get("allow_rollup_hdrs")
     assert cfg["duplicate_window"] == 120 * 10**9 and cfg["num_replicas"] == 1
     assert cfg["subjects"] == [f"swarmlog.{target.rsplit('/', 1)[1]}.>"]
-    assert ensure_stream(target, duplicate_window=120) == cfg  # idempotent, keeps the name
+    assert len(cfg["metadata"]["swarmlog.id"]) == 32  # the identity checkpoints carry
+    assert ensure_stream(target, duplicate_window=120) == cfg  # idempotent, keeps name and id
     with JetStreamLog(target, create=False) as lg:
         assert lg.name == "myswarm"
         lg.append(ev())
@@ -307,6 +308,7 @@ def test_verify_and_read_catch_a_foreign_message(log: JetStreamLog) -> None:
 def test_checkpoints_in_object_store(log: JetStreamLog) -> None:
     cs = log.checkpoints
     assert cs.list() == [] and cs.latest() is None
+    log.append_many([ev() for _ in range(20)])
     cs.save(0, b"", "f/1")
     cs.save(10, b"ten" * 1000, "f/1", "cfg")
     cs.save(20, b"twenty", "f/2")
@@ -315,6 +317,11 @@ def test_checkpoints_in_object_store(log: JetStreamLog) -> None:
     assert got is not None and got.seq == 10 and got.data == b"ten" * 1000
     assert cs.invalidate_after(10) == 2
     assert [i.seq for i in cs.list()] == [0]
+    # checkpoints carry the stream's identity (kept in its metadata) and the event id
+    info = cs.save(5, b"five", "f/1", keep=1)
+    assert len(log.swarm_id) == 32 and info.swarm == log.swarm_id
+    assert info.event == next(log.read(5, 5)).id
+    assert [i.seq for i in cs.list()] == [5]  # retention: the newest 1
 
 
 def test_wait_for_change_wakes_on_append(log: JetStreamLog, target: str) -> None:

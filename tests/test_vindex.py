@@ -303,4 +303,3 @@ def test_non_finite_inputs_rejected(rng: np.random.Generator) -> None:
     got = idx.get("huge")
     assert got is not None
     assert np.isclose(np.linalg.norm(got), 1.0)
-

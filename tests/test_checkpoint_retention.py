@@ -57,11 +57,11 @@ def test_forty_checkpoints_keep_k_plus_pinned(tmp_path: Path) -> None:
     assert [i.seq for i in infos if i.pinned] == [pinned]
     assert len(infos) == KEEP + 1
     assert [i.seq for i in infos if not i.pinned] == sorted(written)[-KEEP:]
-    newest = load_checkpoint(log, cfg)
+    newest = load_checkpoint(log)
     assert newest is not None and newest.last_seq == infos[-1].seq
-    assert state_at(log, cfg).digest() == state_at(log, cfg, from_start=True).digest()
-    at_pin = state_at(log, cfg, at_seq=pinned)
-    assert at_pin.digest() == state_at(log, cfg, at_seq=pinned, from_start=True).digest()
+    assert state_at(log).digest() == state_at(log, from_start=True).digest()
+    at_pin = state_at(log, at_seq=pinned)
+    assert at_pin.digest() == state_at(log, at_seq=pinned, from_start=True).digest()
     log.close()
 
 

@@ -58,7 +58,7 @@ def test_foreign_checkpoint_is_skipped(tmp_path: Path, caplog: pytest.LogCapture
     shutil.copy(foreign, a_root / "checkpoints" / foreign.name)
     with FileLog(a_root, notify=False) as log:
         assert log.last_seq >= int(foreign.name[5:25])  # not past A's end: only identity
-        st = load_checkpoint(log, Swarm(log).config)
+        st = load_checkpoint(log)
         assert st is not None and st.last_seq == own  # A's own older one
         assert state_at(log).digest() == _digest_from_start(log)
     msgs = _skips(caplog)
@@ -83,7 +83,7 @@ def test_checkpoint_past_the_logs_end_is_skipped(
     with FileLog(backup, notify=False) as log:
         assert int(newest.name[5:25]) > log.last_seq
         assert state_at(log).digest() == _digest_from_start(log)
-        st = load_checkpoint(log, Swarm(log).config)
+        st = load_checkpoint(log)
         assert st is not None and st.last_seq < int(newest.name[5:25])
     msgs = _skips(caplog)
     assert msgs and all(newest.name in m and "past the log's last seq" in m for m in msgs)
@@ -147,7 +147,7 @@ def test_undecodable_payload_falls_back(tmp_path: Path, caplog: pytest.LogCaptur
             sw.log.last_seq, b'{"format": 999, "facts": []}', CHECKPOINT_FORMAT, cfg.digest()
         )
     with FileLog(root, notify=False) as log:
-        st = load_checkpoint(log, cfg)
+        st = load_checkpoint(log)
         assert st is not None and st.last_seq == good
         assert state_at(log).digest() == _digest_from_start(log)
     assert any("payload does not decode" in m for m in _skips(caplog))

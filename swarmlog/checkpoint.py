@@ -231,8 +231,16 @@ class CheckpointStore(abc.ABC):
         the next one.
         """
         last = self.owner.last_seq if self.owner is not None else None
-        for info in reversed(self.list()):
-            if at_or_below is not None and info.seq > at_or_below:
+        infos = [i for i in self.list() if at_or_below is None or i.seq <= at_or_below]
+        old = [i for i in infos if i.version != VERSION]
+        if old:  # after an upgrade: one line, not one per checkpoint
+            skip(
+                old[-1].name if len(old) == 1 else f"{old[0].name} … {old[-1].name} ({len(old)})",
+                "written before checkpoints carried their log's identity; the next "
+                "checkpoint replaces them",
+            )
+        for info in reversed(infos):
+            if info.version != VERSION:
                 continue
             if format is not None and info.format != format:
                 continue

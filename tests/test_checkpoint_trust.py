@@ -252,3 +252,32 @@ def test_cli_pins_and_lists_checkpoints(tmp_path: Path) -> None:
     assert bad["name"] == foreign.name and "another swarm" in bad["problem"]
     text = run_cli("checkpoint", "--root", str(root), "--list").out
     assert "pinned" in text and "UNUSABLE" in text
+
+
+def test_logs_and_checkpoints_from_before_identities(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A log created before identities (no id in swarm.json) takes its identity from its
+    first record; old-format checkpoints are reported in one line, then replaced."""
+    root = tmp_path / "s"
+    with Swarm.open(root) as sw:
+        _fill(sw, "x", 5, "alpha")
+    meta = orjson.loads((root / "swarm.json").read_bytes())
+    del meta["id"]
+    (root / "swarm.json").write_bytes(orjson.dumps(meta))
+    ckdir = root / "checkpoints"
+    ckdir.mkdir(exist_ok=True)
+    for seq in (3, 7):  # the first format: header without identity, checksum of the payload
+        head = {"seq": seq, "format": CHECKPOINT_FORMAT, "config": "", "checksum": "0", "size": 1}
+        (ckdir / f"ckpt-{seq:020d}.bin").write_bytes(orjson.dumps(head) + b"\nx")
+    with Swarm.open(root) as sw:
+        first = next(sw.log.read(1, 1)).id
+        assert sw.log.swarm_id == f"first:{first}"
+        caplog.clear()
+        assert state_at(sw.log).digest() == _digest_from_start(sw.log)  # type: ignore[arg-type]
+        msgs = _skips(caplog)
+        assert len(msgs) == 1 and "(2)" in msgs[0] and "before checkpoints carried" in msgs[0]
+        seq = sw.checkpoint()
+    assert [p.name for p in _ckpt_files(root)] == [f"ckpt-{seq:020d}.bin"]  # old ones pruned
+    with FileLog(root, notify=False) as log:
+        assert load_checkpoint(log) is not None

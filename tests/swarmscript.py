@@ -19,45 +19,27 @@ SCRIPT: list[Event] = [
     # seq 1-4: raw memories (an exact duplicate across agents, a contradiction)
     _ev("a1", "memory.shared", 0, {"content": "Cache keys ignore the locale", "importance": 0.8}),
     _ev("a2", "memory.shared", 1, {"content": "Cache keys ignore the locale", "importance": 0.8}),
-    _ev(
-        "a1",
-        "memory.shared",
-        2,
-        {"content": "DB pool size is 10", "subject": "db.pool_size", "value": "10"},
-    ),
-    _ev(
-        "a2",
-        "memory.shared",
-        3,
-        {"content": "DB pool size is 20", "subject": "db.pool_size", "value": "20"},
-    ),
+    _ev("a1", "memory.shared", 2, {"content": "DB pool size is 10", "subject": "db.pool_size",
+                                   "value": "10"}),
+    _ev("a2", "memory.shared", 3, {"content": "DB pool size is 20", "subject": "db.pool_size",
+                                   "value": "20"}),
     # seq 5-11: the synthesizer's decisions (latencies 1.5, 1.0, 2.0, 1.0 s)
     _ev("synthesizer", "fact.created", 1.5, {"evidence": 1, "signature": "s1"}, key="f1"),
     _ev("synthesizer", "fact.corroborated", 2, {"evidence": 2, "kind": "exact"}, key="f1"),
     _ev("synthesizer", "fact.created", 4, {"evidence": 3, "signature": "s3"}, key="f3"),
     _ev("synthesizer", "fact.created", 4, {"evidence": 4, "signature": "s4"}, key="f4"),
-    _ev(
-        "synthesizer", "fact.contested", 4, {"subject": "db.pool_size", "rivals": ["f3"]}, key="f4"
-    ),
-    _ev(
-        "synthesizer",
-        "fact.resolved",
-        4,
-        {"subject": "db.pool_size", "winner": "f3", "losers": ["f4"], "reason": "tie"},
-        key="f3",
-    ),
+    _ev("synthesizer", "fact.contested", 4, {"subject": "db.pool_size", "rivals": ["f3"]},
+        key="f4"),
+    _ev("synthesizer", "fact.resolved", 4, {"subject": "db.pool_size", "winner": "f3",
+                                            "losers": ["f4"], "reason": "tie"}, key="f3"),
     _ev("synthesizer", "synth.progress", 4, {"upto": 4}, key="synthesizer"),
     # seq 12-13: a3 recalls f1 (a1's and a2's evidence) and builds on it
     _ev("a3", "memory.recalled", 5, {"query": "cache locale", "hits": ["f1"]}),
-    _ev(
-        "a3",
-        "memory.shared",
-        6,
-        {"content": "Locale-aware cache keys fix the stale pages"},
-        causes=[1],
-    ),
+    _ev("a3", "memory.shared", 6, {"content": "Locale-aware cache keys fix the stale pages"},
+        causes=[1]),
     # seq 14-16: board writes on the plan (a2 loses one CAS, then retries)
-    _ev("a1", "fact.updated", 7, {"content": "Plan: fix caching first", "value": "a1"}, key="plan"),
+    _ev("a1", "fact.updated", 7, {"content": "Plan: fix caching first", "value": "a1"},
+        key="plan"),
     _ev("a2", "board.conflict", 8, {"target": "plan", "expected": 0, "actual": 14}),
     _ev("a2", "fact.updated", 8, {"value": "a1, a2"}, key="plan"),
 ]

@@ -34,33 +34,11 @@ def test_init_is_idempotent_and_reports_json(target: LogTarget) -> None:
 
 def test_append_single_and_tail(target: LogTarget) -> None:
     w = where(target)
-    r = run_cli(
-        *w,
-        "append",
-        "--agent",
-        "a1",
-        "--session",
-        "s1",
-        "--category",
-        "insight",
-        "--importance",
-        "0.9",
-        "Payments retry twice",
-    )
+    r = run_cli(*w, "append", "--agent", "a1", "--session", "s1", "--category", "insight",
+                "--importance", "0.9", "Payments retry twice")
     assert r.code == 0 and "appended seq 1" in r.out
-    r = run_cli(
-        "append",
-        *w,
-        "--agent",
-        "a2",
-        "--type",
-        "custom.note",
-        "--key",
-        "k1",
-        "--body",
-        '{"x": 1}',
-        "--json",
-    )
+    r = run_cli("append", *w, "--agent", "a2", "--type", "custom.note", "--key", "k1",
+                "--body", '{"x": 1}', "--json")
     stored = orjson.loads(r.out)
     assert stored[0]["seq"] == 2 and stored[0]["key"] == "k1" and stored[0]["swarm"] == "team"
     r = run_cli(*w, "tail")
@@ -69,11 +47,8 @@ def test_append_single_and_tail(target: LogTarget) -> None:
     r = run_cli(*w, "tail", "--json", "--type", "memory.shared")
     evs = [orjson.loads(x) for x in r.out.splitlines()]
     assert [e["seq"] for e in evs] == [1]
-    assert evs[0]["body"] == {
-        "category": "insight",
-        "content": "Payments retry twice",
-        "importance": 0.9,
-    }
+    assert evs[0]["body"] == {"category": "insight", "content": "Payments retry twice",
+                              "importance": 0.9}
     r = run_cli(*w, "tail", "--agent", "a2", "--from", "1")
     assert r.out.count("\n") == 1 and "a2" in r.out
     r = run_cli(*w, "verify")
@@ -100,11 +75,8 @@ def test_jsonl_batch_is_atomic_and_errors_name_the_line(target: LogTarget) -> No
         (good + b'{"agent": "a/b", "body": {"content": "x"}}\n', "line 3", "forbidden"),
         (b'{"body": {"content": "ok"}}\n[1, 2]\n', "line 2", "JSON object"),
         (b'{"body": {"content": "' + b"x" * 20000 + b'"}}\n', "line 1", "16384"),
-        (
-            b'{"type": "memory.shared", "body": {"importance": 3, "content": "x"}}\n',
-            "line 1",
-            "importance",
-        ),
+        (b'{"type": "memory.shared", "body": {"importance": 3, "content": "x"}}\n',
+         "line 1", "importance"),
         (b'{"bogus": 1, "body": {}}\n', "line 1", "unknown envelope field"),
         (b"\n\n", "no events", ""),
     ]
@@ -143,19 +115,8 @@ def test_bad_single_appends(target: LogTarget) -> None:
 
 def test_tail_follow_sees_new_events(target: LogTarget) -> None:
     env = dict(os.environ)
-    cmd = [
-        sys.executable,
-        "-m",
-        "dashboards",
-        *where(target),
-        "tail",
-        "--follow",
-        "--from",
-        "1",
-        "--timeout",
-        "3",
-        "--json",
-    ]
+    cmd = [sys.executable, "-m", "dashboards", *where(target), "tail", "--follow", "--from", "1",
+           "--timeout", "3", "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     time.sleep(0.8)
     for i in range(3):

@@ -149,10 +149,7 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert code == 2 and "--format must be one of terminal, markdown" in out
     r = subprocess.run(
         [sys.executable, "-m", "dashboards", "dashboard", "--root", str(tmp_path / "nope")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
     assert r.returncode == 1
     assert r.stderr.strip().startswith("error: no swarm log at")
@@ -177,23 +174,10 @@ def test_live_refreshes_when_another_process_appends(tmp_path: Path) -> None:
     env = dict(os.environ, COLUMNS="160", PYTHONPATH=str(ROOT))
     dash = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "dashboards",
-            "dashboard",
-            "--live",
-            "--root",
-            str(root),
-            "--max-refreshes",
-            "2",
-            "--duration",
-            "3600",
+            sys.executable, "-m", "dashboards", "dashboard", "--live", "--root", str(root),
+            "--max-refreshes", "2", "--duration", "3600",
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
     )
     try:
         assert dash.stdout is not None
@@ -205,21 +189,10 @@ def test_live_refreshes_when_another_process_appends(tmp_path: Path) -> None:
         assert any("seq 0" in ln for ln in first)
         subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "dashboards",
-                "append",
-                "--root",
-                str(root),
-                "--agent",
-                "zed",
-                "Fresh finding: the cache never expires",
+                sys.executable, "-m", "dashboards", "append", "--root", str(root),
+                "--agent", "zed", "Fresh finding: the cache never expires",
             ],
-            check=True,
-            capture_output=True,
-            env=env,
-            cwd=ROOT,
-            timeout=60,
+            check=True, capture_output=True, env=env, cwd=ROOT, timeout=60,
         )
         # a hang guard, not a timing check: --duration is an hour, so ending at all
         # means the refresh on the append (and --max-refreshes) ended it

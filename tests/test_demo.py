@@ -24,11 +24,7 @@ def _swarmlog(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[s
     env = dict(os.environ, COLUMNS="140", PYTHONPATH=str(ROOT))
     return subprocess.run(
         [sys.executable, "-m", "dashboards", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=timeout,
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout,
     )
 
 

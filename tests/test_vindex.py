@@ -303,3 +303,4 @@ def test_non_finite_inputs_rejected(rng: np.random.Generator) -> None:
     got = idx.get("huge")
     assert got is not None
     assert np.isclose(np.linalg.norm(got), 1.0)
+

@@ -80,10 +80,14 @@ class ObjectStoreCheckpoints(CheckpointStore):
             ) from None
 
     async def _put_object(self, name: str, data: bytes, description: str) -> None:
+        import nats.errors
         from nats.js.api import ObjectMeta
 
         obs = await self._store()
-        await obs.put(name, data, meta=ObjectMeta(name=name, description=description))
+        try:  # on failure the object store purges the chunks it wrote (nothing half-left)
+            await obs.put(name, data, meta=ObjectMeta(name=name, description=description))
+        except nats.errors.Error as e:  # e.g. the server's storage is full
+            raise LogUnavailable(f"the server refused it ({e})") from None
 
     def list(self) -> builtins.list[CheckpointInfo]:
         infos = self._run(self._list())

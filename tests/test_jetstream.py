@@ -324,6 +324,30 @@ def test_checkpoints_in_object_store(log: JetStreamLog) -> None:
     assert [i.seq for i in cs.list()] == [5]  # retention: the newest 1
 
 
+def test_checkpoint_that_does_not_fit_says_what_is_kept(log: JetStreamLog) -> None:
+    """The bucket full (the server's storage limit): a one-line CheckpointNotWritten
+    naming the checkpoint kept, and that one still loads (issue 11, defect 8)."""
+    from swarmlog import CheckpointNotWritten
+
+    async def small_bucket(nc: Any) -> None:
+        from nats.js.api import ObjectStoreConfig
+
+        await nc.jetstream().create_object_store(
+            f"{log.stream}-ckpt", config=ObjectStoreConfig(max_bytes=256 * 1024)
+        )
+
+    raw(log, small_bucket)
+    log.append_many([ev() for _ in range(3)])
+    log.checkpoints.save(2, b"small", "f/1")
+    with pytest.raises(CheckpointNotWritten) as ei:
+        log.checkpoints.save(3, os.urandom(1 << 20), "f/1")
+    msg = str(ei.value)
+    assert "checkpoint not written" in msg and "the previous checkpoint at seq 2 is kept" in msg
+    assert "\n" not in msg
+    got = log.checkpoints.latest()
+    assert got is not None and got.seq == 2 and got.data == b"small"
+
+
 def test_wait_for_change_wakes_on_append(log: JetStreamLog, target: str) -> None:
     assert log.wait_for_change(0.2) is False
     with JetStreamLog(target) as other:

@@ -58,7 +58,7 @@ class CheckpointOwner(Protocol):
 
 
 def checksum(data: bytes) -> str:
-    """A blake2b-128 hex digest (of a header's fields and payload, see ``encode_header``)."""
+    """A blake2b-128 hex digest (see ``_sum`` for what a checkpoint hashes)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 

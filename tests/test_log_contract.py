@@ -309,7 +309,9 @@ def test_checkpoints_round_trip(log_target: LogTarget) -> None:
     with log_target.open() as log:
         store = log.checkpoints
         assert store.latest() is None
-        store.save(3, b"three", "test/1", "c1")
+        log.append_many([Event(agent="a", type="test.event") for _ in range(9)])
+        info = store.save(3, b"three", "test/1", "c1")
+        assert info.swarm == log.swarm_id != "" and info.event == log.record_id(3)
         store.save(9, b"nine", "test/1", "c1")
         assert [i.seq for i in store.list()] == [3, 9]
         latest = store.latest()

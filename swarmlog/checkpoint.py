@@ -29,7 +29,6 @@ import builtins
 import errno
 import fcntl
 import hashlib
-import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -41,7 +40,6 @@ import orjson
 from .errors import CheckpointNotWritten, SwarmlogError
 
 VERSION = 2
-_log = logging.getLogger("swarmlog.checkpoint")
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -306,8 +304,17 @@ def _payload_problem(info: CheckpointInfo, data: bytes) -> str | None:
 
 
 def skip(name: str, reason: str) -> None:
-    """Warn, in one line naming the checkpoint, that it is not used and why."""
-    _log.warning("swarmlog: skipping checkpoint %s: %s", name, reason)
+    """Warn, in one line naming the checkpoint, that it is not used and why.
+
+    Through the logger ``swarmlog.checkpoint`` (imported here, not at start: the CLI's
+    per-action commands never pay for it); with logging unconfigured Python prints the
+    message alone on stderr.
+    """
+    import logging
+
+    logging.getLogger("swarmlog.checkpoint").warning(
+        "swarmlog: skipping checkpoint %s: %s", name, reason
+    )
 
 
 def parse_header(raw: bytes, name: str) -> CheckpointInfo:

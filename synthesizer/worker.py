@@ -28,7 +28,7 @@ from . import events as T
 from . import prune
 from .config import SynthConfig
 from .configlog import settle_config
-from .embed import Embedder, embedder_for
+from .embed import Embedder, embedder_for, near_duplicate_of
 from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
 from .replay import fold_into, load_checkpoint, save_checkpoint
@@ -226,6 +226,12 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ decisions
 
+    @property
+    def near_duplicate(self) -> float:
+        """The near-duplicate cosine: the configuration's, else the embedder's own."""
+        near = self.config.synthesizer.near_duplicate
+        return near_duplicate_of(self.index.embedder) if near is None else near
+
     def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis:
         """The pruning basis, refitted when the fact count has grown or shrunk 4-fold.
 
@@ -259,7 +265,7 @@ class Synthesizer:
         """
         self._overlay = ov = _Overlay()
         st = self.state
-        near = self.config.synthesizer.near_duplicate
+        near = self.near_duplicate
         out: list[Event] = []
         local = self.index.embedder.id
         sigs = [signature(r.content) for r in raws]
@@ -495,7 +501,7 @@ class _BatchScorer:
         self.best_plain_col = np.full(m, -1, dtype=np.int64)
         self.retro: dict[int, list[list[object]]] = {}  # memory -> [fact id, cosine]s
         self._thr = worker.config.tiers.retro_similarity
-        self._near = worker.config.synthesizer.near_duplicate
+        self._near = worker.near_duplicate
         # in-batch neighbours that may matter: round(cos, 6) >= near needs cos >= near - 5e-7
         self._floor = self._near - 1e-5
         self.close: dict[int, list[tuple[int, float]]] = {}

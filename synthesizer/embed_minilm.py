@@ -80,7 +80,7 @@ class MiniLMEmbedder:
     #: Cosine at or above which two memories are the same statement. A real embedder
     #: scores paraphrases lower than the hashing one scores rewordings; near-misses
     #: that score higher are kept apart by ``synthesizer.guards``, not by this number.
-    near_duplicate = 0.8
+    near_duplicate = 0.6
 
     def __init__(self) -> None:
         self._ort, self._tokenizer_cls = _import_runtime()

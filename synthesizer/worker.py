@@ -30,6 +30,7 @@ from .config import SynthConfig
 from .configlog import settle_config
 from .embed import Embedder, embedder_for, near_duplicate_of
 from .factindex import FactIndex
+from .guards import conflict
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
 from .replay import fold_into, load_checkpoint, save_checkpoint
 from .signature import signature
@@ -60,6 +61,7 @@ class _Overlay:
     added: list[str] = field(default_factory=list)
     claims: dict[str, dict[str, _Claim]] = field(default_factory=dict)
     new_in_subject: dict[str, list[str]] = field(default_factory=dict)
+    contents: dict[str, str] = field(default_factory=dict)
 
 
 class Synthesizer:
@@ -316,10 +318,11 @@ class Synthesizer:
                 continue
             related: list[list[object]] = []
             if r.embedding is None and scorer is not None and k is not None:
-                # 3. near duplicate among live facts and this batch's new ones
+                # 3. near duplicate among live facts and this batch's new ones, unless a
+                # guard tells them apart (other number, unit, negation, component)
                 if r.subject is None:
-                    best = scorer.best(k)
-                    if best is not None and best[1] >= near:
+                    best = self._unguarded(scorer.candidates(k), r.content, near)
+                    if best is not None:
                         out.append(self._corroborate(best[0], r, "near", best[1]))
                         continue
                 related = scorer.related(k)
@@ -331,7 +334,12 @@ class Synthesizer:
                 idx = self.index.space.get(eid, int(vec.shape[0]))
                 if r.subject is None and idx is not None and len(idx):
                     hit = idx.best(vec)
-                    if hit is not None and hit[1] >= near and not self._is_claim(hit[0]):
+                    if (
+                        hit is not None
+                        and hit[1] >= near
+                        and not self._is_claim(hit[0])
+                        and self._unguarded([hit], r.content, near) is not None
+                    ):
                         out.append(self._corroborate(hit[0], r, "near", hit[1]))
                         continue
                 vec_eid = (vec, eid)
@@ -345,6 +353,7 @@ class Synthesizer:
                 )
             )
             ov.signatures.setdefault(sig, fid)
+            ov.contents[fid] = r.content
             if vec_eid is not None:
                 self.index.add(fid, vec_eid[0], vec_eid[1])
                 ov.added.append(fid)
@@ -373,6 +382,19 @@ class Synthesizer:
             key=fid,
             body={"evidence": r.seq, "kind": kind, "similarity": sim},
         )
+
+    def _unguarded(
+        self, candidates: list[tuple[str, float]], content: str, near: float
+    ) -> tuple[str, float] | None:
+        """The best candidate at or above ``near`` that no guard keeps apart from ``content``."""
+        for fid, sim in candidates:
+            if sim < near:
+                return None
+            f = self.state.facts.get(fid)
+            other = f.content if f is not None else self._overlay.contents.get(fid)
+            if other is None or conflict(content, other) is None:
+                return fid, sim
+        return None
 
     def _is_claim(self, fid: str) -> bool:
         f = self.state.facts.get(fid)
@@ -499,6 +521,7 @@ class _BatchScorer:
         # nearest plain (non-claim) live fact per memory: claims merge by value, not cosine
         self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
         self.best_plain_col = np.full(m, -1, dtype=np.int64)
+        self.plain_near: dict[int, list[tuple[int, float]]] = {}  # memory -> (col, cos)
         self.retro: dict[int, list[list[object]]] = {}  # memory -> [fact id, cosine]s
         self._thr = worker.config.tiers.retro_similarity
         self._near = worker.near_duplicate
@@ -538,6 +561,9 @@ class _BatchScorer:
             if len(claim_cols):
                 sims[:, claim_cols] = -2.0
             self._take(sims, lo, self.best_plain_val, self.best_plain_col)
+            rows, cols = np.nonzero(sims >= self._floor)
+            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+                self.plain_near.setdefault(lo + r, []).append((c, float(sims[r, c])))
 
     def _score_pruned(self, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray) -> None:
         """Exact cosines of the pairs whose bound can reach a threshold (see ``prune``)."""
@@ -565,6 +591,8 @@ class _BatchScorer:
                 b = best_col[r]
                 if b < 0 or v > best_val[r] or (v == best_val[r] and ids[c] < ids[b]):
                     best_val[r], best_col[r] = v, c
+                if v >= self._floor:
+                    self.plain_near.setdefault(r, []).append((c, float(v)))
         if len(vecs) > 1:
             rows, cols = prune.bound_pairs(left, left, np.full(len(vecs), self._floor))
             sims = prune.exact_cosines(vecs, vecs, rows, cols)
@@ -610,6 +638,20 @@ class _BatchScorer:
         if out is None:
             return None
         return out[0], max(-1.0, min(1.0, round(out[1], 6)))
+
+    def candidates(self, k: int) -> list[tuple[str, float]]:
+        """Plain facts (live, then this batch's new ones) near memory ``k``, best first.
+
+        Every fact at or above the near-duplicate floor, as (id, cosine to 6 places),
+        ordered by cosine then id; its head is ``best(k)`` whenever that reaches the
+        floor. Why a list: a guard may reject the nearest, and the next may be the match.
+        """
+        ids = self.ids
+        found = [(ids[c], v) for c, v in self.plain_near.get(k, ())]
+        fid_of_row, new_plain = self.fid_of_row, self.new_plain
+        found += [(fid_of_row[j], v) for j, v in self.close.get(k, ()) if new_plain[j]]
+        found.sort(key=lambda p: (-p[1], p[0]))
+        return [(fid, max(-1.0, min(1.0, round(v, 6)))) for fid, v in found]
 
     def related(self, k: int) -> list[list[object]]:
         """Short/long-term facts similar enough to be strengthened by memory ``k``."""

@@ -62,7 +62,7 @@ def model_files() -> tuple[Path, Path]:
 def _import_runtime() -> tuple[Any, Any]:
     """The onnxruntime module and the tokenizers ``Tokenizer`` class, or MissingExtra."""
     try:
-        import onnxruntime
+        import onnxruntime  # type: ignore[import-untyped]
         from tokenizers import Tokenizer
     except ImportError:
         raise MissingExtra(MISSING_EXTRA) from None

@@ -43,8 +43,14 @@ _NUMBER_WORDS = {
 # ("one" is left out: it is as often a pronoun or an article as a number)
 _MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 
+
+def _set(words: str) -> frozenset[str]:
+    """A frozenset of the whitespace-separated words."""
+    return frozenset(words.split())
+
+
 _UNITS: dict[str, tuple[str, float]] = {}
-for _names, _dim, _factor in (
+for _unit_names, _dim, _factor in (
     ("ms msec millisecond milliseconds", "time", 0.001),
     ("s sec secs second seconds", "time", 1.0),
     ("m min mins minute minutes", "time", 60.0),
@@ -65,16 +71,16 @@ for _names, _dim, _factor in (
     ("dollar dollars usd", "usd", 1.0),
     ("euro euros eur", "eur", 1.0),
 ):
-    for _n in _names.split():
+    for _n in _unit_names.split():
         _UNITS[_n] = (_dim, _factor)
-_BARE_ONLY = frozenset("s m h d w y b".split())  # single letters count only after a number
+_BARE_ONLY = _set("s m h d w y b")  # single letters count only after a number
 
-_NEGATIONS = frozenset(
+_NEGATIONS = _set(
     "not no never cannot without none nothing nobody neither nor nowhere "
     "dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt "
-    "hasnt havent hadnt aint mustnt neednt".split()
+    "hasnt havent hadnt aint mustnt neednt"
 )
-_NEGATING_VERBS = frozenset("fail fails failed failing unable refuse refuses refused".split())
+_NEGATING_VERBS = _set("fail fails failed failing unable refuse refuses refused")
 
 _ANTONYMS = (
     ("pass passes passed passing", "fail fails failed failing failure failures"),
@@ -122,7 +128,7 @@ for _g, (_plus, _minus) in enumerate(_ANTONYMS):
             _POLE.setdefault(_w, []).append((_g, _side))
 
 # Names written in lower case as often as not.
-_KNOWN_NAMES = frozenset(
+_KNOWN_NAMES = _set(
     "redis kafka postgres postgresql mysql mariadb sqlite mongodb cassandra dynamodb "
     "elasticsearch opensearch memcached rabbitmq nats celery airflow spark flink hadoop "
     "nginx apache haproxy envoy docker kubernetes helm terraform ansible jenkins grafana "
@@ -131,12 +137,12 @@ _KNOWN_NAMES = frozenset(
     "edge chromium android ios linux windows macos ubuntu debian python java golang rust "
     "node nodejs react vue angular django flask fastapi rails spring pandas numpy pytorch "
     "tensorflow graphql grpc json csv xml yaml parquet avro protobuf http https tcp udp "
-    "dns tls ssl ssh oauth saml jwt".split()
+    "dns tls ssl ssh oauth saml jwt"
 )
 
 # Nouns naming components, jobs and entities: a swap of one of them (or of what modifies
 # one) in an otherwise equal statement is a different fact.
-_HEADS = frozenset(
+_HEADS = _set(
     "service server test page job table column field queue cluster node environment "
     "endpoint api database bucket index module pipeline branch container pod image file "
     "parser worker process app application region zone set pool connection email "
@@ -146,7 +152,7 @@ _HEADS = frozenset(
     "topic tab view widget report certificate balancer proxy gateway host machine disk "
     "volume key token cookie header route handler controller client browser device "
     "tablet desktop mobile phone schema migration query request response cron task "
-    "thread webhook invoice cart bot agent sensor camera network firewall vpn".split()
+    "thread webhook invoice cart bot agent sensor camera network firewall vpn"
 )
 
 _PHRASES = (  # spelling variants that would otherwise look like different words
@@ -164,13 +170,13 @@ _PHRASES = (  # spelling variants that would otherwise look like different words
     (re.compile(r"€\s?(\d[\d,.]*)"), r"\1 euros "),
 )
 
-_STOPWORDS = frozenset(
+_STOPWORDS = _set(
     """a an the and or but so yet of to in on at by for with from into onto upon as than
     then that this these those there here it its is are was were be been being am do does
     did has have had having will would shall should can could may might must i you he she
     we they me him her us them my your his our their what which who whom whose when where
     why how all any both each some such only own same too very just also about again once
-    get gets got""".split()
+    get gets got"""
 )
 
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
@@ -272,7 +278,9 @@ def features(text: str) -> Features:
             i += 1
             while i < n and (words[i] in _MULTIPLIERS or words[i] in _NUMBER_WORDS):
                 nxt = words[i]
-                value = value * _MULTIPLIERS[nxt] if nxt in _MULTIPLIERS else value + _NUMBER_WORDS[nxt]
+                value = (
+                    value * _MULTIPLIERS[nxt] if nxt in _MULTIPLIERS else value + _NUMBER_WORDS[nxt]
+                )
                 i += 1
             unit = suffix
             if suffix in ("st", "nd", "rd", "th", "am", "pm", "x"):
@@ -330,8 +338,10 @@ def _swapped_component(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         xs, ys = a[i1:i2], b[j1:j2]
         if any(_same_root(x, y) for x in xs for y in ys):
             continue
-        if len(xs) == len(ys) and any(x in _HEADS_STEMS for x in xs) and any(
-            y in _HEADS_STEMS for y in ys
+        if (
+            len(xs) == len(ys)
+            and any(x in _HEADS_STEMS for x in xs)
+            and any(y in _HEADS_STEMS for y in ys)
         ):
             return True  # one component noun for another: "users" / "products"
         if i2 < len(a) and j2 < len(b) and a[i2] == b[j2] and a[i2] in _HEADS_STEMS:

@@ -30,8 +30,8 @@ from .config import SynthConfig
 from .configlog import settle_config
 from .embed import Embedder, embedder_for, near_duplicate_of
 from .factindex import FactIndex
-from .guards import conflict
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
+from .guards import conflict
 from .replay import fold_into, load_checkpoint, save_checkpoint
 from .signature import signature
 from .state import SwarmState, fold_dicts

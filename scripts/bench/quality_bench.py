@@ -69,9 +69,10 @@ def recall_at(embedder: Embedder, pairs: list[dict], queries: list[dict], k: int
     """Share of queries whose expected statement is among the top ``k`` search hits."""
     statements = list(dict.fromkeys(q["expected"] for q in queries))
     distractors = [p["b"] for p in pairs if p["level"].startswith("near_")]
-    with tempfile.TemporaryDirectory(prefix="quality-") as tmp, Swarm.open(
-        Path(tmp) / "s", embedder=embedder
-    ) as sw:
+    with (
+        tempfile.TemporaryDirectory(prefix="quality-") as tmp,
+        Swarm.open(Path(tmp) / "s", embedder=embedder) as sw,
+    ):
         for i, text in enumerate(statements + distractors):
             sw.agent(f"agent{i % 7}").share(text, category="finding")
         sw.synthesize()

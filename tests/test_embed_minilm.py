@@ -1,0 +1,223 @@
+"""The real embedder (extra ``embed``): offline, deterministic, separate vector space,
+a one-line error without the extra, and merge quality on the labelled set."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from synthesizer.embed import Embedder, HashingEmbedder, embedder_for, near_duplicate_of
+from synthesizer.embed_minilm import MISSING_EXTRA, MiniLMEmbedder
+from synthesizer.swarm import Swarm
+
+DATA = Path(__file__).parent / "data"
+TEXTS = [
+    "The login test is flaky on CI",
+    "The sign-in test passes and fails at random in CI",
+    "Customer churn peaks in January",
+    "",
+    "Nightly backups run at 2am UTC " * 40,  # longer than the 256-token window
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def _digest(mat: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(mat, dtype=np.float32).tobytes()).hexdigest()
+
+
+def test_unit_rows_of_384_and_a_stable_id(minilm: MiniLMEmbedder) -> None:
+    vecs = minilm.embed(TEXTS)
+    assert vecs.shape == (len(TEXTS), 384) and vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert isinstance(minilm, Embedder)
+    assert minilm.id.startswith("minilm-l6-v2-int8-") and minilm.id != HashingEmbedder().id
+    assert minilm.embed([]).shape == (0, 384)
+    with pytest.raises(TypeError):
+        minilm.embed("a bare string")  # type: ignore[arg-type]
+
+
+def test_meaning_not_wording(minilm: MiniLMEmbedder) -> None:
+    v = minilm.embed(TEXTS[:3])
+    assert float(v[0] @ v[1]) > 0.6  # a paraphrase the hashing embedder misses
+    assert float(v[0] @ v[2]) < 0.3
+
+
+def test_rows_do_not_depend_on_the_batch(minilm: MiniLMEmbedder) -> None:
+    rng = np.random.default_rng(7)
+    words = ["cache", "ttl", "port", "deploy", "login", "flaky", "replica", "lag", "not", "on"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(1, 30)))) for _ in range(30)]
+    alone = np.stack([minilm.embed_one(t) for t in texts])
+    order = rng.permutation(len(texts))
+    shuffled = minilm.embed([texts[i] for i in order])
+    assert alone.tobytes() == minilm.embed(texts).tobytes()
+    assert alone[order].tobytes() == shuffled.tobytes()
+
+
+_OFFLINE_SCRIPT = textwrap.dedent(
+    """
+    import hashlib, json, socket, sys
+
+    class NoNetwork(socket.socket):
+        def __init__(self, *a, **k):
+            raise OSError("network use is forbidden in this test")
+
+    socket.socket = NoNetwork
+    socket.create_connection = lambda *a, **k: (_ for _ in ()).throw(OSError("no network"))
+    from synthesizer.embed import embedder_for
+
+    texts = json.loads(sys.argv[1])
+    vecs = embedder_for("minilm").embed(texts)
+    print(hashlib.sha256(vecs.astype("float32").tobytes()).hexdigest())
+    """
+)
+
+
+def test_offline_and_same_bytes_in_two_processes(minilm: MiniLMEmbedder) -> None:
+    outs = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", _OFFLINE_SCRIPT, json.dumps(TEXTS)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout.strip())
+    assert outs[0] == outs[1] == _digest(minilm.embed(TEXTS))
+
+
+_BLOCK_EXTRA = textwrap.dedent(
+    """
+    import sys
+
+    class _Block:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("onnxruntime", "tokenizers"):
+                raise ImportError(f"No module named {name!r}")
+            return None
+
+    sys.meta_path.insert(0, _Block())
+    """
+)
+
+
+def test_without_the_extra_minilm_is_a_one_line_error(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_BLOCK_EXTRA)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.getcwd()]))
+    script = textwrap.dedent(
+        """
+        from synthesizer.embed import embedder_for
+        assert embedder_for("hash").id.startswith("hash-v1")  # the default still works
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            raise SystemExit("the block did not take")
+        try:
+            embedder_for("minilm")
+        except Exception as exc:
+            print(type(exc).__name__ + ": " + str(exc))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines == [f"MissingExtra: {MISSING_EXTRA}"]
+    assert "pip install swarmlog[embed]" in lines[0]
+
+
+def test_threshold_belongs_to_the_embedder(minilm: MiniLMEmbedder, tmp_path: Path) -> None:
+    from synthesizer.config import SynthConfig
+
+    assert near_duplicate_of(HashingEmbedder()) == 0.9
+    assert near_duplicate_of(minilm) < 0.9
+    assert near_duplicate_of(object()) == 0.9  # an agent's own embedder without one
+    with Swarm.open(tmp_path / "a", embedder=minilm) as sw:
+        sw.agent("a").share("x")
+        sw.synthesize()
+        assert sw._synth is not None and sw._synth.near_duplicate == minilm.near_duplicate
+    cfg = SynthConfig.model_validate({"synthesizer": {"near_duplicate": 0.97}})
+    with Swarm.open(tmp_path / "b", config=cfg, embedder=minilm) as sw:
+        sw.agent("a").share("x")
+        sw.synthesize()
+        assert sw._synth is not None and sw._synth.near_duplicate == 0.97
+
+
+def test_minilm_swarm_never_mixes_with_hashing_vectors(
+    minilm: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    hashing = HashingEmbedder()
+    assert hashing.dim == minilm.dim  # same width: only the embedder id keeps them apart
+    with Swarm.open(tmp_path / "s", embedder=minilm) as sw:
+        own = sw.agent("a1").share(
+            "The cache TTL is five minutes",
+            embedding=hashing.embed_one("The cache TTL is five minutes"),
+            embedder=hashing.id,
+        )
+        local = sw.agent("a2").share("The TTL of the cache is five minutes")
+        sw.synthesize()
+        facts = sw.state().facts
+        assert set(facts) == {f"f{own.seq}", f"f{local.seq}"}  # no cross-space merge
+        assert sw.index.namespace_of(f"f{own.seq}") == (hashing.id, 384)
+        assert sw.index.namespace_of(f"f{local.seq}") == (minilm.id, 384)
+        hits = sw.search("how long do cache entries live", limit=10)
+        assert [h.fact.id for h in hits] == [f"f{local.seq}"]
+        # the swarm's own vectors are the model's, not hashing ones
+        stored = sw.index.default.get(f"f{local.seq}")
+        assert stored is not None
+        assert stored.tobytes() == minilm.embed_one(facts[f"f{local.seq}"].content).tobytes()
+
+
+def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
+    minilm: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    """Through the synthesizer: every labelled pair shared by two agents into a fresh swarm."""
+    pairs = [json.loads(line) for line in (DATA / "quality_pairs.jsonl").open()]
+    assert len(pairs) >= 200
+    merged: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    false_merges = []
+    for i, p in enumerate(pairs):
+        with Swarm.open(tmp_path / f"s{i}", embedder=minilm) as sw:
+            sw.agent("alpha").share(p["a"])
+            sw.agent("beta").share(p["b"])
+            sw.synthesize()
+            one = len(sw.state().facts) == 1
+        total[p["level"]] += 1
+        merged[p["level"]] += one
+        if one and not p["merge"]:
+            false_merges.append((p["level"], p["a"], p["b"]))
+    assert false_merges == []
+    assert {lv for lv in total if lv.startswith("near_")} == {
+        "near_number",
+        "near_unit",
+        "near_negation",
+        "near_component",
+    }
+    assert merged["semantic"] >= 0.6 * total["semantic"]
+    assert merged["trivial"] == total["trivial"] and merged["light"] == total["light"]
+
+
+def test_embedder_for_names() -> None:
+    assert isinstance(embedder_for("hash"), HashingEmbedder)
+    assert isinstance(embedder_for("minilm"), MiniLMEmbedder)
+    with pytest.raises(ValueError, match="unknown embedder"):
+        embedder_for("word2vec")

@@ -27,9 +27,10 @@ import difflib
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Features", "conflict", "features"]
+__all__ = ["Features", "conflict", "features", "first_unguarded"]
 
 # --- lexicons ------------------------------------------------------------------
 
@@ -375,4 +376,21 @@ def conflict(a: str, b: str) -> str | None:
         return "component"
     if _swapped_component(fa.content, fb.content):
         return "component"
+    return None
+
+
+def first_unguarded(
+    candidates: list[tuple[str, float]],
+    content: str,
+    near: float,
+    content_of: Callable[[str], str | None],
+) -> tuple[str, float] | None:
+    """The first (best) candidate (id, cosine) at or above ``near`` that no guard keeps
+    apart from ``content``; None if there is none. Candidates come best first."""
+    for fid, sim in candidates:
+        if sim < near:
+            return None
+        other = content_of(fid)
+        if other is None or conflict(content, other) is None:
+            return fid, sim
     return None

@@ -31,7 +31,7 @@ from .configlog import settle_config
 from .embed import Embedder, embedder_for, near_duplicate_of
 from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
-from .guards import conflict
+from .guards import first_unguarded
 from .replay import fold_into, load_checkpoint, save_checkpoint
 from .signature import signature
 from .state import SwarmState, fold_dicts
@@ -387,14 +387,10 @@ class Synthesizer:
         self, candidates: list[tuple[str, float]], content: str, near: float
     ) -> tuple[str, float] | None:
         """The best candidate at or above ``near`` that no guard keeps apart from ``content``."""
-        for fid, sim in candidates:
-            if sim < near:
-                return None
-            f = self.state.facts.get(fid)
-            other = f.content if f is not None else self._overlay.contents.get(fid)
-            if other is None or conflict(content, other) is None:
-                return fid, sim
-        return None
+        facts, new = self.state.facts, self._overlay.contents
+        return first_unguarded(
+            candidates, content, near, lambda f: facts[f].content if f in facts else new.get(f)
+        )
 
     def _is_claim(self, fid: str) -> bool:
         f = self.state.facts.get(fid)

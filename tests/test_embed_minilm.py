@@ -221,3 +221,21 @@ def test_embedder_for_names() -> None:
     assert isinstance(embedder_for("minilm"), MiniLMEmbedder)
     with pytest.raises(ValueError, match="unknown embedder"):
         embedder_for("word2vec")
+
+
+def test_shared_subject_is_a_contradiction_not_a_merge(
+    minilm: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    """Claims on one subject with other values contest; plain near-misses stay apart."""
+    five, two = "The cache TTL is five minutes", "The cache TTL is two hours"
+    assert float(minilm.embed_one(five) @ minilm.embed_one(two)) > 0.9  # cosine alone would merge
+    with Swarm.open(tmp_path / "s", embedder=minilm) as sw:
+        a = sw.agent("a1").share(five, subject="cache.ttl", value="300").seq
+        b = sw.agent("a2").share(two, subject="cache.ttl", value="7200").seq
+        c = sw.agent("a3").share("Cached entries expire after 5 minutes").seq
+        d = sw.agent("a4").share("Cached entries expire after 2 hours").seq
+        sw.synthesize()
+        facts = sw.state().facts
+        assert set(facts) == {f"f{a}", f"f{b}", f"f{c}", f"f{d}"}
+        assert {facts[f"f{a}"].status, facts[f"f{b}"].status} == {"active", "superseded"}
+        assert facts[f"f{c}"].status == facts[f"f{d}"].status == "active"

@@ -194,7 +194,8 @@ class Features:
     negated: bool  # odd number of negations
     poles: frozenset[tuple[int, int]]  # (antonym group, side)
     names: frozenset[str]
-    content: tuple[str, ...]  # content-word stems, in order
+    content: tuple[str, ...]  # content-word stems in order ("#": a number, "~": a unit)
+    after: tuple[str, ...]  # the word before each content word
 
 
 def _fold(text: str) -> str:
@@ -245,7 +246,7 @@ def _names(text: str) -> set[str]:
             or (has_digit and w[0].isalpha())
             or any(c in "._/" for c in w)
         ):
-            out.add(low)
+            out.add(_stem(low))  # "PDFs" and "PDF" name one thing
     return out
 
 
@@ -256,6 +257,12 @@ def features(text: str) -> Features:
     numbers: list[tuple[str, str]] = []
     units: set[tuple[str, str]] = set()
     content: list[str] = []
+    after: list[str] = []
+
+    def keep(token: str, at: int) -> None:
+        content.append(token)
+        after.append(words[at - 1] if at > 0 else "")
+
     poles: set[tuple[int, int]] = set()
     negations = 0
     i, n = 0, len(words)
@@ -273,9 +280,12 @@ def features(text: str) -> Features:
                 continue
         elif w in _NUMBER_WORDS:
             value = float(_NUMBER_WORDS[w])
+        elif "-" in w and all(part in _NUMBER_WORDS for part in w.split("-")):
+            value = float(sum(_NUMBER_WORDS[part] for part in w.split("-")))  # twenty-five
         elif w == "half" and i + 1 < n and words[i + 1] in ("a", "an"):
             value, i = 0.5, i + 1  # "half a minute"
         if value is not None:
+            keep("#", i)
             i += 1
             while i < n and (words[i] in _MULTIPLIERS or words[i] in _NUMBER_WORDS):
                 nxt = words[i]
@@ -295,12 +305,13 @@ def features(text: str) -> Features:
             else:
                 numbers.append(("", _canon(value)))
                 if unit:
-                    content.append(unit)
+                    keep(unit, i)
             continue
         i += 1
         if w in _UNITS and w not in _BARE_ONLY and w not in ("m",):
             dim = _UNITS[w][0]
             units.add((dim, _stem(w)))
+            keep("~", i - 1)
             continue
         if w in _NEGATIONS:
             negations += 1
@@ -311,7 +322,7 @@ def features(text: str) -> Features:
         for pole in _POLE.get(w, ()):
             poles.add(pole)
         if w not in _STOPWORDS:
-            content.append(_stem(w))
+            keep(_stem(w), i - 1)
     return Features(
         frozenset(numbers),
         frozenset(units),
@@ -319,6 +330,7 @@ def features(text: str) -> Features:
         frozenset(poles),
         frozenset(_names(text)),
         tuple(content),
+        tuple(after),
     )
 
 
@@ -328,8 +340,11 @@ def _same_root(x: str, y: str) -> bool:
     return x == y or (k >= 4 and x[:k] == y[:k])
 
 
-def _swapped_component(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """One short slot differs in an otherwise equal statement, and it is a component."""
+def _swapped_component(fa: Features, fb: Features) -> bool:
+    """One short slot differs in an otherwise equal statement, and it is a component:
+    a component noun on both sides, what modifies one shared head noun, or the one word
+    after one shared preposition ("sorting by price" / "sorting by rating")."""
+    a, b = fa.content, fb.content
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     if matcher.ratio() < 0.5:
         return False
@@ -347,10 +362,13 @@ def _swapped_component(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
             return True  # one component noun for another: "users" / "products"
         if i2 < len(a) and j2 < len(b) and a[i2] == b[j2] and a[i2] in _HEADS_STEMS:
             return True  # different modifiers of one head: "login test" / "checkout test"
+        if i2 - i1 == j2 - j1 == 1 and fa.after[i1] == fb.after[j1] in _PREPOSITIONS:
+            return True
     return False
 
 
 _HEADS_STEMS = frozenset(_stem(w) for w in _HEADS)
+_PREPOSITIONS = _set("by in on at for of with from to into via per under over about")
 
 
 def conflict(a: str, b: str) -> str | None:
@@ -374,7 +392,7 @@ def conflict(a: str, b: str) -> str | None:
             return "polarity"
     if (fa.names - fb.names) and (fb.names - fa.names):
         return "component"
-    if _swapped_component(fa.content, fb.content):
+    if _swapped_component(fa, fb):
         return "component"
     return None
 

@@ -282,6 +282,8 @@ def features(text: str) -> Features:
             value = float(_NUMBER_WORDS[w])
         elif "-" in w and all(part in _NUMBER_WORDS for part in w.split("-")):
             value = float(sum(_NUMBER_WORDS[part] for part in w.split("-")))  # twenty-five
+        elif w == "one" and i + 1 < n and words[i + 1] in _UNITS:
+            value = 1.0  # "one hour" (a bare "one" is as often a pronoun)
         elif w == "half" and i + 1 < n and words[i + 1] in ("a", "an"):
             value, i = 0.5, i + 1  # "half a minute"
         if value is not None:
@@ -342,8 +344,8 @@ def _same_root(x: str, y: str) -> bool:
 
 def _swapped_component(fa: Features, fb: Features) -> bool:
     """One short slot differs in an otherwise equal statement, and it is a component:
-    a component noun on both sides, what modifies one shared head noun, or the one word
-    after one shared preposition ("sorting by price" / "sorting by rating")."""
+    a component noun on both sides, what modifies one shared head noun, or the words
+    after one shared preposition or determiner ("sorting by price" / "by rating")."""
     a, b = fa.content, fb.content
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     if matcher.ratio() < 0.5:
@@ -360,15 +362,19 @@ def _swapped_component(fa: Features, fb: Features) -> bool:
             and any(y in _HEADS_STEMS for y in ys)
         ):
             return True  # one component noun for another: "users" / "products"
-        if i2 < len(a) and j2 < len(b) and a[i2] == b[j2] and a[i2] in _HEADS_STEMS:
+        same_opening = fa.after[i1] == fb.after[j1]
+        if same_opening and i2 < len(a) and j2 < len(b) and a[i2] == b[j2] in _HEADS_STEMS:
             return True  # different modifiers of one head: "login test" / "checkout test"
-        if i2 - i1 == j2 - j1 == 1 and fa.after[i1] == fb.after[j1] in _PREPOSITIONS:
-            return True
+        if i2 - i1 == j2 - j1 and same_opening and fa.after[i1] in _SLOT_OPENERS:
+            return True  # the same slot after "by", "on every", "from the": another thing
     return False
 
 
 _HEADS_STEMS = frozenset(_stem(w) for w in _HEADS)
-_PREPOSITIONS = _set("by in on at for of with from to into via per under over about")
+_SLOT_OPENERS = _set(
+    "by in on at for of with from to into via per under over about "
+    "the a an every each this that these those its their our my your"
+)
 
 
 def conflict(a: str, b: str) -> str | None:
@@ -392,7 +398,7 @@ def conflict(a: str, b: str) -> str | None:
             return "polarity"
     if (fa.names - fb.names) and (fb.names - fa.names):
         return "component"
-    if _swapped_component(fa, fb):
+    if _swapped_component(fa, fb) or _swapped_component(fb, fa):  # the diff is not symmetric
         return "component"
     return None
 

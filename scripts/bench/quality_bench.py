@@ -29,6 +29,7 @@ from synthesizer.embed import Embedder, embedder_for, near_duplicate_of
 from synthesizer.swarm import Swarm
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+HELD_OUT = ["quality_pairs_heldout.jsonl", "quality_pairs_heldout2.jsonl"]
 LEVELS = [
     "trivial",
     "light",
@@ -83,6 +84,19 @@ def recall_at(embedder: Embedder, pairs: list[dict], queries: list[dict], k: int
     return found / len(queries)
 
 
+def tally(pairs: list[dict], outcome: list[bool]) -> tuple[dict[str, list[int]], int, int, int]:
+    """Merged/total per level, then true positives, false positives, false negatives."""
+    per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    tp = fp = fn = 0
+    for p, m in zip(pairs, outcome, strict=True):
+        per[p["level"]][0] += m
+        per[p["level"]][1] += 1
+        tp += m and p["merge"]
+        fp += m and not p["merge"]
+        fn += (not m) and p["merge"]
+    return per, tp, fp, fn
+
+
 def main() -> None:
     """Run the benchmark and write its table (marker ``quality``) into docs/benchmarks.md."""
     ap = argparse.ArgumentParser()
@@ -99,16 +113,15 @@ def main() -> None:
         t0 = time.perf_counter()
         emb.embed(texts)
         rate = len(texts) / (time.perf_counter() - t0)
-        outcome = merge_outcomes(emb, pairs)
-        per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        tp = fp = fn = 0
-        for p, m in zip(pairs, outcome, strict=True):
-            per[p["level"]][0] += m
-            per[p["level"]][1] += 1
-            tp += m and p["merge"]
-            fp += m and not p["merge"]
-            fn += (not m) and p["merge"]
+        per, tp, fp, fn = tally(pairs, merge_outcomes(emb, pairs))
+        extra = []
+        for f in HELD_OUT:
+            rows_f = load(f)
+            _, htp, hfp, hfn = tally(rows_f, merge_outcomes(emb, rows_f))
+            negatives = sum(not p["merge"] for p in rows_f)
+            extra.append(f"{hfp}/{negatives} false, {htp}/{htp + hfn} true")
         results[name] = {
+            "extra": extra,
             "per": per,
             "precision": tp / (tp + fp) if tp + fp else 1.0,
             "recall": tp / (tp + fn) if tp + fn else 1.0,
@@ -134,11 +147,21 @@ def main() -> None:
         ("embedding rate, texts/s (shared machine)", "rate", "{:,.0f}"),
     ):
         rows.append([label, "", *(fmt.format(results[n][key]) for n in names)])
+    for i, f in enumerate(HELD_OUT):
+        size = len(load(f))
+        label = f"later set {i + 1} ({size} pairs): merges false / true"
+        rows.append([label, "", *(results[n]["extra"][i] for n in names)])  # type: ignore[index]
     notes = (
         f"{len(pairs)} labelled pairs (tests/data/quality_pairs.jsonl), each shared by two "
         "agents into a fresh swarm and decided by one synthesizer pass (merged = one fact). "
-        "The guards (synthesizer/guards.py) were developed against this set: no held-out "
-        "split. Recall@5: each query's expected statement among the top 5 of `search` over "
+        "The guards (synthesizer/guards.py) were developed against this set. Two later sets "
+        "(tests/data/quality_pairs_heldout*.jsonl) were written afterwards to check "
+        "generalisation; each exposed misses that were then fixed, so neither is held out "
+        "any more. On first contact, with minilm, set 1 had 1 of 30 non-merging pairs "
+        "merged (a component swap after a preposition: 'sorting by price' / 'by rating') "
+        "and 6/10 semantic paraphrases merged; set 2 had 2 of 24 merged (component swaps "
+        "after a determiner) and 7/8 trivial rewrites ('one hour' / '1 hour'). "
+        "Recall@5: each query's expected statement among the top 5 of `search` over "
         "the 40 statements plus their 80 near-miss variants."
     )
     if not args.no_write:

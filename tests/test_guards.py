@@ -133,3 +133,16 @@ def test_symmetric_on_every_labelled_pair() -> None:
         for line in f.open():
             p = json.loads(line)
             assert conflict(p["a"], p["b"]) == conflict(p["b"], p["a"]), p
+
+
+@pytest.mark.parametrize("text", ["auto", "", "None", "null"])
+def test_near_duplicate_auto_means_the_embedders(text: str) -> None:
+    cfg = SynthConfig.model_validate({"synthesizer": {"near_duplicate": text}})
+    assert cfg.synthesizer.near_duplicate is None
+    assert SynthConfig().synthesizer.near_duplicate is None
+    assert (
+        SynthConfig.model_validate(
+            {"synthesizer": {"near_duplicate": "0.75"}}
+        ).synthesizer.near_duplicate
+        == 0.75
+    )

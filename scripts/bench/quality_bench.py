@@ -25,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import write_table
 
-from synthesizer.embed import Embedder, embedder_for, near_duplicate_of
+from synthesizer.config import SynthConfig
+from synthesizer.embed import embedder_for, near_duplicate_of
 from synthesizer.swarm import Swarm
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
@@ -48,31 +49,32 @@ def load(name: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def merged(embedder: Embedder, a: str, b: str, root: Path) -> bool:
-    """Share ``a`` and ``b`` (two agents) into a fresh swarm at ``root``; one fact after?"""
-    with Swarm.open(root, embedder=embedder) as sw:
+def merged(name: str, a: str, b: str, root: Path) -> bool:
+    """Share ``a`` and ``b`` (two agents) into a fresh swarm at ``root`` configured with
+    embedder ``name``; one fact after the synthesizer's pass?"""
+    with Swarm.open(root, config=SynthConfig(embedder=name)) as sw:
         sw.agent("alpha").share(a, category="finding")
         sw.agent("beta").share(b, category="finding")
         sw.synthesize()
         return len(sw.state().facts) == 1
 
 
-def merge_outcomes(embedder: Embedder, pairs: list[dict]) -> list[bool]:
+def merge_outcomes(name: str, pairs: list[dict]) -> list[bool]:
     """Whether each pair merged, each in its own fresh swarm."""
     out = []
     with tempfile.TemporaryDirectory(prefix="quality-") as tmp:
         for i, p in enumerate(pairs):
-            out.append(merged(embedder, p["a"], p["b"], Path(tmp) / f"s{i}"))
+            out.append(merged(name, p["a"], p["b"], Path(tmp) / f"s{i}"))
     return out
 
 
-def recall_at(embedder: Embedder, pairs: list[dict], queries: list[dict], k: int = 5) -> float:
+def recall_at(name: str, pairs: list[dict], queries: list[dict], k: int = 5) -> float:
     """Share of queries whose expected statement is among the top ``k`` search hits."""
     statements = list(dict.fromkeys(q["expected"] for q in queries))
     distractors = [p["b"] for p in pairs if p["level"].startswith("near_")]
     with (
         tempfile.TemporaryDirectory(prefix="quality-") as tmp,
-        Swarm.open(Path(tmp) / "s", embedder=embedder) as sw,
+        Swarm.open(Path(tmp) / "s", config=SynthConfig(embedder=name)) as sw,
     ):
         for i, text in enumerate(statements + distractors):
             sw.agent(f"agent{i % 7}").share(text, category="finding")
@@ -113,11 +115,11 @@ def main() -> None:
         t0 = time.perf_counter()
         emb.embed(texts)
         rate = len(texts) / (time.perf_counter() - t0)
-        per, tp, fp, fn = tally(pairs, merge_outcomes(emb, pairs))
+        per, tp, fp, fn = tally(pairs, merge_outcomes(name, pairs))
         extra = []
         for f in HELD_OUT:
             rows_f = load(f)
-            _, htp, hfp, hfn = tally(rows_f, merge_outcomes(emb, rows_f))
+            _, htp, hfp, hfn = tally(rows_f, merge_outcomes(name, rows_f))
             negatives = sum(not p["merge"] for p in rows_f)
             extra.append(f"{hfp}/{negatives} false, {htp}/{htp + hfn} true")
         results[name] = {
@@ -125,7 +127,7 @@ def main() -> None:
             "per": per,
             "precision": tp / (tp + fp) if tp + fp else 1.0,
             "recall": tp / (tp + fn) if tp + fn else 1.0,
-            "r5": recall_at(emb, pairs, queries),
+            "r5": recall_at(name, pairs, queries),
             "rate": rate,
             "near": near_duplicate_of(emb),
         }

@@ -233,10 +233,13 @@ def _names(text: str) -> set[str]:
     """Proper names and identifiers: capitalised inside a sentence, CamelCase, ACRONYMS,
     letters with digits or inner punctuation, or a known lower-case name."""
     out: set[str] = set()
-    for m in _RAW_WORD.finditer(unicodedata.normalize("NFKC", text)):
+    text = unicodedata.normalize("NFKC", text)
+    for m in _RAW_WORD.finditer(text):
         w = m.group()
-        before = text[: m.start()].rstrip()
-        sentence_start = not before or before[-1] in ".!?:;"
+        j = m.start() - 1
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        sentence_start = j < 0 or text[j] in ".!?:;"
         low = w.casefold()
         has_digit = any(c.isdigit() for c in w)
         if (
@@ -347,6 +350,8 @@ def _swapped_component(fa: Features, fb: Features) -> bool:
     a component noun on both sides, what modifies one shared head noun, or the words
     after one shared preposition or determiner ("sorting by price" / "by rating")."""
     a, b = fa.content, fb.content
+    if max(len(a), len(b)) > _MAX_DIFF:
+        return False  # long texts: numbers, negation and names still apply
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     if matcher.ratio() < 0.5:
         return False
@@ -370,6 +375,7 @@ def _swapped_component(fa: Features, fb: Features) -> bool:
     return False
 
 
+_MAX_DIFF = 300  # content words; the word diff is quadratic
 _HEADS_STEMS = frozenset(_stem(w) for w in _HEADS)
 _SLOT_OPENERS = _set(
     "by in on at for of with from to into via per under over about "

@@ -171,6 +171,9 @@ _PHRASES = (  # spelling variants that would otherwise look like different words
     (re.compile(r"€\s?(\d[\d,.]*)"), r"\1 euros "),
 )
 
+# cheap test whether any of _PHRASES can apply (most texts: none)
+_PHRASE_HINT = re.compile(r"sign|log|e-mail|start-up|k8s|prod|db|per cent|[%$€]")
+
 _STOPWORDS = _set(
     """a an the and or but so yet of to in on at by for with from into onto upon as than
     then that this these those there here it its is are was were be been being am do does
@@ -183,6 +186,9 @@ _STOPWORDS = _set(
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
 _RAW_WORD = re.compile(r"[^\W_]+(?:[-._/][^\W_]+)*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
+# CamelCase or ACRONYM (a capital after the first letter), letters then digits, or inner
+# punctuation ("api.port", "src/app.py", "us_east")
+_MARKED_NAME = re.compile(r"[^\W\d_]\w*?[A-Z]|[^\W\d_]+\d|.*[._/]")
 
 
 @dataclass(frozen=True)
@@ -201,11 +207,13 @@ class Features:
 def _fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     text = text.replace("'", "").replace("\u2019", "")
-    for pattern, repl in _PHRASES:
-        text = pattern.sub(repl, text)
+    if _PHRASE_HINT.search(text):
+        for pattern, repl in _PHRASES:
+            text = pattern.sub(repl, text)
     return text
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -236,20 +244,20 @@ def _names(text: str) -> set[str]:
     text = unicodedata.normalize("NFKC", text)
     for m in _RAW_WORD.finditer(text):
         w = m.group()
-        j = m.start() - 1
-        while j >= 0 and text[j].isspace():
-            j -= 1
-        sentence_start = j < 0 or text[j] in ".!?:;"
         low = w.casefold()
-        has_digit = any(c.isdigit() for c in w)
-        if (
-            low in _KNOWN_NAMES
-            or (w[0].isupper() and not sentence_start)
-            or (w[0].isalpha() and any(c.isupper() for c in w[1:]))
-            or (has_digit and w[0].isalpha())
-            or any(c in "._/" for c in w)
-        ):
-            out.add(_stem(low))  # "PDFs" and "PDF" name one thing
+        if w.isalpha() and w == low:  # most words: plain lower case
+            if low in _KNOWN_NAMES:
+                out.add(_stem(low))
+            continue
+        if not (low in _KNOWN_NAMES or _MARKED_NAME.match(w)):
+            if not w[0].isupper():
+                continue
+            j = m.start() - 1
+            while j >= 0 and text[j].isspace():
+                j -= 1
+            if j < 0 or text[j] in ".!?:;":  # capitalised only as a sentence's first word
+                continue
+        out.add(_stem(low))  # "PDFs" and "PDF" name one thing
     return out
 
 

@@ -361,7 +361,7 @@ def _swapped_component(fa: Features, fb: Features) -> bool:
     if max(len(a), len(b)) > _MAX_DIFF:
         return False  # long texts: numbers, negation and names still apply
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < 0.5:
+    if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5:
         return False
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op != "replace" or i2 - i1 > 2 or j2 - j1 > 2:
@@ -412,7 +412,10 @@ def conflict(a: str, b: str) -> str | None:
             return "polarity"
     if (fa.names - fb.names) and (fb.names - fa.names):
         return "component"
-    if _swapped_component(fa, fb) or _swapped_component(fb, fa):  # the diff is not symmetric
+    if fa.content == fb.content:
+        return None
+    first, second = (fa, fb) if fa.content <= fb.content else (fb, fa)  # the diff is not
+    if _swapped_component(first, second):  # symmetric: one canonical order
         return "component"
     return None
 

@@ -225,7 +225,7 @@ def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
     total: Counter[str] = Counter()
     false_merges = []
     for i, p in enumerate(pairs):
-        with Swarm.open(tmp_path / f"s{i}", config=MINILM) as sw:
+        with Swarm.open(":memory:", config=MINILM) as sw:  # the reference log, in-process
             sw.agent("alpha").share(p["a"])
             sw.agent("beta").share(p["b"])
             sw.synthesize()

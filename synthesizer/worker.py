@@ -268,6 +268,10 @@ class Synthesizer:
         self._overlay = ov = _Overlay()
         st = self.state
         near = self.near_duplicate
+
+        def content_of(fid: str) -> str | None:  # what a guard compares with
+            return st.facts[fid].content if fid in st.facts else ov.contents.get(fid)
+
         out: list[Event] = []
         local = self.index.embedder.id
         sigs = [signature(r.content) for r in raws]
@@ -318,10 +322,9 @@ class Synthesizer:
                 continue
             related: list[list[object]] = []
             if r.embedding is None and scorer is not None and k is not None:
-                # 3. near duplicate among live facts and this batch's new ones, unless a
-                # guard tells them apart (other number, unit, negation, component)
+                # 3. near duplicate among live and new facts that no guard tells apart
                 if r.subject is None:
-                    best = self._unguarded(scorer.candidates(k), r.content, near)
+                    best = first_unguarded(scorer.candidates(k), r.content, near, content_of)
                     if best is not None:
                         out.append(self._corroborate(best[0], r, "near", best[1]))
                         continue
@@ -334,12 +337,9 @@ class Synthesizer:
                 idx = self.index.space.get(eid, int(vec.shape[0]))
                 if r.subject is None and idx is not None and len(idx):
                     hit = idx.best(vec)
-                    if (
-                        hit is not None
-                        and hit[1] >= near
-                        and not self._is_claim(hit[0])
-                        and self._unguarded([hit], r.content, near) is not None
-                    ):
+                    if hit is not None and not self._is_claim(hit[0]):
+                        hit = first_unguarded([hit], r.content, near, content_of)
+                    if hit is not None and not self._is_claim(hit[0]):
                         out.append(self._corroborate(hit[0], r, "near", hit[1]))
                         continue
                 vec_eid = (vec, eid)
@@ -381,15 +381,6 @@ class Synthesizer:
             type=T.FACT_CORROBORATED,
             key=fid,
             body={"evidence": r.seq, "kind": kind, "similarity": sim},
-        )
-
-    def _unguarded(
-        self, candidates: list[tuple[str, float]], content: str, near: float
-    ) -> tuple[str, float] | None:
-        """The best candidate at or above ``near`` that no guard keeps apart from ``content``."""
-        facts, new = self.state.facts, self._overlay.contents
-        return first_unguarded(
-            candidates, content, near, lambda f: facts[f].content if f in facts else new.get(f)
         )
 
     def _is_claim(self, fid: str) -> bool:
@@ -636,12 +627,8 @@ class _BatchScorer:
         return out[0], max(-1.0, min(1.0, round(out[1], 6)))
 
     def candidates(self, k: int) -> list[tuple[str, float]]:
-        """Plain facts (live, then this batch's new ones) near memory ``k``, best first.
-
-        Every fact at or above the near-duplicate floor, as (id, cosine to 6 places),
-        ordered by cosine then id; its head is ``best(k)`` whenever that reaches the
-        floor. Why a list: a guard may reject the nearest, and the next may be the match.
-        """
+        """Plain facts (live and new) at or above the near floor for memory ``k``: (id, cosine
+        to 6 places), best first (ties by id); a guard may reject the nearest, not the next."""
         ids = self.ids
         found = [(ids[c], v) for c, v in self.plain_near.get(k, ())]
         fid_of_row, new_plain = self.fid_of_row, self.new_plain

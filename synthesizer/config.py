@@ -47,11 +47,25 @@ class TierConfig(BaseModel):
 
 class SynthSettings(BaseModel):
     """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence and
-    how many of the newest checkpoints are kept."""
+    how many of the newest checkpoints are kept.
+
+    ``near_duplicate`` None (the default; ``auto`` on a command line) means the embedder's
+    own threshold (0.9 for the hashing embedder, lower for a real one); a number overrides
+    it.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    near_duplicate: float = Field(0.9, ge=-1.0, le=1.0)
+    near_duplicate: float | None = Field(None, ge=-1.0, le=1.0)
+
+    @field_validator("near_duplicate", mode="before")
+    @classmethod
+    def _auto(cls, v: object) -> object:
+        """``auto`` (or empty, ``none``, ``null``) from a command line means the embedder's."""
+        if isinstance(v, str) and v.strip().lower() in ("", "auto", "none", "null"):
+            return None
+        return v
+
     checkpoint_every: int = Field(1000, ge=1)
     checkpoint_keep: int = Field(3, ge=1)
     """Newest checkpoints kept (pinned ones come on top); older ones are deleted."""

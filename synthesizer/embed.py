@@ -26,15 +26,20 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 __all__ = [
+    "DEFAULT_NEAR_DUPLICATE",
     "Embedder",
     "HashingEmbedder",
     "check_vector",
     "embedder_for",
     "embedder_names",
+    "near_duplicate_of",
     "normalise",
     "register_embedder",
     "tokenize",
 ]
+
+#: Near-duplicate cosine of an embedder that does not name its own.
+DEFAULT_NEAR_DUPLICATE = 0.9
 
 
 @runtime_checkable
@@ -54,6 +59,16 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return a float32 array [len(texts), dim] of L2-normalised rows."""
         ...
+
+
+def near_duplicate_of(embedder: object) -> float:
+    """The embedder's own near-duplicate cosine (its ``near_duplicate``, else 0.9).
+
+    Why: the threshold belongs to the embedding space — a real embedder scores true
+    paraphrases lower than the hashing one scores rewordings.
+    """
+    value = getattr(embedder, "near_duplicate", DEFAULT_NEAR_DUPLICATE)
+    return float(value) if isinstance(value, (int, float)) else DEFAULT_NEAR_DUPLICATE
 
 
 def check_vector(vec: object, dim: int) -> np.ndarray:
@@ -306,6 +321,9 @@ class HashingEmbedder:
     """
 
     VERSION = "hash-v1"
+    #: Cosine at or above which two memories are the same statement (exact rewordings
+    #: score >= 0.9 here; different facts on one topic stay below 0.8).
+    near_duplicate = DEFAULT_NEAR_DUPLICATE
 
     def __init__(self, dim: int = 384, *, cache_words: int = 1 << 17) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
@@ -436,7 +454,20 @@ class HashingEmbedder:
 
 # ---------------------------------------------------------------- registry
 
-_FACTORIES: dict[str, Callable[[], Embedder]] = {"hash": HashingEmbedder}
+
+@functools.lru_cache(maxsize=1)
+def _minilm() -> Embedder:
+    """all-MiniLM-L6-v2 (extra ``embed``); without the extra, a one-line ``MissingExtra``.
+
+    One instance per process: the model is read-only and its runs are locked, and every
+    swarm opened here would otherwise load its own copy (~25 MB, ~0.5 s).
+    """
+    from .embed_minilm import MiniLMEmbedder  # optional dependencies: only when chosen
+
+    return MiniLMEmbedder()
+
+
+_FACTORIES: dict[str, Callable[[], Embedder]] = {"hash": HashingEmbedder, "minilm": _minilm}
 
 
 def register_embedder(name: str, factory: Callable[[], Embedder]) -> None:

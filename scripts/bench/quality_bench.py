@@ -1,0 +1,175 @@
+"""Merge quality of each embedder on the labelled set, through the real synthesizer path.
+
+    .venv/bin/python scripts/bench/quality_bench.py [--embedders hash,minilm]
+
+For every pair of tests/data/quality_pairs.jsonl (trivial rewrites, light and semantic
+paraphrases, near-misses by number / unit / negation / component, unrelated pairs) two
+agents share the two statements into a fresh swarm (a FileLog in a temporary directory)
+and one synthesizer pass decides: merged means one fact. Reported per level: how many
+merged; overall precision and recall of merging. Then recall@5 of search-style queries
+(tests/data/quality_queries.jsonl) over a swarm holding every base statement plus its
+near-misses as distractors. The hashing embedder is the baseline of the same run.
+Quality figures do not depend on the machine; the embedding rate does (shared machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _table import write_table
+
+from synthesizer.config import SynthConfig
+from synthesizer.embed import embedder_for, near_duplicate_of
+from synthesizer.swarm import Swarm
+
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+HELD_OUT = ["quality_pairs_heldout.jsonl", "quality_pairs_heldout2.jsonl"]
+LEVELS = [
+    "trivial",
+    "light",
+    "semantic",
+    "near_number",
+    "near_unit",
+    "near_negation",
+    "near_component",
+    "unrelated",
+]
+
+
+def load(name: str) -> list[dict]:
+    """Rows of a JSONL file under tests/data."""
+    with open(DATA / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def merged(name: str, a: str, b: str, root: Path) -> bool:
+    """Share ``a`` and ``b`` (two agents) into a fresh swarm at ``root`` configured with
+    embedder ``name``; one fact after the synthesizer's pass?"""
+    with Swarm.open(root, config=SynthConfig(embedder=name)) as sw:
+        sw.agent("alpha").share(a, category="finding")
+        sw.agent("beta").share(b, category="finding")
+        sw.synthesize()
+        return len(sw.state().facts) == 1
+
+
+def merge_outcomes(name: str, pairs: list[dict]) -> list[bool]:
+    """Whether each pair merged, each in its own fresh swarm."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="quality-") as tmp:
+        for i, p in enumerate(pairs):
+            out.append(merged(name, p["a"], p["b"], Path(tmp) / f"s{i}"))
+    return out
+
+
+def recall_at(name: str, pairs: list[dict], queries: list[dict], k: int = 5) -> float:
+    """Share of queries whose expected statement is among the top ``k`` search hits."""
+    statements = list(dict.fromkeys(q["expected"] for q in queries))
+    distractors = [p["b"] for p in pairs if p["level"].startswith("near_")]
+    with (
+        tempfile.TemporaryDirectory(prefix="quality-") as tmp,
+        Swarm.open(Path(tmp) / "s", config=SynthConfig(embedder=name)) as sw,
+    ):
+        for i, text in enumerate(statements + distractors):
+            sw.agent(f"agent{i % 7}").share(text, category="finding")
+        sw.synthesize()
+        found = 0
+        for q in queries:
+            hits = sw.search(q["query"], limit=k)
+            found += any(h.fact.content == q["expected"] for h in hits)
+    return found / len(queries)
+
+
+def tally(pairs: list[dict], outcome: list[bool]) -> tuple[dict[str, list[int]], int, int, int]:
+    """Merged/total per level, then true positives, false positives, false negatives."""
+    per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    tp = fp = fn = 0
+    for p, m in zip(pairs, outcome, strict=True):
+        per[p["level"]][0] += m
+        per[p["level"]][1] += 1
+        tp += m and p["merge"]
+        fp += m and not p["merge"]
+        fn += (not m) and p["merge"]
+    return per, tp, fp, fn
+
+
+def main() -> None:
+    """Run the benchmark and write its table (marker ``quality``) into docs/benchmarks.md."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--embedders", default="hash,minilm")
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    args = ap.parse_args()
+    pairs, queries = load("quality_pairs.jsonl"), load("quality_queries.jsonl")
+    names = args.embedders.split(",")
+    results: dict[str, dict[str, object]] = {}
+    for name in names:
+        emb = embedder_for(name)
+        texts = [p["a"] for p in pairs] + [p["b"] for p in pairs]
+        emb.embed(texts[:8])  # load the model outside the timing
+        t0 = time.perf_counter()
+        emb.embed(texts)
+        rate = len(texts) / (time.perf_counter() - t0)
+        per, tp, fp, fn = tally(pairs, merge_outcomes(name, pairs))
+        extra = []
+        for f in HELD_OUT:
+            rows_f = load(f)
+            _, htp, hfp, hfn = tally(rows_f, merge_outcomes(name, rows_f))
+            negatives = sum(not p["merge"] for p in rows_f)
+            extra.append(f"{hfp}/{negatives} false, {htp}/{htp + hfn} true")
+        results[name] = {
+            "extra": extra,
+            "per": per,
+            "precision": tp / (tp + fp) if tp + fp else 1.0,
+            "recall": tp / (tp + fn) if tp + fn else 1.0,
+            "r5": recall_at(name, pairs, queries),
+            "rate": rate,
+            "near": near_duplicate_of(emb),
+        }
+        print(name, json.dumps({k: v for k, v in results[name].items() if k != "per"}))
+        print("  ", {lv: f"{a}/{b}" for lv, (a, b) in per.items()})
+    rows = []
+    for lv in LEVELS:
+        should = "yes" if lv in ("trivial", "light", "semantic") else "no"
+        cells = []
+        for name in names:
+            a, b = results[name]["per"][lv]  # type: ignore[index]
+            cells.append(f"{a}/{b} ({100 * a / b:.0f}%)")
+        rows.append([lv, should, *cells])
+    for label, key, fmt in (
+        ("precision of merging", "precision", "{:.3f}"),
+        ("recall of merging", "recall", "{:.3f}"),
+        (f"search recall@5 ({len(queries)} queries)", "r5", "{:.3f}"),
+        ("near-duplicate threshold", "near", "{:g}"),
+        ("embedding rate, texts/s (shared machine)", "rate", "{:,.0f}"),
+    ):
+        rows.append([label, "", *(fmt.format(results[n][key]) for n in names)])
+    for i, f in enumerate(HELD_OUT):
+        size = len(load(f))
+        label = f"later set {i + 1} ({size} pairs): merges false / true"
+        rows.append([label, "", *(results[n]["extra"][i] for n in names)])  # type: ignore[index]
+    notes = (
+        f"{len(pairs)} labelled pairs (tests/data/quality_pairs.jsonl), each shared by two "
+        "agents into a fresh swarm and decided by one synthesizer pass (merged = one fact). "
+        "The guards (synthesizer/guards.py) were developed against this set. Two later sets "
+        "(tests/data/quality_pairs_heldout*.jsonl) were written afterwards to check "
+        "generalisation; each exposed misses that were then fixed, so neither is held out "
+        "any more. On first contact, with minilm, set 1 had 1 of 30 non-merging pairs "
+        "merged (a component swap after a preposition: 'sorting by price' / 'by rating') "
+        "and 6/10 semantic paraphrases merged; set 2 had 2 of 24 merged (component swaps "
+        "after a determiner) and 7/8 trivial rewrites ('one hour' / '1 hour'). "
+        "Recall@5: each query's expected statement among the top 5 of `search` over "
+        "the 40 statements plus their 80 near-miss variants."
+    )
+    if not args.no_write:
+        header = ["level", "should merge", *(f"{n}: merged" for n in names)]
+        print(write_table("quality", "Merge quality per embedder", header, rows, notes))
+
+
+if __name__ == "__main__":
+    main()

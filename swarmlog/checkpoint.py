@@ -16,7 +16,7 @@ import abc
 import hashlib
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -46,7 +46,7 @@ class Checkpoint:
     """A loaded, checksum-verified checkpoint."""
 
     info: CheckpointInfo
-    data: bytes
+    data: bytes = field(repr=False)  # the payload: its size is in ``info``
 
     @property
     def seq(self) -> int:

@@ -25,6 +25,8 @@ class PoolConfig(BaseModel):
     capacity: int = Field(1000, ge=1)
     boost: float = Field(0.2, ge=0.0)
     max_strength: float = Field(1.0, gt=0.0)
+    revivable: int = Field(10_000, ge=0)
+    """Evicted facts kept so a rediscovery revives them (oldest dropped first; 0: none)."""
 
 
 class TierConfig(BaseModel):
@@ -46,14 +48,17 @@ class TierConfig(BaseModel):
 
 
 class SynthSettings(BaseModel):
-    """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence and
-    how many of the newest checkpoints are kept."""
+    """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence, how
+    many of the newest checkpoints are kept, and ``lease_timeout_s``: how long a lease
+    holder's batches may stop before another worker takes the lease over (see
+    ``synthesizer.lease``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     near_duplicate: float = Field(0.9, ge=-1.0, le=1.0)
     checkpoint_every: int = Field(1000, ge=1)
     checkpoint_keep: int = Field(3, ge=1)
+    lease_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
 
 
 class SynthConfig(BaseModel):

@@ -34,6 +34,7 @@ def serve(target: str, poll: float = 0.25) -> int:
         worker.run(stop=lambda: stopping, poll=poll)
         worker.catch_up()
         worker.maybe_checkpoint(force=True)
+        worker.release()
         return worker.decisions
     finally:
         log.close()

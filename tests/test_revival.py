@@ -21,7 +21,7 @@ TEXT = "The nightly export skips archived projects"
 
 @pytest.fixture
 def swarm(log_target: LogTarget) -> Iterator[Swarm]:
-    sw = Swarm.open(log_target.target, config=FAST)
+    sw = Swarm(log_target.open(), config=FAST)
     yield sw
     sw.close()
 
@@ -83,10 +83,10 @@ def test_revival_replays_the_same_from_start_and_from_a_checkpoint(swarm: Swarm)
     live = swarm.state()
     assert live.metrics.revivals == 1 and len(live.facts[fid].evidence) == 3
     for at in (None, live.last_seq - 1):
-        full = state_at(swarm.log, FAST, at_seq=at, from_start=True)
-        ck = state_at(swarm.log, FAST, at_seq=at)
+        full = state_at(swarm.log, at_seq=at, from_start=True)
+        ck = state_at(swarm.log, at_seq=at)
         assert full.digest() == ck.digest()
-    assert state_at(swarm.log, FAST, from_start=True).digest() == live.digest()
+    assert state_at(swarm.log, from_start=True).digest() == live.digest()
 
 
 def test_revived_claim_keeps_its_id_and_is_resolved_again(swarm: Swarm) -> None:
@@ -107,7 +107,7 @@ def test_revived_claim_keeps_its_id_and_is_resolved_again(swarm: Swarm) -> None:
 
 def test_erasure_reaches_evicted_facts_and_revivable_bounds_them(log_target: LogTarget) -> None:
     cfg = SynthConfig(pool=PoolConfig(decay_rate=0.5, revivable=1))
-    sw = Swarm.open(log_target.target, config=cfg)
+    sw = Swarm(log_target.open(), config=cfg)
     try:
         a, b = sw.agent("a"), sw.agent("b")
         f1 = f"f{a.share('first finding about caches').seq}"

@@ -31,7 +31,7 @@ def where(t: LogTarget) -> list[str]:
 
 @pytest.fixture
 def swarm(log_target: LogTarget) -> Iterator[Swarm]:
-    sw = Swarm.open(log_target.target)
+    sw = Swarm(log_target.open())
     yield sw
     sw.close()
 

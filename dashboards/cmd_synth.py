@@ -61,12 +61,13 @@ def synth(
                 worker.run(stop=lambda: stopping, idle_exit=idle_exit)
             except KeyboardInterrupt:
                 pass
+            if worker.release():  # a clean stop: the next worker need not wait
+                worker.catch_up()
             worker.maybe_checkpoint(force=True)
             n = worker.decisions
         else:
             n = worker.run_once()
             worker.maybe_checkpoint()
-        worker.release()
         st = worker.state
         if json:
             emit_json(

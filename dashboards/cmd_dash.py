@@ -82,7 +82,7 @@ def dashboard(
 ) -> None:
     """The swarm at a glance: top facts, contests, agents and metrics (DESIGN 9)."""
     if format_ not in FORMATS:
-        fail(f"--format must be one of {', '.join(FORMATS)}, not {format_!r}", code=2)
+        fail(f"--format must be one of {', '.join(FORMATS)}, not {format_!r}")
     if top < 1:
         fail("--top must be >= 1", code=2)
     swarm = Swarm(open_target(ctx, root, url))
@@ -210,6 +210,9 @@ def demo(
         None, "--root", help="Log directory [default: a fresh temp dir]"
     ),
     keep: bool = typer.Option(False, "--keep", help="Keep the temporary log directory"),
+    report: str | None = typer.Option(
+        None, "--report", help="Write the markdown report to FILE [default: in a kept log dir]"
+    ),
     url: str | None = UrlOpt,
     scenario: str | None = typer.Option(None, "--scenario", help="Scenario JSON file", hidden=True),
     json: bool = JsonOpt,
@@ -234,14 +237,15 @@ def demo(
     except DemoError as e:
         fail(str(e))
         return
-    path = report_path(result, keep)
-    notes = [
-        f"{'✓' if ok else '✗'} {CHECK_LABELS[k]}: {_check_detail(result, k)}"
-        for k, ok in result.checks.items()
-    ]
-    head = f"Demo run: {agents} agents × {steps} steps ({result.scenario})"
-    _write(str(path), markdown.render(result.metrics, "Swarm memory dashboard", (head, notes)))
-    result.report_path = str(path)
+    path = report_path(result, keep, report)
+    if path is not None:
+        notes = [
+            f"{'✓' if ok else '✗'} {CHECK_LABELS[k]}: {_check_detail(result, k)}"
+            for k, ok in result.checks.items()
+        ]
+        head = f"Demo run: {agents} agents × {steps} steps ({result.scenario})"
+        _write(str(path), markdown.render(result.metrics, "Swarm memory dashboard", (head, notes)))
+        result.report_path = str(path)
     removed = cleanup(result, keep)
     if json:
         emit_json(result.to_dict())
@@ -256,7 +260,10 @@ def demo(
 def _print_result(console: Console, r: DemoResult, removed: bool) -> None:
     """The dashboard, the report path, the replay check and the acceptance facts."""
     console.print(render(r.metrics))
-    console.print(f"markdown report: {r.report_path}")
+    if r.report_path is not None:
+        console.print(f"markdown report: {r.report_path}")
+    else:
+        console.print("markdown report: none written (pass --report FILE, or --keep)")
     for name, ok in r.checks.items():
         mark = "[green]✓[/]" if ok else "[red]✗[/]"
         console.print(f"{mark} {CHECK_LABELS[name]}: {_check_detail(r, name)}", highlight=False)

@@ -235,10 +235,15 @@ def verify(
         emit_json(rep.to_dict())
     else:
         status = "ok" if rep.ok else "CORRUPT"
+        c = rep.corruption
+        what, last = ("valid prefix ", "last good seq") if c else ("", "last seq")
         typer.echo(
-            f"{status}: {rep.events} events, last seq {rep.last_seq}, {rep.segments} segment(s)"
-            f" in {time.perf_counter() - t0:.2f}s"
+            f"{status}: {what}{rep.events} events, {last} {rep.last_seq},"
+            f" {rep.segments} segment(s) in {time.perf_counter() - t0:.2f}s"
         )
+        if c:
+            seq = f"seq {c['seq']}" if c["seq"] is not None else "unknown seq"
+            typer.echo(f"corruption: {c['segment']} at byte {c['offset']} ({seq})")
         for p in rep.problems:
             typer.echo(f"problem: {p}")
         for n in rep.notes:

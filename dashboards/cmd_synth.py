@@ -29,6 +29,10 @@ def synth(
         None, "--idle-exit", help="With --follow: stop after S idle"
     ),
     batch: int = typer.Option(2000, "--batch", help="Raw memories decided per atomic batch"),
+    name: str | None = typer.Option(None, "--name", help="This worker's name in the lease"),
+    lease_timeout: float | None = typer.Option(
+        None, "--lease-timeout", help="Take the lease over after S s without holder batches"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
@@ -36,8 +40,10 @@ def synth(
     """Fold raw memories into facts (dedup, provenance, contradictions), exactly once."""
     if once and follow:
         fail("give --once or --follow, not both")
+    if lease_timeout is not None and not lease_timeout > 0:
+        fail(f"--lease-timeout must be > 0, got {lease_timeout}")
     log = open_target(ctx, root, url, write=True)
-    worker = Synthesizer(log, batch_size=batch)
+    worker = Synthesizer(log, batch_size=batch, name=name, lease_timeout_s=lease_timeout)
     stopping = False
 
     def _stop(*_: object) -> None:
@@ -47,10 +53,16 @@ def synth(
     signal.signal(signal.SIGTERM, _stop)
     try:
         if follow:
+            _show_lease_changes()
+            typer.echo(
+                f"following from seq {worker.state.last_seq} as {worker.lease.worker}", err=True
+            )
             try:
                 worker.run(stop=lambda: stopping, idle_exit=idle_exit)
             except KeyboardInterrupt:
                 pass
+            if worker.release():  # a clean stop: the next worker need not wait
+                worker.catch_up()
             worker.maybe_checkpoint(force=True)
             n = worker.decisions
         else:
@@ -65,15 +77,40 @@ def synth(
                     "progress": st.progress,
                     "facts": len(st.facts),
                     "standing_by": worker.standing_by,
+                    "lease": _holder_json(worker) if worker.standing_by else None,
                 }
             )
         else:
-            note = (
-                " (another synthesizer holds the lease; standing by)" if worker.standing_by else ""
-            )
+            note = f" ({worker.standby_note()})" if worker.standing_by else ""
             typer.echo(f"{n} decision(s); {len(st.facts)} facts; folded to seq {st.last_seq}{note}")
     finally:
         log.close()
+
+
+def _show_lease_changes() -> None:
+    """Print the worker's lease changes (standing by, taking over) on stderr."""
+    import logging
+
+    from synthesizer.worker import LOG
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    LOG.addHandler(handler)
+    LOG.setLevel(logging.INFO)
+    LOG.propagate = False
+
+
+def _holder_json(worker: Synthesizer) -> dict[str, object] | None:
+    h = worker.holder
+    if h is None:
+        return None
+    return {
+        "worker": h.worker,
+        "since": h.since,
+        "last_batch_ts": h.last_ts,
+        "version": h.version,
+        "retake_in_s": round(worker.lease.retake_in(), 3),
+    }
 
 
 @app.command()
@@ -133,13 +170,15 @@ def reinforce(
     """Reinforce a fact as an agent (counted once per agent per fact)."""
     sw = _swarm(ctx, root, url, write=True)
     try:
-        ev = sw.agent(agent).reinforce(fact_id)
+        counted = sw.agent(agent).reinforce(fact_id)
     finally:
         sw.close()
     if json:
-        emit_json(ev.to_dict())
+        emit_json({"fact": fact_id, "agent": agent, "counted": counted})
+    elif counted:
+        typer.echo(f"reinforced {fact_id} as {agent}")
     else:
-        typer.echo(f"reinforced {fact_id} as {agent} (seq {ev.seq})")
+        typer.echo(f"{agent} already reinforced {fact_id}: not counted again (nothing appended)")
 
 
 @app.command()

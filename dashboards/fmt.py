@@ -88,6 +88,7 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
         ),
         ("strength histogram", f"[{hist}] (deciles 0→1), avg {m.average_strength:.2f}"),
         ("evictions", f"{m.evictions_total} ({_counts(m.evictions)})"),
+        ("revivals", f"{plural(m.revivals, 'evicted fact')} brought back by rediscovery"),
         (
             "duplication rate",
             f"{pct(m.duplication_rate)} ({m.duplicates_total} of {m.raw_total} raw; {dups})",

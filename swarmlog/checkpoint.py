@@ -31,7 +31,7 @@ import fcntl
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -97,7 +97,7 @@ class Checkpoint:
     """A loaded, checksum-verified checkpoint."""
 
     info: CheckpointInfo
-    data: bytes
+    data: bytes = field(repr=False)  # the payload: its size is in ``info``
 
     @property
     def seq(self) -> int:

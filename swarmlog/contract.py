@@ -138,10 +138,21 @@ class VerifyReport:
         self.segments = 0
         self.problems: list[str] = []
         self.notes: list[str] = []
+        self.corruption: dict[str, object] | None = None
+        """Where the first corrupt record is (segment, offset, seq); ``events`` and
+        ``last_seq`` then describe the valid prefix before it."""
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def __repr__(self) -> str:
+        state = "ok" if self.ok else f"{len(self.problems)} problem(s)"
+        where = f", corruption={self.corruption}" if self.corruption else ""
+        return (
+            f"VerifyReport({state}, events={self.events}, last_seq={self.last_seq}, "
+            f"segments={self.segments}, notes={len(self.notes)}{where})"
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -151,4 +162,5 @@ class VerifyReport:
             "segments": self.segments,
             "problems": self.problems,
             "notes": self.notes,
+            "corruption": self.corruption,
         }

@@ -82,6 +82,7 @@ from .fsguard import (
 from .names import check_name, default_swarm_name
 from .segfiles import Pinned, SegmentFiles
 from .tail import Waiter
+from .verifyscan import check_segment
 
 FORMAT = "swarmlog-file/1"
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
@@ -932,27 +933,18 @@ class FileLog(Log):
                 rep.problems.append(str(e))
                 continue
             try:
-                size = os.fstat(fd).st_size
-                sc = None
-                for records, sc in seg.read_records(fd, 0, size, nxt, name):
-                    for d in records:
-                        if d["id"] in ids:
-                            rep.problems.append(f"seq {d['seq']}: duplicate event id {d['id']}")
-                        ids.add(d["id"])
-                    if records:
-                        nxt = records[-1]["seq"] + 1
-                        rep.events += len(records)
-                if sc is not None and sc.end < size:
-                    msg = (
-                        f"{name}: torn final record at byte {sc.end} ({size - sc.end} bytes, "
-                        f"{sc.torn}); the next append cuts it off"
-                    )
-                    (rep.notes if j == len(firsts) - 1 else rep.problems).append(msg)
-            except CorruptionError as e:
-                rep.problems.append(str(e))
+                after = check_segment(
+                    fd, os.fstat(fd).st_size, nxt, name, ids, rep, j == len(firsts) - 1
+                )
             finally:
                 os.close(fd)
-        rep.last_seq = nxt - 1
+            if after is None:  # corrupt: the report holds the valid prefix
+                if j < len(firsts) - 1:
+                    rep.notes.append(f"{len(firsts) - 1 - j} later segment(s) not checked")
+                break
+            nxt = after
+        if rep.corruption is None:
+            rep.last_seq = nxt - 1
         repairs.report(self._root_s, rep)
         return rep
 

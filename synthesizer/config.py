@@ -25,6 +25,8 @@ class PoolConfig(BaseModel):
     capacity: int = Field(1000, ge=1)
     boost: float = Field(0.2, ge=0.0)
     max_strength: float = Field(1.0, gt=0.0)
+    revivable: int = Field(10_000, ge=0)
+    """Evicted facts kept so a rediscovery revives them (oldest dropped first; 0: none)."""
 
 
 class TierConfig(BaseModel):
@@ -46,8 +48,10 @@ class TierConfig(BaseModel):
 
 
 class SynthSettings(BaseModel):
-    """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence and
-    how many of the newest checkpoints are kept.
+    """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence, how
+    many of the newest checkpoints are kept, and ``lease_timeout_s``: how long a lease
+    holder's batches may stop before another worker takes the lease over (see
+    ``synthesizer.lease``).
 
     ``near_duplicate`` None (the default; ``auto`` on a command line) means the embedder's
     own threshold (0.9 for the hashing embedder, lower for a real one); a number overrides
@@ -69,6 +73,7 @@ class SynthSettings(BaseModel):
     checkpoint_every: int = Field(1000, ge=1)
     checkpoint_keep: int = Field(3, ge=1)
     """Newest checkpoints kept (pinned ones come on top); older ones are deleted."""
+    lease_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
 
 
 class SynthConfig(BaseModel):

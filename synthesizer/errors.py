@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from swarmlog import SwarmlogError
 
 
@@ -52,3 +54,12 @@ class SynthInterrupted(SwarmlogError):
 
     def __reduce__(self) -> tuple:
         return (SynthInterrupted, (self.committed, self.planned, self.upto, self.cause))
+
+class InvalidOption(SwarmlogError, ValueError):
+    """An option outside its allowed values (a tier, a status, a format, a seq past the end)."""
+
+
+def check_choice(name: str, value: str | None, allowed: Sequence[str]) -> None:
+    """Raise InvalidOption naming the allowed values unless ``value`` is one (or None)."""
+    if value is not None and value not in allowed:
+        raise InvalidOption(f"invalid {name} {value!r}: use one of {', '.join(allowed)}")

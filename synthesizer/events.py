@@ -27,6 +27,7 @@ MEMORY_RECALLED = "memory.recalled"
 MEMORY_FEEDBACK = "memory.feedback"
 FACT_CREATED = "fact.created"
 FACT_CORROBORATED = "fact.corroborated"
+FACT_REVIVED = "fact.revived"
 FACT_CONTESTED = "fact.contested"
 FACT_RESOLVED = "fact.resolved"
 FACT_UPDATED = "fact.updated"
@@ -206,7 +207,8 @@ class FactCreated(_Body):
 
 
 class FactCorroborated(_Body):
-    """Raw memory ``evidence`` is a duplicate (exact or near) of the keyed fact."""
+    """Raw memory ``evidence`` is a duplicate (exact or near) of the keyed fact (also the
+    body of ``fact.revived``: the duplicate brings the evicted fact back)."""
 
     evidence: Seq
     kind: Literal["exact", "near"]
@@ -241,9 +243,14 @@ class SwarmConfigured(_Body):
 
 
 class SynthProgress(_Body):
-    """The highest raw seq the synthesizer has folded."""
+    """The highest raw seq the synthesizer has decided, and who holds the lease (see lease)."""
 
     upto: Annotated[int, Field(ge=0, strict=True)]
+    worker: ShortText | None = None
+    host: ShortText | None = None
+    pid: Annotated[int, Field(ge=0)] | None = None
+    since: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] | None = None
+    released: bool = False
 
 
 BODY_MODELS: dict[str, type[BaseModel]] = {
@@ -253,6 +260,7 @@ BODY_MODELS: dict[str, type[BaseModel]] = {
     MEMORY_FEEDBACK: MemoryFeedback,
     FACT_CREATED: FactCreated,
     FACT_CORROBORATED: FactCorroborated,
+    FACT_REVIVED: FactCorroborated,
     FACT_CONTESTED: FactContested,
     FACT_RESOLVED: FactResolved,
     FACT_UPDATED: FactUpdated,

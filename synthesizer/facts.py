@@ -116,7 +116,7 @@ class Fact:
     session: str | None = None
     cluster: str | None = None
     signature: str | None = None
-    embedding: list[float] | None = None
+    embedding: list[float] | None = field(default=None, repr=False)
     embedder: str | None = None
     history: list[list[Any]] = field(default_factory=list)
 

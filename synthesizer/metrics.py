@@ -12,6 +12,7 @@ Definitions:
 * **duplication rate**: raw memories the synthesizer merged into an existing fact
   (exact or near duplicates) / raw memories shared;
 * **rediscoveries**: live facts whose evidence comes from >= 2 distinct agents;
+* **revivals**: evicted facts brought back because a memory shared them again;
 * **correlation lift**: raw memories whose ``causes`` cite a peer's event the agent
   had seen in its recall hits / raw memories shared;
 * **visibility latency**: raw memory ``ts`` -> ``ts`` of the synthesizer's decision
@@ -114,6 +115,7 @@ class SwarmMetrics:
     average_strength: float
     evictions: dict[str, int]
     evictions_total: int
+    revivals: int
     raw_total: int
     duplicates: dict[str, int]
     duplicates_total: int
@@ -136,6 +138,13 @@ class SwarmMetrics:
     decay_rate: float = 0.0
     embedder: str = ""
     facades: dict[str, int] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"SwarmMetrics({self.swarm or 'swarm'}: seq {self.last_seq}, "
+            f"{self.facts_total} facts, lag {self.lag}, {self.evictions_total} evictions, "
+            f"{self.revivals} revivals, {self.duplicates_total} duplicates)"
+        )
 
     @property
     def empty(self) -> bool:
@@ -293,6 +302,7 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         average_strength=st.average_strength,
         evictions=dict(sorted(m.evictions.items())),
         evictions_total=m.evictions_total,
+        revivals=m.revivals,
         raw_total=m.raw_total,
         duplicates=dict(sorted(m.duplicates.items())),
         duplicates_total=dup_total,

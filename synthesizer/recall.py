@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import events as T
+from .errors import check_choice
 from .factindex import INACTIVE, FactIndex
 from .facts import Fact
 from .state import SwarmState
@@ -27,6 +29,13 @@ class Hit:
     similarity: float
     relevance: float
     strength: float
+
+    def __repr__(self) -> str:
+        text = self.fact.content if len(self.fact.content) <= 60 else self.fact.content[:57] + "..."
+        return (
+            f"Hit({self.fact.id}, similarity={self.similarity:.3f}, "
+            f"relevance={self.relevance:.3f}, strength={self.strength:.3f}, {text!r})"
+        )
 
 
 def recall(
@@ -49,6 +58,7 @@ def recall(
     restricts the candidates to those fact ids (e.g. one agent's bank memories)."""
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
+    check_choice("tier", tier, T.TIERS)
     index.refresh_weights(state)
     eid = embedder_id or index.embedder.id
     idx = index.space.get(eid, int(query.shape[0]))

@@ -12,6 +12,7 @@ from swarmlog.checkpoint import skip
 
 from .bulk import paused_gc
 from .config import DEFAULT_CONFIG
+from .errors import InvalidOption
 from .state import FORMAT, SwarmState, fold_dicts
 
 CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}"
@@ -78,6 +79,8 @@ def state_at(
         raise ValueError("give at_seq or at_time, not both")
     if at_seq is not None and at_seq < 0:
         raise ValueError(f"at_seq must be >= 0, got {at_seq}")
+    if at_seq is not None and at_seq > log.last_seq:
+        raise InvalidOption(f"seq {at_seq} is past the end of the log (last seq {log.last_seq})")
     target = seq_at_time(log, at_time) if at_time is not None else at_seq
     state = None if from_start else load_checkpoint(log, target)
     if state is None:

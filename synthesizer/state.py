@@ -22,10 +22,11 @@ import orjson
 from swarmlog.envelope import Event
 
 from . import events as T
-from . import pool, tiers
+from . import pool, revival, tiers
 from .bulk import paused_gc
 from .config import SynthConfig
 from .configlog import on_configured
+from .erasure import FORGOTTEN, on_forgotten
 from .facade_fold import HANDLERS as FACADE_HANDLERS
 from .facade_fold import chain, on_identity_forgotten
 from .facade_state import Facades
@@ -44,7 +45,7 @@ from .facts import (
     facts_from_rows,
 )
 
-FORMAT = 2
+FORMAT = 3
 
 LATENCY_WINDOW = 4096
 """Visibility latencies kept: the most recent 4,096 to 8,192 samples (bounded state)."""
@@ -57,7 +58,6 @@ DECAY = "decay"
 CAPACITY = "capacity"
 EXPIRED = "expired"
 TTL = "ttl"
-FORGOTTEN = "forgotten"
 
 
 @dataclass(slots=True)
@@ -81,6 +81,7 @@ class Metrics:
     reinforcements: int = 0
     promotions: int = 0
     retro: int = 0
+    revivals: int = 0
 
     @property
     def evictions_total(self) -> int:
@@ -165,6 +166,7 @@ class SwarmState:
 
     * ``facts``: live facts by id (evicted ones are removed);
     * ``signatures``: content signature -> fact id, kept after eviction (exact dedup);
+    * ``evicted``: evicted facts kept for revival, oldest eviction first (see revival);
     * ``pending``: raw ``memory.shared`` events by seq, until a synth event consumes them;
     * ``subjects``: subject -> ids of live facts claiming it;
     * ``coact`` / ``clusters``: co-activation weights (symmetric) and cluster members;
@@ -179,6 +181,7 @@ class SwarmState:
         "clusters",
         "coact",
         "config_seq",
+        "evicted",
         "ext",
         "facts",
         "last_seq",
@@ -195,6 +198,7 @@ class SwarmState:
         self.config = config if config is not None else SynthConfig()
         self.facts: dict[str, Fact] = {}
         self.signatures: dict[str, str] = {}
+        self.evicted: dict[str, Fact] = {}
         self.pending: dict[int, RawMemory] = {}
         self.subjects: dict[str, list[str]] = {}
         self.coact: dict[str, dict[str, int]] = {}
@@ -216,6 +220,12 @@ class SwarmState:
     def config(self, config: SynthConfig) -> None:
         self._config = config
         self._k = _Knobs(config)
+
+    def __repr__(self) -> str:
+        return (
+            f"SwarmState(last_seq={self.last_seq}, facts={len(self.facts)}, "
+            f"pending={len(self.pending)}, evicted={len(self.evicted)}, progress={self.progress})"
+        )
 
     # ------------------------------------------------------------ queries
 
@@ -287,6 +297,7 @@ class SwarmState:
             "fact_fields": list(FACT_FIELDS),
             "facts": [f.to_row() for f in self.facts.values()],
             "signatures": self.signatures,
+            "evicted": [f.to_row() for f in self.evicted.values()],
             "pending": [r.to_dict() for r in self.pending.values()],
             "subjects": self.subjects,
             "coact": self.coact,
@@ -320,6 +331,7 @@ class SwarmState:
             raise ValueError("state was written with other fact fields; replay from the log")
         s.facts = facts_from_rows(d["facts"])
         s.signatures = d["signatures"]
+        s.evicted = facts_from_rows(d["evicted"])
         s.pending = {rd["seq"]: RawMemory.from_dict(rd) for rd in d["pending"]}
         s.subjects = d["subjects"]
         s.coact = d["coact"]
@@ -340,8 +352,9 @@ class SwarmState:
     # ------------------------------------------------------------ internal helpers
 
     def _evict(self, fid: str, reason: str) -> None:
-        """Remove a live fact (its signature stays remembered)."""
+        """Remove a live fact (its signature stays remembered; the fact is kept for revival)."""
         f = self.facts.pop(fid)
+        revival.bury(self, f, reason == FORGOTTEN)
         if f.subject is not None:
             self._unindex_subject(f)
         tiers.forget_fact(f, self.coact, self.clusters)
@@ -564,14 +577,17 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
 
 
 def _on_corroborated(s: SwarmState, d: dict[str, Any]) -> None:
-    """fact.corroborated: add evidence; an evicted fact is counted, never revived."""
+    """fact.corroborated / fact.revived: add evidence; an evicted fact comes back only on a
+    fact.revived (see revival), a corroboration of it is counted and ignored."""
     b = d["body"]
     _bump(s.metrics.duplicates, b.get("kind", "exact"))
     raw = _consume(s, d["ts"], b["evidence"])
     key = d.get("key")
     f = s.facts.get(key) if key is not None else None
     if f is None:
-        _ignore(s, "fact.corroborated:evicted")
+        t = d["type"]
+        if key is None or t != T.FACT_REVIVED or not revival.revive(s, key, raw, d["seq"], d["ts"]):
+            _ignore(s, f"{t}:evicted")
         return
     if raw is not None and not f.has_evidence(raw.seq):
         f.evidence.append(raw.evidence())
@@ -857,53 +873,11 @@ def _on_progress(s: SwarmState, d: dict[str, Any]) -> None:
         s.progress = upto
 
 
-def _on_forgotten(s: SwarmState, d: dict[str, Any]) -> None:
-    """Erasure: drop the identity's pending raw memories, its evidence in facts, facts
-    left without evidence (or of the forgotten thread) and their signatures."""
-    b = d["body"]
-    agent, session, thread = b.get("agent"), b.get("session"), b.get("thread")
-
-    def hit(e_agent: str, e_session: str | None) -> bool:
-        return (agent is not None and e_agent == agent) or (
-            session is not None and e_session == session
-        )
-
-    for q in [
-        q
-        for q, r in s.pending.items()
-        if hit(r.agent, r.session) or (thread is not None and r.thread == thread)
-    ]:
-        del s.pending[q]
-    drop: list[str] = []
-    for f in s.facts.values():
-        if thread is not None and f.thread == thread:
-            drop.append(f.id)
-            continue
-        kept = [e for e in f.evidence if not hit(e.agent, e.session)]
-        if len(kept) != len(f.evidence):
-            f.evidence = kept
-            if not kept:
-                drop.append(f.id)
-        if agent is not None and agent in f.reinforced_by:
-            f.reinforced_by.remove(agent)
-    for fid in drop:
-        sig = s.facts[fid].signature
-        if sig is not None and s.signatures.get(sig) == fid:
-            del s.signatures[sig]
-        s._evict(fid, FORGOTTEN)
-    if agent is not None:
-        s.recalled.pop(agent, None)
-        s.metrics.by_agent.pop(agent, None)
-        s.metrics.recalls.pop(agent, None)
-        s.metrics.shared.pop(agent, None)
-        s.metrics.causes.pop(agent, None)
-        s.metrics.cas.pop(agent, None)
-
-
 HANDLERS: dict[str, Handler] = {
     T.MEMORY_SHARED: _on_shared,
     T.FACT_CREATED: _on_created,
     T.FACT_CORROBORATED: _on_corroborated,
+    T.FACT_REVIVED: _on_corroborated,
     T.FACT_CONTESTED: _on_contested,
     T.FACT_RESOLVED: _on_resolved,
     T.FACT_UPDATED: _on_updated,
@@ -915,7 +889,7 @@ HANDLERS: dict[str, Handler] = {
     T.POOL_TICK: _on_tick,
     T.SESSION_ENDED: _on_session_ended,
     T.SYNTH_PROGRESS: _on_progress,
-    T.IDENTITY_FORGOTTEN: chain(_on_forgotten, on_identity_forgotten),
+    T.IDENTITY_FORGOTTEN: chain(on_forgotten, on_identity_forgotten),
     T.SWARM_CONFIGURED: on_configured,
     **FACADE_HANDLERS,
 }

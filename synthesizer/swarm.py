@@ -76,7 +76,9 @@ class Swarm:
         return cls(open_log(target, **log_options), config, embedder)
 
     def close(self) -> None:
-        """Close the log handle."""
+        """Close the log handle (writes nothing: a synthesizer lease this process holds is
+        taken over at once on this host when the process has exited, else after the
+        lease timeout)."""
         self.log.close()
 
     def __enter__(self) -> Swarm:
@@ -319,10 +321,18 @@ class Agent:
         if fact_id not in self.swarm.refresh().facts:
             raise UnknownFact(fact_id)
 
-    def reinforce(self, fact_id: str) -> Event:
-        """Reinforce a fact (counted once per agent): strength + boost, slower decay."""
+    def reinforce(self, fact_id: str) -> bool:
+        """Reinforce a fact (strength + boost, slower decay); return whether it counted.
+
+        A reinforcement counts once per agent per fact (seed 000): a repeat returns False
+        and appends nothing. (Two racing first calls of one agent both append; the fold
+        still counts one.)
+        """
         self._known(fact_id)
-        return self.swarm.appends.append(self._event(T.MEMORY_REINFORCED, {"target": fact_id}))
+        if self.name in self.swarm.state().facts[fact_id].reinforced_by:
+            return False
+        self.swarm.appends.append(self._event(T.MEMORY_REINFORCED, {"target": fact_id}))
+        return True
 
     def feedback(self, fact_id: str, usefulness: float) -> Event:
         """Record usefulness in [-1, 1] (finite; clamped by the fold) for a fact."""

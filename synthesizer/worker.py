@@ -5,10 +5,11 @@ yet decided, whether it is an exact duplicate (same normalised-content signature
 an evicted fact), a near duplicate (cosine >= threshold against live facts), a claim on a
 subject already claimed with the same value (corroboration) or a different one
 (contest, then resolution by evidence), or new; then append all decisions plus a
-``synth.progress`` mark in ONE atomic batch that expects the ``synthesizer`` key at the
-version this worker last folded. A second worker therefore gets VersionConflict and
-stands by; a worker killed anywhere leaves either the whole batch or nothing, so a
-restart re-decides exactly the undecided raws.
+``synth.progress`` mark in ONE atomic batch that expects the ``synthesizer`` key (the
+lease, see ``lease``) at the version this worker has folded. A second worker therefore
+gets VersionConflict, or sees a live holder, and stands by until the holder releases the
+lease or its batches stop for the lease timeout; a worker killed anywhere leaves either
+the whole batch or nothing, so a restart re-decides exactly the undecided raws.
 
 Decisions inside one batch see each other through a small overlay (new signatures, new
 vectors, new evidence per subject), so batch boundaries do not change the outcome.
@@ -32,15 +33,17 @@ from .configlog import settle_config
 from .embed import Embedder, embedder_for, near_duplicate_of
 from .errors import SynthInterrupted
 from .factindex import FactIndex
-from .facts import LONG_TERM, RETRACTED, SHORT_TERM, Fact, RawMemory
+from .facts import RETRACTED, Fact, RawMemory
 from .guards import first_unguarded
+from .lease import LEASE_KEY, Holder, Lease
 from .replay import fold_into, load_checkpoint, save_checkpoint
+from .scorer import BatchScorer
 from .signature import signature
 from .state import SwarmState, fold_dicts
 
-LEASE_KEY = "synthesizer"
-_log = logging.getLogger("synthesizer.worker")
 MAX_BATCH = 2000
+LOG = logging.getLogger("synthesizer.worker")
+"""Lease changes (standing by, taking over) are logged here; ``synth --follow`` shows them."""
 
 
 @dataclass
@@ -61,6 +64,7 @@ class _Overlay:
     """Effects of this batch's decisions that later decisions in the batch must see."""
 
     signatures: dict[str, str] = field(default_factory=dict)
+    revived: set[str] = field(default_factory=set)
     added: list[str] = field(default_factory=list)
     claims: dict[str, dict[str, _Claim]] = field(default_factory=dict)
     new_in_subject: dict[str, list[str]] = field(default_factory=dict)
@@ -79,8 +83,14 @@ class Synthesizer:
         index: FactIndex | None = None,
         batch_size: int = MAX_BATCH,
         pruned: bool = True,
+        name: str | None = None,
+        lease_timeout_s: float | None = None,
     ) -> None:
         """A worker on ``log``; ``pruned`` (the default) chooses the exact-pruning scorer.
+
+        ``name`` identifies the worker in its progress marks (default: host, pid and a
+        random tag); ``lease_timeout_s`` overrides ``synthesizer.lease_timeout_s``, how
+        long a holder's batches may stop before another worker takes the lease over.
 
         Pruned scoring computes only the memory x fact cosines whose bound can reach a
         threshold, as canonical float32 values (see ``prune``): same facts, ids and
@@ -106,7 +116,8 @@ class Synthesizer:
             local = embedder if embedder is not None else embedder_for(self._embedder_name)
             index = FactIndex(local)
         self.index = index
-        self.lease = getattr(state, "progress_seq", 0)
+        self._lease_timeout = lease_timeout_s
+        self.lease = Lease(log, self._lease_timeout_s(), name)
         self.standing_by = False
         self.decisions = 0
         self._last_checkpoint = state.last_seq
@@ -132,15 +143,52 @@ class Synthesizer:
         """Fold every event appended since the state's last seq; return how many."""
         before = self.state.last_seq
         st = self.state
-        progress = T.SYNTH_PROGRESS
         for batch in self.log.read_batches(before + 1):  # stored mappings: no Event per record
             fold_dicts(st, batch)
-            for d in [d for d in batch if d["type"] == progress]:
-                if d.get("key") == LEASE_KEY:
-                    self.lease = d["seq"]
         self._follow_embedder()
         self.index.sync(st)
         return st.last_seq - before
+
+    def sync_lease(self) -> int:
+        """Learn the lease version from the log, folding up to it first; return it.
+
+        Why from the log: a worker that starts from a checkpoint has not seen the marks
+        before it, and the version it expects must be one its state has folded (else it
+        would decide raws another worker already decided).
+        """
+        while True:
+            v = self.log.version(LEASE_KEY)
+            if v <= self.state.last_seq:
+                self.lease.observe(v)
+                self.lease.timeout_s = self._lease_timeout_s()
+                return v
+            self.catch_up()
+
+    def _lease_timeout_s(self) -> float:
+        """The lease timeout: the worker's own override, else the folded configuration's."""
+        if self._lease_timeout is not None:
+            return self._lease_timeout
+        return self.config.synthesizer.lease_timeout_s
+
+    @property
+    def holder(self) -> Holder | None:
+        """Who holds the lease as far as this worker has folded (None: nobody yet)."""
+        return self.lease.holder()
+
+    def standby_note(self) -> str:
+        """Why this worker is standing by: who holds the lease and when it may be retaken."""
+        h = self.lease.holder()
+        if h is None:
+            return "another synthesizer wrote first; standing by"
+        wait = self.lease.retake_in()
+        return (
+            f"{h.describe()}; standing by, retaken after {self.lease.timeout_s:g} s "
+            f"without batches (in {wait:.1f} s)"
+        )
+
+    def release(self) -> bool:
+        """Give up the lease on a clean stop, so the next worker starts at once."""
+        return self.lease.release(self.state.progress)
 
     # ------------------------------------------------------------------ one pass
 
@@ -154,28 +202,38 @@ class Synthesizer:
     def decide_pending(self) -> int:
         """Decide the raws pending in the folded state and append the decisions under the lease.
 
-        On VersionConflict (another worker wrote first) nothing is written: the worker
-        folds the winner's batch and stands by.
+        While another worker holds the lease (its last batch is newer than the lease
+        timeout) nothing is decided: the worker stands by. On VersionConflict (another
+        worker wrote first) nothing is written: the worker folds the winner's batch and
+        stands by.
         """
         total = batches = 0
         upto = self.state.progress
+        if self.state.pending:
+            self.sync_lease()
+            if not self.lease.may_write():
+                if not self.standing_by:
+                    LOG.info("%s: %s", self.lease.worker, self.standby_note())
+                self.standing_by = True
+                return 0
+            before = self.lease.holder()
+            if before is not None and before.worker != self.lease.worker and not before.released:
+                LOG.info(
+                    "%s: taking the lease over (%s; %s)",
+                    self.lease.worker,
+                    before.describe(),
+                    self.lease.why_free(),
+                )
         while self.state.pending:
             raws = [self.state.pending[s] for s in sorted(self.state.pending)[: self.batch_size]]
             batch = self.decide(raws)
-            batch.append(
-                Event(
-                    agent=T.SYNTH_AGENT,
-                    type=T.SYNTH_PROGRESS,
-                    key=LEASE_KEY,
-                    body={"upto": raws[-1].seq},
-                )
-            )
+            batch.append(self.lease.mark(raws[-1].seq))
             try:
-                stored = self.log.append_many(batch, expect={LEASE_KEY: self.lease})
-            except VersionConflict as e:
+                stored = self.log.append_many(batch, expect={LEASE_KEY: self.lease.version})
+            except VersionConflict:
                 self._undo()
                 self.standing_by = True
-                self.lease = e.actual
+                self.lease.lost()
                 self.catch_up()
                 return total
             except SwarmlogError as e:
@@ -185,6 +243,7 @@ class Synthesizer:
             batches += 1
             upto = raws[-1].seq
             self.standing_by = False
+            self.lease.won(stored[-1])
             self._overlay = _Overlay()
             total += len(batch) - 1
             self.decisions += len(batch) - 1
@@ -204,7 +263,6 @@ class Synthesizer:
         first = st.last_seq + 1
         if stored and stored[0].seq == first and stored[-1].seq == first + len(stored) - 1:
             fold_dicts(st, [e.envelope for e in stored])
-            self.lease = stored[-1].seq  # the batch ends with its progress mark
 
     def run(
         self,
@@ -216,14 +274,16 @@ class Synthesizer:
         idle_since = time.monotonic()
         while not (stop and stop()):
             n = self.run_once()
-            if n:
+            if n or (self.standing_by and self.state.pending):  # waiting is not idling
                 idle_since = time.monotonic()
+            if n:
                 continue
             if idle_exit is not None and time.monotonic() - idle_since >= idle_exit:
                 return
+            wait = poll
             if self.standing_by:
-                time.sleep(min(poll, 0.05))
-            self.log.wait_for_change(poll)
+                wait = min(poll, max(0.01, self.lease.retake_in()))
+            self.log.wait_for_change(wait)
 
     def maybe_checkpoint(self, force: bool = False) -> bool:
         """Checkpoint the state every ``checkpoint_every`` events (or now, if forced)."""
@@ -236,7 +296,7 @@ class Synthesizer:
             except CheckpointNotWritten as e:
                 if force:
                     raise
-                _log.warning("swarmlog: %s", e)  # a periodic one: the next is tried later
+                LOG.warning("swarmlog: %s", e)  # a periodic one: the next is tried later
                 self._last_checkpoint = st.last_seq
                 return False
             self._last_checkpoint = st.last_seq
@@ -280,7 +340,7 @@ class Synthesizer:
 
         Vectors of the whole batch come from one embedder call and are scored against
         every live fact and against each other in bulk (dense products, or pruned ones:
-        see ``_BatchScorer``), so a decision costs a few dictionary lookups, not a search.
+        see ``BatchScorer``), so a decision costs a few dictionary lookups, not a search.
         """
         self._overlay = ov = _Overlay()
         st = self.state
@@ -292,11 +352,13 @@ class Synthesizer:
         out: list[Event] = []
         local = self.index.embedder.id
         sigs = [signature(r.content) for r in raws]
-        # local-embedder raws that need a vector (not already known by signature)
+        # local-embedder raws that need a vector: not a duplicate of a live fact by
+        # signature (a revival needs one: later memories of the batch compare with it)
         need = [
             i
             for i, r in enumerate(raws)
-            if r.embedding is None and (r.subject is not None or sigs[i] not in st.signatures)
+            if r.embedding is None
+            and (r.subject is not None or st.signatures.get(sigs[i]) not in st.facts)
         ]
         texts = [raws[i].content for i in need]
         scorer = None
@@ -305,7 +367,7 @@ class Synthesizer:
             # second thread turns every product into a wait for a busy core (1.5x slower
             # with one agent process running, measured)
             with prune.one_blas_thread():
-                scorer = _BatchScorer(self, texts, self.pruned)
+                scorer = BatchScorer(self, texts, self.pruned)
         row_of = {raws[i].seq: k for k, i in enumerate(need)}
         touched: list[str] = []
         for r, sig in zip(raws, sigs, strict=True):
@@ -323,6 +385,25 @@ class Synthesizer:
                         sim = scorer.cosine_to(k, dead) if scorer and k is not None else 0.0
                         out.append(self._corroborate(dead, r, "near", sim))
                     continue
+                if same is None:
+                    back = self._revivable(sig, r)
+                    if back is not None:  # an evicted claim comes back, to be resolved
+                        old = st.evicted[back]
+                        out.append(self._revive(back, r, k, scorer))
+                        if old.status != RETRACTED:
+                            fb = old.feedback
+                            self._claims(r.subject)[back] = _Claim(
+                                back,
+                                old.value,
+                                {*old.agents, r.agent},
+                                old.importance,
+                                fb[0] if fb else 0.0,
+                                r.seq,
+                                "active",
+                            )
+                            ov.new_in_subject.setdefault(r.subject, []).append(back)
+                            touched.append(r.subject)
+                        continue
                 if same is not None:
                     known = ov.signatures.get(sig, st.signatures.get(sig))
                     if known == same:
@@ -332,11 +413,16 @@ class Synthesizer:
                         out.append(self._corroborate(same, r, "near", sim))
                     touched.append(r.subject)
                     continue
-            # 2. exact duplicate by signature (remembered after eviction)
+            # 2. exact duplicate by signature: of a live fact, or of an evicted one (revived)
             dup = ov.signatures.get(sig) or st.signatures.get(sig)
             if dup is not None and r.subject is None:
-                out.append(self._corroborate(dup, r, "exact", 1.0))
-                continue
+                if sig in ov.signatures or dup in st.facts or dup in ov.revived:
+                    out.append(self._corroborate(dup, r, "exact", 1.0))
+                    continue
+                if self._revivable(sig, r) is not None:
+                    out.append(self._revive(dup, r, k, scorer))
+                    continue
+                # evicted beyond what the state keeps: the rediscovery is a new fact
             related: list[list[object]] = []
             if r.embedding is None and scorer is not None and k is not None:
                 # 3. near duplicate among live and new facts that no guard tells apart
@@ -398,6 +484,40 @@ class Synthesizer:
             type=T.FACT_CORROBORATED,
             key=fid,
             body={"evidence": r.seq, "kind": kind, "similarity": sim},
+        )
+
+    def _revivable(self, sig: str, r: RawMemory) -> str | None:
+        """The evicted fact (kept in the state) that memory ``r`` brings back, if any.
+
+        A plain memory revives the plain fact of its signature; a claim revives the
+        claim of its signature with the same subject and value.
+        """
+        fid = self.state.signatures.get(sig)
+        if fid is None or fid in self._overlay.revived:
+            return None
+        f = self.state.evicted.get(fid)
+        if f is None or f.subject != r.subject:
+            return None
+        if r.subject is not None and f.value != r.value:
+            return None
+        return fid
+
+    def _revive(
+        self, fid: str, r: RawMemory, k: int | None, scorer: BatchScorer | None
+    ) -> Event:
+        """``fact.revived``: memory ``r`` brings evicted fact ``fid`` back (see revival).
+
+        Later memories of the batch see the fact as a new one with ``r``'s vector (the
+        vector the index gives it once folded: the same normalised words).
+        """
+        self._overlay.revived.add(fid)
+        if scorer is not None and k is not None:
+            scorer.created(k, fid, r.subject is not None)
+        return Event(
+            agent=T.SYNTH_AGENT,
+            type=T.FACT_REVIVED,
+            key=fid,
+            body={"evidence": r.seq, "kind": "exact", "similarity": 1.0},
         )
 
     def _is_claim(self, fid: str) -> bool:
@@ -497,191 +617,6 @@ class Synthesizer:
             for f in losers:
                 claims[f].status = "superseded"
         return out
-
-
-class _BatchScorer:
-    """Cosines of one batch of new memories against live facts and against each other.
-
-    Only cosines that can change a decision are kept: the nearest plain fact per memory,
-    short/long-term facts above the retro threshold, and pairs of this batch's memories
-    at or above the near-duplicate floor. Dense mode scores every pair with float32
-    matrix products (the historical values); pruned mode (``Synthesizer(pruned=True)``)
-    scores only the pairs whose Cauchy-Schwarz bound can reach a threshold (see
-    ``prune``), with canonical float32 cosines that do not depend on matrix shapes.
-    """
-
-    CHUNK = 8_000_000  # matrix cells per product block (~32 MB of float32)
-
-    def __init__(self, worker: Synthesizer, texts: list[str], pruned: bool = False) -> None:
-        self.worker = worker
-        fi = worker.index
-        self.vecs = fi.embedder.embed(texts)
-        self.ids, mat = fi.default.matrix()
-        m, n = len(texts), len(self.ids)
-        retro_tiers = (SHORT_TERM, LONG_TERM)
-        facts = worker.state.facts.values()
-        is_claim = fi.default.mask_for(f.id for f in facts if f.subject is not None)
-        is_retro = fi.default.mask_for(f.id for f in facts if f.tier in retro_tiers)
-        # nearest plain (non-claim) live fact per memory: claims merge by value, not cosine
-        self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
-        self.best_plain_col = np.full(m, -1, dtype=np.int64)
-        self.plain_near: dict[int, list[tuple[int, float]]] = {}  # memory -> (col, cos)
-        self.retro: dict[int, list[list[object]]] = {}  # memory -> [fact id, cosine]s
-        self._thr = worker.config.tiers.retro_similarity
-        self._near = worker.near_duplicate
-        # in-batch neighbours that may matter: round(cos, 6) >= near needs cos >= near - 5e-7
-        self._floor = self._near - 1e-5
-        self.close: dict[int, list[tuple[int, float]]] = {}
-        self.gram: np.ndarray | None = None
-        if pruned:
-            self._score_pruned(mat, is_claim, is_retro)
-        else:
-            if n:
-                self._score_dense(mat, is_claim, is_retro)
-            if m > 1:
-                self.gram = self.vecs @ self.vecs.T
-                rows, cols = np.nonzero(self.gram >= self._floor)
-                self._add_close(rows, cols, self.gram[rows, cols])
-        self.new_rows: list[int] = []
-        self.new_ids: list[str] = []
-        self.fid_of_row: dict[int, str] = {}
-        self.row_of_fid: dict[str, int] = {}
-        self.new_plain = np.zeros(m, dtype=bool)
-
-    def _score_dense(self, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray) -> None:
-        """Every memory x fact cosine by float32 products, one block of rows at a time."""
-        retro_cols = np.flatnonzero(is_retro)
-        claim_cols = np.flatnonzero(is_claim)
-        thr = self._thr
-        step = max(1, self.CHUNK // len(self.ids))
-        for lo in range(0, len(self.vecs), step):
-            sims = self.vecs[lo : lo + step] @ mat.T
-            if len(retro_cols):
-                sub = sims[:, retro_cols]
-                for r, c in zip(*np.nonzero(sub > thr), strict=True):
-                    self.retro.setdefault(lo + int(r), []).append(
-                        [self.ids[retro_cols[c]], round(float(sub[r, c]), 6)]
-                    )
-            if len(claim_cols):
-                sims[:, claim_cols] = -2.0
-            self._take(sims, lo, self.best_plain_val, self.best_plain_col)
-            rows, cols = np.nonzero(sims >= self._floor)
-            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-                self.plain_near.setdefault(lo + r, []).append((c, float(sims[r, c])))
-
-    def _score_pruned(self, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray) -> None:
-        """Exact cosines of the pairs whose bound can reach a threshold (see ``prune``)."""
-        vecs, ids = self.vecs, self.ids
-        basis = self.worker.bound_basis(mat)
-        left = basis.augment(vecs)
-        if len(ids):
-            # a plain fact matters from the near floor, a short/long-term one from retro
-            floor = np.where(is_claim, 3.0, self._floor)
-            floor[is_retro] = np.minimum(floor[is_retro], self._thr)
-            right = self.worker.index.default.rowwise(basis, basis.augment)  # cached
-            rows, cols = prune.bound_pairs(left, right, floor)
-            sims = prune.exact_cosines(vecs, mat, rows, cols)
-            retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
-            found = zip(
-                rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
-            )
-            for r, c, v in found:
-                self.retro.setdefault(r, []).append([ids[c], round(v, 6)])
-            best_val, best_col = self.best_plain_val, self.best_plain_col
-            plain = np.flatnonzero(~is_claim[cols])
-            for r, c, v in zip(
-                rows[plain].tolist(), cols[plain].tolist(), sims[plain], strict=True
-            ):
-                b = best_col[r]
-                if b < 0 or v > best_val[r] or (v == best_val[r] and ids[c] < ids[b]):
-                    best_val[r], best_col[r] = v, c
-                if v >= self._floor:
-                    self.plain_near.setdefault(r, []).append((c, float(v)))
-        if len(vecs) > 1:
-            rows, cols = prune.bound_pairs(left, left, np.full(len(vecs), self._floor))
-            sims = prune.exact_cosines(vecs, vecs, rows, cols)
-            keep = sims >= self._floor
-            self._add_close(rows[keep], cols[keep], sims[keep])
-
-    def _add_close(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
-        """Record in-batch pairs (row, col, float32 cosine) at or above the near floor."""
-        close = self.close
-        for r, c, v in zip(rows.tolist(), cols.tolist(), sims.tolist(), strict=True):
-            if r != c:
-                close.setdefault(r, []).append((c, v))
-
-    def _take(self, sims: np.ndarray, lo: int, val: np.ndarray, col: np.ndarray) -> None:
-        best = sims.argmax(axis=1)
-        bv = sims[np.arange(len(sims)), best]
-        # equal cosines: the smallest fact id wins — checked only where the winner matters
-        # (at or above the near-duplicate threshold), so row order never decides
-        near = np.nonzero(bv >= self._near - 1e-6)[0]
-        for r in near[(sims[near] == bv[near, None]).sum(axis=1) > 1]:
-            cols = np.nonzero(sims[r] == bv[r])[0]
-            best[r] = min(cols, key=lambda c: self.ids[c])
-        val[lo : lo + len(sims)] = bv
-        col[lo : lo + len(sims)] = best
-
-    def best(self, k: int) -> tuple[str, float] | None:
-        """Nearest plain fact to memory ``k``: live facts, then this batch's new ones.
-
-        Exact (id, cosine to 6 places, ties to the smallest id) whenever the answer
-        reaches the near-duplicate floor — the only case a decision uses; below it,
-        in-batch facts are not considered (and pruned mode may return None).
-        """
-        out: tuple[str, float] | None = None
-        col = int(self.best_plain_col[k])
-        if col >= 0 and self.best_plain_val[k] > -2.0:
-            out = (self.ids[col], float(self.best_plain_val[k]))
-        fid_of_row, new_plain = self.fid_of_row, self.new_plain
-        for j, v in self.close.get(k, ()):
-            if new_plain[j]:
-                cand = (fid_of_row[j], v)
-                if out is None or v > out[1] or (v == out[1] and cand[0] < out[0]):
-                    out = cand
-        if out is None:
-            return None
-        return out[0], max(-1.0, min(1.0, round(out[1], 6)))
-
-    def candidates(self, k: int) -> list[tuple[str, float]]:
-        """Plain facts (live and new) at or above the near floor for memory ``k``: (id, cosine
-        to 6 places), best first (ties by id); a guard may reject the nearest, not the next."""
-        ids = self.ids
-        found = [(ids[c], v) for c, v in self.plain_near.get(k, ())]
-        fid_of_row, new_plain = self.fid_of_row, self.new_plain
-        found += [(fid_of_row[j], v) for j, v in self.close.get(k, ()) if new_plain[j]]
-        found.sort(key=lambda p: (-p[1], p[0]))
-        return [(fid, max(-1.0, min(1.0, round(v, 6)))) for fid, v in found]
-
-    def related(self, k: int) -> list[list[object]]:
-        """Short/long-term facts similar enough to be strengthened by memory ``k``."""
-        rel = sorted(self.retro.get(k, []), key=lambda p: (-float(p[1]), str(p[0])))  # type: ignore[arg-type]
-        return rel[:8]
-
-    def cosine_to(self, k: int, fid: str) -> float:
-        """Cosine of memory ``k`` with a fact (live or new in this batch)."""
-        row = self.row_of_fid.get(fid)
-        if row is not None:
-            if self.gram is not None:
-                return round(float(self.gram[k, row]), 6)
-            pair = np.array([k]), np.array([row])
-            return round(float(prune.exact_cosines(self.vecs, self.vecs, *pair)[0]), 6)
-        other = self.worker.index.default.get(fid)
-        return 0.0 if other is None else round(float(np.dot(other, self.vecs[k])), 6)
-
-    def created(self, k: int, fid: str, claim: bool) -> None:
-        """Memory ``k`` became fact ``fid``: later memories of the batch compare with it."""
-        self.new_plain[k] = not claim
-        self.fid_of_row[k] = fid
-        self.row_of_fid[fid] = k
-        self.new_rows.append(k)
-        self.new_ids.append(fid)
-
-    def commit(self) -> list[str]:
-        """Add the batch's new facts to the index; return their ids."""
-        if self.new_ids:
-            self.worker.index.add_local(self.new_ids, self.vecs[self.new_rows])
-        return list(self.new_ids)
 
 
 def facts_digest(state: SwarmState) -> str:

@@ -32,6 +32,7 @@ def serve(target: str, poll: float = 0.25) -> int:
         worker = Synthesizer(log)
         print("ready", flush=True)
         worker.run(stop=lambda: stopping, poll=poll)
+        worker.release()  # a clean stop: the next worker need not wait for the timeout
         worker.catch_up()
         worker.maybe_checkpoint(force=True)
         return worker.decisions

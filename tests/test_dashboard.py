@@ -146,7 +146,7 @@ def test_cli_dashboard_stats_and_markdown(tmp_path: Path) -> None:
 
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     code, out = _cli("dashboard", "--root", str(tmp_path), "--format", "html")
-    assert code == 2 and "--format must be one of terminal, markdown" in out
+    assert code == 1 and "--format must be one of terminal, markdown" in out
     r = subprocess.run(
         [sys.executable, "-m", "dashboards", "dashboard", "--root", str(tmp_path / "nope")],
         capture_output=True, text=True, cwd=ROOT, timeout=60,

@@ -20,8 +20,12 @@ from synthesizer.worker import facts_digest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _swarmlog(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def _swarmlog(
+    *args: str, timeout: float = 240, tmpdir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="140", PYTHONPATH=str(ROOT))
+    if tmpdir is not None:  # the demo's temporary directory, private to the test
+        env["TMPDIR"] = str(tmpdir)
     return subprocess.run(
         [sys.executable, "-m", "dashboards", *args],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout,
@@ -104,8 +108,10 @@ def test_demo_log_and_report_are_kept_with_root(demo_json: dict[str, Any]) -> No
 
 
 @pytest.mark.timeout(300)
-def test_demo_terminal_output_and_temp_cleanup() -> None:
-    r = _swarmlog("demo", "--agents", "2", "--steps", "5")
+def test_demo_terminal_output_and_temp_cleanup(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    r = _swarmlog("demo", "--agents", "2", "--steps", "5", tmpdir=tmp)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     for s in ("Top facts", "Contested facts", "Agents", "Metrics", "markdown report:"):
@@ -114,9 +120,16 @@ def test_demo_terminal_output_and_temp_cleanup() -> None:
     assert "removed " in out
     removed = out.split("removed ")[-1].strip()
     assert not Path(removed).exists()
-    report = out.split("markdown report: ")[1].split()[0]
-    assert Path(report).is_file()
-    Path(report).unlink()
+    # nothing left in the temp directory unasked: no report, no log
+    assert "markdown report: none written" in out
+    assert list(tmp.iterdir()) == []
+    # asked for: the report is where the output says
+    asked = tmp_path / "out" / "report.md"
+    r = _swarmlog("demo", "--agents", "2", "--steps", "5", "--report", str(asked), tmpdir=tmp)
+    assert r.returncode == 0, r.stderr
+    assert f"markdown report: {asked}" in r.stdout
+    assert "Swarm memory dashboard" in asked.read_text()
+    assert list(tmp.iterdir()) == []
 
 
 def test_demo_refuses_a_non_empty_log(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from synthesizer import prune
 from synthesizer.config import SynthConfig
 from synthesizer.factindex import FactIndex
 from synthesizer.facts import LONG_TERM, SHORT_TERM, WORKING
-from synthesizer.worker import Synthesizer, _BatchScorer, facts_digest
+from synthesizer.scorer import BatchScorer
+from synthesizer.worker import Synthesizer, facts_digest
 
 DIM = 64
 
@@ -153,7 +154,7 @@ def test_pruned_scorer_matches_brute_force(seed: int) -> None:
     facts, queries = adversarial(rng)
     worker = _stub_worker(facts, queries, rng)
     texts = [f"q{i}" for i in range(len(queries))]
-    scorer = _BatchScorer(worker, texts, pruned=True)
+    scorer = BatchScorer(worker, texts, pruned=True)
     cfg = worker.config
     near, thr = worker.near_duplicate, cfg.tiers.retro_similarity
     ids = worker.index.default.ids()
@@ -189,7 +190,7 @@ def test_pruned_scorer_sees_this_batch() -> None:
     facts = unit(rng.normal(size=(20, DIM)))
     for pruned in (False, True):
         worker = _stub_worker(facts, queries, rng)
-        scorer = _BatchScorer(worker, ["q0", "q1", "q2"], pruned=pruned)
+        scorer = BatchScorer(worker, ["q0", "q1", "q2"], pruned=pruned)
         scorer.created(0, "f900", claim=False)
         got = scorer.best(1)
         assert got is not None and got[0] == "f900" and got[1] == pytest.approx(0.93, abs=1e-6)

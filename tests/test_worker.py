@@ -107,14 +107,21 @@ def test_second_worker_stands_by(log_target) -> None:  # type: ignore[no-untyped
     log1 = log_target.open()
     log2 = log_target.open()
     log1.append(Event(agent="a1", type="memory.shared", body={"content": "one"}))
-    w1, w2 = Synthesizer(log1), Synthesizer(log2)
+    w1, w2 = Synthesizer(log1, name="w1"), Synthesizer(log2, name="w2")
     w1.catch_up()
     w2.catch_up()
     assert w1.run_once() == 1
-    assert w2.decide_pending() == 0  # same raw, stale lease: conflict, nothing written
-    assert w2.standing_by
+    # w2 learns the lease from the log, folding w1's batch first: nothing left to decide
+    assert w2.decide_pending() == 0 and not w2.state.pending
+    log1.append(Event(agent="a1", type="memory.shared", body={"content": "two"}))
+    last = log2.last_seq
+    assert w2.run_once() == 0 and w2.standing_by  # w1 holds the lease: w2 writes nothing
+    assert log2.last_seq == last
+    assert w2.standby_note().startswith("w1 holds the lease since")
+    assert w1.run_once() == 1
     created = [e for e in log1.read() if e.type == "fact.created"]
-    assert len(created) == 1
+    assert len(created) == 2
+    w2.catch_up()
     assert w2.state.digest() == w1.state.digest()
 
 

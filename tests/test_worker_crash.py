@@ -20,7 +20,9 @@ WORKER = (
     "import sys\n"
     "from swarmlog import open_log\n"
     "from synthesizer.worker import Synthesizer\n"
-    "w = Synthesizer(open_log(sys.argv[1]), batch_size=int(sys.argv[2]))\n"
+    # a killed worker never releases the lease: its successor takes it over at once (the
+    # holder's process is gone) or after the (short) lease timeout
+    "w = Synthesizer(open_log(sys.argv[1]), batch_size=int(sys.argv[2]), lease_timeout_s=0.05)\n"
     "w.run(idle_exit=0.3, poll=0.05)\n"
 )
 TOPICS = [

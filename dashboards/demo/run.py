@@ -328,15 +328,17 @@ def _finish(
     )
 
 
-def report_path(result: DemoResult, keep: bool) -> Path:
-    """Where the markdown report goes: in the kept log directory, else beside the temp dir."""
+def report_path(result: DemoResult, keep: bool, asked: str | None = None) -> Path | None:
+    """Where the markdown report goes: the asked file, else the kept log directory.
+
+    None (no report file) for a temporary log that is removed, or a JetStream log, unless
+    asked: reports are not left behind in the temp directory unasked.
+    """
+    if asked is not None:
+        return Path(asked)
     if result.root is not None and (keep or not result.temporary):
         return Path(result.root) / "metrics" / "swarm_memory_dashboard.md"
-    if result.root is not None:
-        stem = Path(result.root).name
-    else:
-        stem = "swarmlog-demo-" + result.target.rstrip("/").rsplit("/", 1)[-1]
-    return Path(tempfile.gettempdir()) / f"{stem}-dashboard.md"
+    return None
 
 
 def cleanup(result: DemoResult, keep: bool) -> bool:

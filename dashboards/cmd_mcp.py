@@ -20,12 +20,23 @@ def mcp(
     no_synth: bool = typer.Option(
         False, "--no-synth", help="Do not run the embedded synthesizer in this server"
     ),
+    lease_timeout: float | None = typer.Option(
+        None, "--lease-timeout", help="Take the synthesizer lease over after S s of silence"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
 ) -> None:
     """Serve the swarm as an MCP server on stdio (tools: share_memory, search_memory, ...)."""
+    if lease_timeout is not None and not lease_timeout > 0:
+        fail(f"--lease-timeout must be > 0, got {lease_timeout}")
     try:
         from .mcp_server import serve
     except ImportError as e:
         fail(f"swarmlog mcp needs the mcp extra: pip install 'swarmlog[mcp]' ({e})")
-    serve(target(ctx, root, url), agent=agent, session=session, synth=not no_synth)
+    serve(
+        target(ctx, root, url),
+        agent=agent,
+        session=session,
+        synth=not no_synth,
+        lease_timeout_s=lease_timeout,
+    )

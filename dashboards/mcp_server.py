@@ -28,6 +28,7 @@ from .mcp_tools import (
     FactDetail,
     FactList,
     MemoryTools,
+    ReinforceResult,
     SearchResult,
     ShareResult,
     Stats,
@@ -156,9 +157,9 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
         return _call(tools.list_facts, status, category, limit)
 
     @srv.tool(annotations=WRITE)
-    def reinforce_memory(ctx: Context, fact_id: FactId) -> WriteResult:
+    def reinforce_memory(ctx: Context, fact_id: FactId) -> ReinforceResult:
         """Vote for a fact you confirmed: it gets stronger and decays slower (one vote per
-        agent counts)."""
+        agent counts; counted is false for a repeat)."""
         return _call(tools.reinforce, _client(ctx), fact_id)
 
     @srv.tool(annotations=WRITE)
@@ -225,14 +226,21 @@ def serve(
     session: str | None = None,
     synth: bool = True,
     decide_wait: float = 3.0,
+    lease_timeout_s: float | None = None,
 ) -> None:
-    """Open the swarm, start the background synthesizer (unless off), serve on stdio."""
+    """Open the swarm, start the background synthesizer (unless off), serve on stdio.
+
+    The synthesizer is named after the agent and this process in the lease, so
+    ``swarm_stats`` of a standing-by server says which server holds it."""
     if agent is not None:
         check_name("agent", agent)
     if session is not None:
         check_name("session", session)
     swarm = Swarm.open(target)
-    worker = BackgroundSynth(target).start() if synth else None
+    worker = None
+    if synth:
+        name = f"mcp:{agent or 'client'}:{os.getpid()}"
+        worker = BackgroundSynth(target, name=name, lease_timeout_s=lease_timeout_s).start()
     old = signal.signal(signal.SIGTERM, _interrupt)  # a clean stop on SIGTERM too
     try:
         tools = MemoryTools(swarm, agent, session, decide_wait=decide_wait, synth=worker)

@@ -141,8 +141,18 @@ class WriteResult(BaseModel):
     """A write that landed: its seq, and the fact's state after it."""
 
     fact_id: str
-    seq: int
+    seq: int = Field(description="Log position of the write")
     version: int
+    strength: float
+    status: str
+
+
+class ReinforceResult(BaseModel):
+    """A reinforcement (it counts once per agent per fact), and the fact's state after it."""
+
+    fact_id: str
+    counted: bool = Field(description="False when this agent had reinforced the fact before")
+    reinforcements: int = Field(description="Distinct agents that reinforced the fact")
     strength: float
     status: str
 
@@ -161,6 +171,9 @@ class Stats(BaseModel):
     agents: list[str]
     synthesizer: str = Field(description="This server's synthesizer: off/ready/holding/standby")
     synthesizer_decisions: int
+    synthesizer_holder: str | None = Field(
+        None, description="While this server stands by: who holds the synthesizer lease"
+    )
 
 
 class EventItem(BaseModel):
@@ -335,23 +348,34 @@ class MemoryTools:
         facts.reverse()
         return FactList(facts=[FactSummary(**_summary(f)) for f in facts[:limit]], total=len(facts))
 
-    def _written(self, fact_id: str, seq: int) -> WriteResult:
+    def _written(self, fact_id: str, seq: int) -> dict[str, Any]:
         f = self.swarm.board.get(fact_id)
-        return WriteResult(
-            fact_id=fact_id, seq=seq, version=f.version, strength=f.strength, status=f.status
-        )
+        return {
+            "fact_id": fact_id,
+            "seq": seq,
+            "version": f.version,
+            "strength": f.strength,
+            "status": f.status,
+        }
 
-    def reinforce(self, client: str | None, fact_id: str) -> WriteResult:
-        """memory.reinforced by this agent."""
+    def reinforce(self, client: str | None, fact_id: str) -> ReinforceResult:
+        """memory.reinforced by this agent (nothing is written for a repeat)."""
         with tool_errors(), self.lock:
-            ev = self._agent(client).reinforce(fact_id)
-            return self._written(fact_id, ev.seq or 0)
+            counted = self._agent(client).reinforce(fact_id)
+            f = self.swarm.board.get(fact_id)
+            return ReinforceResult(
+                fact_id=fact_id,
+                counted=counted,
+                reinforcements=f.reinforcements,
+                strength=f.strength,
+                status=f.status,
+            )
 
     def feedback(self, client: str | None, fact_id: str, usefulness: float) -> WriteResult:
         """memory.feedback by this agent."""
         with tool_errors(), self.lock:
             ev = self._agent(client).feedback(fact_id, usefulness)
-            return self._written(fact_id, ev.seq or 0)
+            return WriteResult(**self._written(fact_id, ev.seq or 0))
 
     def update(
         self,
@@ -375,7 +399,7 @@ class MemoryTools:
                 agent=agent_name(self.agent, client),
                 session=self.session,
             )
-            return self._written(fact_id, v)
+            return WriteResult(**self._written(fact_id, v))
 
     def stats(self) -> Stats:
         """Counts from the live state, and this server's synthesizer role."""
@@ -394,6 +418,7 @@ class MemoryTools:
             agents=[a.agent for a in m.agents],
             synthesizer=st.role,
             synthesizer_decisions=st.decisions,
+            synthesizer_holder=st.holder,
         )
 
     def read_events(self, after_seq: int, limit: int, types: list[str] | None) -> EventPage:

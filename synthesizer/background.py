@@ -28,16 +28,29 @@ class SynthStatus:
     role: str
     decisions: int
     error: str | None = None
+    holder: str | None = None
+    """The lease holder as this worker last saw it (one line), while it stands by."""
 
 
 class BackgroundSynth:
     """``start()`` a worker thread on ``target``; ``stop()`` folds, checkpoints and joins."""
 
     def __init__(
-        self, target: str | os.PathLike[str], poll: float = 0.25, **log_options: Any
+        self,
+        target: str | os.PathLike[str],
+        poll: float = 0.25,
+        *,
+        name: str | None = None,
+        lease_timeout_s: float | None = None,
+        **log_options: Any,
     ) -> None:
+        """``name`` names the worker in the lease; ``lease_timeout_s`` overrides the
+        swarm's ``synthesizer.lease_timeout_s`` (how long before a silent holder is
+        replaced)."""
         self.target = target
         self.poll = poll
+        self.name = name
+        self.lease_timeout_s = lease_timeout_s
         self.log_options = log_options
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -47,7 +60,7 @@ class BackgroundSynth:
     def start(self) -> BackgroundSynth:
         """Open a log handle and start the worker thread (daemon: never blocks exit)."""
         log = open_log(self.target, **self.log_options)
-        self._worker = Synthesizer(log)
+        self._worker = Synthesizer(log, name=self.name, lease_timeout_s=self.lease_timeout_s)
         self._thread = threading.Thread(
             target=self._run, args=(log,), name="swarmlog-synth", daemon=True
         )
@@ -61,6 +74,7 @@ class BackgroundSynth:
             worker.run(stop=self._stop.is_set, poll=self.poll)
             worker.catch_up()
             worker.maybe_checkpoint(force=True)
+            worker.release()  # the next server takes over at once, not after the timeout
         except SwarmlogError as e:  # the log went away: report it, never kill the host
             self._error = str(e).splitlines()[0] if str(e) else type(e).__name__
         finally:
@@ -75,7 +89,10 @@ class BackgroundSynth:
             return SynthStatus("stopped", w.decisions, self._error)
         if w.decisions == 0 and not w.standing_by:
             return SynthStatus("ready", 0)
-        return SynthStatus("standby" if w.standing_by else "holding", w.decisions)
+        if w.standing_by:
+            h = w.holder
+            return SynthStatus("standby", w.decisions, holder=h.describe() if h else None)
+        return SynthStatus("holding", w.decisions)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Ask the worker to finish its pass and wait for it."""

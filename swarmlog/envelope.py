@@ -569,12 +569,13 @@ class _Appended(Event):
     """A stored event as ``append`` returns it: its dict is built on first use.
 
     Appending knows the stored event as (seq, the event's own dict, the log's swarm
-    when the event had none); building the stored dict is left to the first reader, so a
-    batch whose results are not looked at does not pay for a thousand dict copies.
+    when the event had none, the ts the log stamped); building the stored dict is left to
+    the first reader, so a batch whose results are not looked at does not pay for a
+    thousand dict copies.
     """
 
     __slots__ = ("_p",)
-    _p: tuple[int, dict[str, Any], str | None]
+    _p: tuple[int, dict[str, Any], str | None, float]
 
     # ``_Appended()`` makes a bare instance at C level (cheaper than ``object.__new__``);
     # ``_p`` is then set through ``_set_p`` (Event's ``__setattr__`` refuses)
@@ -586,14 +587,15 @@ class _Appended(Event):
             return cast("dict[str, Any]", _get_d(self, _Appended))
         except AttributeError:
             pass
-        seq, src, swarm = self._p
+        seq, src, swarm, ts = self._p
         d: dict[str, Any] = {"seq": seq}
         if swarm is not None:
             d["id"] = src["id"]
-            d["ts"] = src["ts"]
+            d["ts"] = ts
             d["swarm"] = swarm
         d.update(src)
         d["seq"] = seq
+        d["ts"] = ts  # the log's clock, never the writer's
         _set_d(self, d)
         return d
 
@@ -601,20 +603,23 @@ class _Appended(Event):
 _set_p = _Appended.__dict__["_p"].__set__
 
 
-def appended(seq: int, src: dict[str, Any], swarm: str | None) -> Event:
-    """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none)."""
+def appended(seq: int, src: dict[str, Any], swarm: str | None, ts: float) -> Event:
+    """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none;
+    ``ts``: the time the log stamped)."""
     ev = _Appended()
-    _set_p(ev, (seq, src, swarm))
+    _set_p(ev, (seq, src, swarm, ts))
     return ev
 
 
 def appended_batch(
-    first: int, srcs: list[dict[str, Any]], swarms: Iterable[str | None]
+    first: int, srcs: list[dict[str, Any]], swarms: Iterable[str | None], ts: float
 ) -> list[Event]:
-    """``appended`` for a batch with seqs from ``first`` on (C-level loops: no frames)."""
+    """``appended`` for a batch with seqs from ``first`` on, all stamped ``ts`` (C-level
+    loops: no frames)."""
     n = len(srcs)
     out: list[Event] = list(map(_new, itertools.repeat(_Appended, n)))
-    _drain(map(_set_p, out, zip(range(first, first + n), srcs, swarms, strict=False)))
+    ps = zip(range(first, first + n), srcs, swarms, itertools.repeat(ts, n), strict=False)
+    _drain(map(_set_p, out, ps))
     return out
 
 

@@ -67,9 +67,11 @@ from .jsproto import (
     ApiError,
     Prepared,
     Target,
+    ack_ns,
     check_expect,
     decode_payload,
     key_subject,
+    ns_ts,
     parse_target,
     plan_expectations,
     prepare,
@@ -363,13 +365,25 @@ class JetStreamLog(Log):
                 f"stream {self.stream} does not allow atomic batches (nats-server >= 2.12 with "
                 "allow_atomic; run 'swarmlog init --url' to enable): append_many refused"
             )
-        return self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
+        out, fresh = self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
+        if fresh:
+            # the server's clock: what it stored each new message at (the PubAck does not
+            # say), read back in one Direct Get batch, as every later read will see it
+            back = {ev.seq: ev for ev in self.read(min(fresh), max(fresh)) if ev.seq in fresh}
+            out = [back.get(ev.seq, ev) for ev in out]
+        return out
 
-    async def _append(self, ps: list[Prepared], exp: dict[str, int]) -> list[Event]:
-        """Publish until stored (or proven a conflict); resolve duplicates and timeouts."""
+    async def _append(
+        self, ps: list[Prepared], exp: dict[str, int]
+    ) -> tuple[list[Event], set[int]]:
+        """Publish until stored (or proven a conflict); resolve duplicates and timeouts.
+
+        Returns the stored events and the seqs this call stored (whose server time is
+        still to be read back: the ones found stored before come with theirs)."""
         c = self._c
         deadline = time.monotonic() + 2 * self.timeout
         stored: dict[str, Event] = {}
+        fresh: set[int] = set()
         known: dict[str, int] = {}
         pending = ps
         delay = 0.02
@@ -395,6 +409,7 @@ class JetStreamLog(Log):
                     first = seq - len(pending) + 1
                     for i, p in enumerate(pending):
                         stored[p.event.id] = p.stored(first + i)
+                        fresh.add(first + i)
                 pending = []
                 continue
             except ApiError as e:
@@ -423,7 +438,7 @@ class JetStreamLog(Log):
         if known:
             originals = await asyncio.gather(*(self._get_event(s) for s in known.values()))
             stored.update({ev.id: ev for ev in originals})
-        return [stored[p.event.id] for p in ps]
+        return [stored[p.event.id] for p in ps], fresh
 
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""
@@ -448,7 +463,7 @@ class JetStreamLog(Log):
 
     def _decode(self, raw: Raw) -> Event:
         try:
-            return from_stored(decode_payload(raw.seq, raw.data))
+            return from_stored(decode_payload(raw.seq, raw.data, raw.ts))
         except InvalidEvent as e:
             raise StreamCorruption(self.stream, raw.seq, str(e)) from None
 
@@ -602,7 +617,7 @@ class JetStreamLog(Log):
                 for r in raws:
                     nxt = r.seq + 1
                     try:
-                        d = decode_payload(r.seq, r.data)
+                        d = decode_payload(r.seq, r.data, r.ts)
                     except InvalidEvent as e:
                         rep.problems.append(str(e))
                         continue
@@ -624,7 +639,7 @@ class JetStreamLog(Log):
 
 
 def _raw(msg: Any) -> Raw:
-    return Raw(msg.metadata.sequence.stream, msg.subject, msg.data, {})
+    return Raw(msg.metadata.sequence.stream, msg.subject, msg.data, {}, ns_ts(ack_ns(msg.reply)))
 
 
 async def _unsubscribe(sub: Any) -> None:

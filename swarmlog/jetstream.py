@@ -369,8 +369,14 @@ class JetStreamLog(Log):
         if fresh:
             # the server's clock: what it stored each new message at (the PubAck does not
             # say), read back in one Direct Get batch, as every later read will see it
-            back = {ev.seq: ev for ev in self.read(min(fresh), max(fresh)) if ev.seq in fresh}
-            out = [back.get(ev.seq, ev) for ev in out]
+            lo, hi = min(fresh), max(fresh)
+            back = {
+                r.seq: self._decode(r)
+                for raws in self._read_raw(lo, hi, clip=False)
+                for r in raws
+                if r.seq in fresh
+            }
+            out = [back.get(ev.seq or 0, ev) for ev in out]
         return out
 
     async def _append(
@@ -488,15 +494,20 @@ class JetStreamLog(Log):
         for raws in self._read_raw(from_seq, to_seq):
             yield [self._decode(r).envelope for r in raws]
 
-    def _read_raw(self, from_seq: int, to_seq: int | None) -> Iterator[list[Raw]]:
-        """Messages ``from_seq..to_seq`` (clipped to the leader's last seq) in batches.
+    def _read_raw(
+        self, from_seq: int, to_seq: int | None, clip: bool = True
+    ) -> Iterator[list[Raw]]:
+        """Messages ``from_seq..to_seq`` (clipped to the leader's last seq unless ``clip``
+        is False: ``to_seq`` is known stored) in batches.
 
         The next Direct Get batch is requested before the current one is handed out, so
         transfer and decoding overlap. A replica may lag behind the leader: a batch that
         stops short is asked again (bounded), so a read sees every committed append.
         """
         nxt = max(1, from_seq)
-        end = self.last_seq if to_seq is None else min(to_seq, self.last_seq)
+        end = to_seq if to_seq is not None and not clip else None
+        if end is None:
+            end = self.last_seq if to_seq is None else min(to_seq, self.last_seq)
         if nxt > end:
             return
         deadline = time.monotonic() + 2 * self.timeout

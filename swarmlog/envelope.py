@@ -68,9 +68,13 @@ class Event:
     """One event: an immutable view over its envelope dict.
 
     ``seq`` is set by the log; ``id`` (uuid4 hex), ``ts`` (now) and ``swarm`` (the log's
-    name) have defaults. Construction validates names, type, ts and causes; the body is
-    validated against its type's pydantic model at append. Stored events read back from
-    a log skip validation (their crc vouches for them), which keeps reads cheap.
+    name) have defaults. ``ts`` here is only the writer's claim: the log stamps its own
+    when it assigns seq (see ``swarmlog.clock``), so a stored event carries the log's time
+    and a writer's clock never reaches the fold; a non-finite ``ts`` is refused here, any
+    finite one is accepted and replaced. Construction validates names, type, ts and
+    causes; the body is validated against its type's pydantic model at append. Stored
+    events read back from a log skip validation (their crc vouches for them), which keeps
+    reads cheap.
     """
 
     __slots__ = ("_d",)

@@ -8,16 +8,8 @@ from datetime import datetime
 
 import typer
 
-from synthesizer.replay import state_at
-from synthesizer.swarm import Swarm
-from synthesizer.worker import Synthesizer
-
 from . import safe
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target
-
-
-def _swarm(ctx: typer.Context, root: str | None, url: str | None, write: bool = False) -> Swarm:
-    return Swarm(open_target(ctx, root, url, write=write))
+from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm, open_target
 
 
 @app.command()
@@ -37,6 +29,8 @@ def synth(
     if once and follow:
         fail("give --once or --follow, not both")
     log = open_target(ctx, root, url, write=True)
+    from synthesizer.worker import Synthesizer
+
     worker = Synthesizer(log, batch_size=batch)
     stopping = False
 
@@ -90,7 +84,7 @@ def search(
     """Rank facts by cosine × strength × importance (does not log a recall)."""
     if limit < 1:
         fail(f"--limit must be >= 1, got {limit}")
-    sw = _swarm(ctx, root, url)
+    sw = open_swarm(ctx, root, url)
     try:
         hits = sw.search(query, limit=limit, category=category, tier=tier)
     finally:
@@ -131,7 +125,7 @@ def reinforce(
     json: bool = JsonOpt,
 ) -> None:
     """Reinforce a fact as an agent (counted once per agent per fact)."""
-    sw = _swarm(ctx, root, url, write=True)
+    sw = open_swarm(ctx, root, url, write=True)
     try:
         ev = sw.agent(agent).reinforce(fact_id)
     finally:
@@ -151,7 +145,7 @@ def checkpoint(
     json: bool = JsonOpt,
 ) -> None:
     """Store a checkpoint of the folded state at the current seq (or list them)."""
-    sw = _swarm(ctx, root, url, write=not list_)
+    sw = open_swarm(ctx, root, url, write=not list_)
     try:
         if list_:
             infos = sw.log.checkpoints.list()
@@ -210,6 +204,8 @@ def replay(
     log = open_target(ctx, root, url)
     try:
         t0 = time.perf_counter()
+        from synthesizer.replay import state_at
+
         st = state_at(log, at_seq=at, at_time=t, from_start=from_start)
         took = time.perf_counter() - t0
     finally:

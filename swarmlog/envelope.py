@@ -24,10 +24,12 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:  # pydantic comes with the first registered body model (see register_body)
+    from pydantic import BaseModel, ValidationError
 
 from .depth import SCALARS as _SCALARS
 from .depth import check_depth
@@ -269,8 +271,22 @@ BodyCheck = Callable[[dict[str, Any]], None]
 _BODIES: dict[str, type[BaseModel]] = {}
 
 
+class _NoModels(Exception):
+    """Stands for pydantic's ValidationError until a model is registered (never raised)."""
+
+
+_ValidationError: type[Exception] = _NoModels
+
+
 def register_body(type_name: str, model: type[BaseModel]) -> None:
-    """Declare the pydantic model that validates bodies of ``type_name`` at append."""
+    """Declare the pydantic model that validates bodies of ``type_name`` at append.
+
+    pydantic is imported here, by the first registration, not by ``import swarmlog``: a
+    process that appends only unregistered types (or none) never pays for it."""
+    global _ValidationError
+    from pydantic import ValidationError
+
+    _ValidationError = ValidationError
     _BODIES[check_type(type_name)] = model
 
 
@@ -323,8 +339,9 @@ def _check_body(type_: str, body: dict[str, Any]) -> None:
     if model is not None:
         try:
             model.__pydantic_validator__.validate_python(body)
-        except ValidationError as e:
-            raise InvalidEvent(f"{type_} body: {one_line(e)}") from None
+        except _ValidationError as e:
+            why = one_line(cast("ValidationError", e))
+            raise InvalidEvent(f"{type_} body: {why}") from None
 
 
 def _check_content(body: dict[str, Any], limits: Limits) -> None:

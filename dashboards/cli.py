@@ -5,7 +5,8 @@ The command modules register their commands on ``app`` (dashboards.app) when imp
 being run when that command is one an agent calls per action (``append``, ``tail``,
 ``search``, ``reinforce``, ``board``), so such a call does not pay for the dashboard,
 rich or the demo; anything else (help, other commands, a typo) loads them all, so help
-and errors always see every command. ``dashboards.cli.app`` is the full app.
+and errors always see every command. ``dashboards.cli.app`` is the full app. Plain
+per-action command lines skip typer's parsing altogether (see ``fastpath``).
 """
 
 from __future__ import annotations
@@ -71,9 +72,14 @@ def __getattr__(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app, mapping library errors to exit codes."""
-    app = load_commands(argv)
+    """Console entry point: run the command (per-action ones through ``fastpath`` when
+    their arguments are plain, else the typer app), mapping library errors to exit codes."""
+    from . import fastpath
+
     try:
+        if fastpath.run(sys.argv[1:] if argv is None else argv):
+            return
+        app = load_commands(argv)
         app(args=argv, prog_name="swarmlog", standalone_mode=True)
     except VersionConflict as e:
         typer.echo(f"conflict: {e} (current version {e.actual})", err=True)

@@ -135,3 +135,90 @@ def test_the_library_imports_nothing_heavy_by_itself() -> None:
                         "sys.modules, 'watchfiles' in sys.modules)"],
                        capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.stdout.strip() == "False False"
+
+
+# ---------------------------------------------------------------------- the fast path
+
+LINES: list[tuple[str, ...]] = [
+    ("tail", "--json"),
+    ("tail", "--from", "2", "--agent", "bob"),
+    ("board",),
+    ("board", "--json"),
+    ("board", "{fid}"),
+    ("board", "{fid}", "--json"),
+    ("board", "show", "{fid}"),
+    ("board", "nope"),
+    ("search", "cache keys", "--json", "--limit", "3"),
+    ("search", "cache", "--limit", "0"),
+    ("search", "cache", "--limit", "x"),
+    ("append", "--agent", "dan", "Another finding", "--importance", "0.9"),
+    ("append", "--agent", "dan", "--json", "--body", '{"content": "x", "importance": 0.2}'),
+    ("append", "--agent", "dan"),
+    ("append", "--agent", "dan", "x", "--expect", "3"),
+    ("append", "--agent=dan", "x", "--bogus"),
+    ("append", "x"),
+    ("append", "--help"),
+    ("reinforce", "--agent", "eve", "{fid}"),
+    ("reinforce", "--agent", "eve", "f999", "--json"),
+    ("board", "cas", "plan", "--expect", "0", "--content", "the plan", "--evidence", "1"),
+    ("board", "cas", "plan", "--expect", "0", "--value", "again", "--json"),
+    ("board", "cas", "plan", "--expect", "zero"),
+    ("board", "cas", "plan"),
+    ("board", "--json", "{fid}"),
+]
+
+
+def _normal(text: str) -> str:
+    """Output with what differs between two identical swarms (ids, times) masked."""
+    import re
+
+    text = re.sub(r"[0-9a-f]{32}", "ID", text)
+    text = re.sub(r"\b1\d{9}(\.\d+)?(e[+-]?\d+)?", "T", text)  # unix times
+    text = re.sub(r"\d\d:\d\d:\d\d(\.\d+)?", "HH:MM:SS", text)
+    return re.sub(r"\d{4}-\d\d-\d\d", "DATE", text)
+
+
+def _same_swarm(root: Path) -> str:
+    with Swarm.open(root, name="same") as sw:
+        sw.agent("ann").share("The cache drops keys under load")
+        sw.agent("bob").share("The cache drops keys under load")
+        sw.agent("bob").share("Uploads time out after 30 s")
+        sw.synthesize()
+        return sorted(sw.state().facts)[0]
+
+
+def test_fast_path_and_typer_give_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every line, run through the fast path on one swarm and through typer on an
+    identical one: same exit code, same output (ids and times masked), same log."""
+    from swarmlog import open_log
+    from tests.cli_util import run_cli
+
+    fast, slow = tmp_path / "fast", tmp_path / "slow"
+    fid = _same_swarm(fast)
+    assert _same_swarm(slow) == fid
+    for line in LINES:
+        args = [a.replace("{fid}", fid) for a in line]
+        monkeypatch.delenv("SWARMLOG_NO_FASTPATH", raising=False)
+        a = run_cli("--root", str(fast), *args)
+        monkeypatch.setenv("SWARMLOG_NO_FASTPATH", "1")
+        b = run_cli("--root", str(slow), *args)
+        assert (a.code, _normal(a.out), _normal(a.err)) == (
+            b.code, _normal(b.out), _normal(b.err)
+        ), args
+    with open_log(fast) as lf, open_log(slow) as ls:
+        ea, eb = list(lf.read()), list(ls.read())
+    assert [(e.type, e.agent, e.key, e.body) for e in ea] == [
+        (e.type, e.agent, e.key, e.body) for e in eb
+    ]
+
+
+def test_plain_lines_skip_typers_parser(swarm_root: tuple[str, str]) -> None:
+    root, fid = swarm_root
+    _, mods = _modules("--root", root, "tail")
+    assert "dashboards.fastpath" in mods and "typer._adapters" not in mods
+    _, mods = _modules("--root", root, "board", fid, "--json")
+    assert "typer._adapters" not in mods
+    code, mods = _modules("--root", root, "tail", "--help")
+    assert code == 0 and "typer._adapters" in mods  # help is typer's

@@ -78,7 +78,7 @@ def test_no_working_memory_expires_because_of_a_writers_clock(log_target: LogTar
         events = list(swarm.log.read())
     # the threat is real: folding the writer's claim instead would expire all three
     claimed = [*events[:-1], rogue.replace(seq=len(events), swarm=events[-1].swarm)]
-    assert fold(claimed, SwarmState(swarm.config)).facts == {}
+    assert fold(claimed, SwarmState()).facts == {}
 
 
 def test_filelog_clock_never_runs_backwards(tmp_path: Path) -> None:

@@ -27,9 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import write_table
 from synth_bench import fact_log
 
-from swarmlog import open_log
-from synthesizer.config import SynthConfig
-from synthesizer.replay import save_checkpoint, state_at
 from synthesizer.swarm import Swarm
 
 BIN = Path(sys.executable).parent
@@ -37,10 +34,10 @@ SWARMLOG = str(BIN / "swarmlog")
 PY = sys.executable
 
 
-def run(cmd: list[str], ok: tuple[int, ...] = (0,)) -> float:
+def run(cmd: list[str], ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None) -> float:
     """Wall time of one command (seconds); its output is discarded, its exit code checked."""
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     dt = time.perf_counter() - t0
     if r.returncode not in ok:
         raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[:300]}")
@@ -58,49 +55,59 @@ def small_swarm(root: Path) -> tuple[str, int]:
         return fid, sw.log.last_seq
 
 
-def per_action(root: str, fid: str, last: int, runs: int) -> list[list[str]]:
-    """Median start of each per-action command vs ``import orjson``, interleaved."""
-    cmds: dict[str, object] = {
-        "append": lambda i: [SWARMLOG, "--root", root, "append", "--agent", "a", f"note {i}"],
-        "tail": lambda i: [SWARMLOG, "--root", root, "tail", "--from", str(last)],
-        "search": lambda i: [SWARMLOG, "--root", root, "search", "cache drops keys"],
-        "board FACT": lambda i: [SWARMLOG, "--root", root, "board", fid],
+def _commands(exe: str, root: str, fid: str, last: int, tag: str) -> dict[str, object]:
+    return {
+        "append": lambda i: [*exe.split(), "--root", root, "append", "--agent", "a", f"note {i}"],
+        "tail": lambda i: [*exe.split(), "--root", root, "tail", "--from", str(last)],
+        "search": lambda i: [*exe.split(), "--root", root, "search", "cache drops keys"],
+        "board FACT": lambda i: [*exe.split(), "--root", root, "board", fid],
         "board cas": lambda i: [
-            SWARMLOG, "--root", root, "board", "cas", f"plan-{i}", "--expect", "0",
+            *exe.split(), "--root", root, "board", "cas", f"plan-{tag}{i}", "--expect", "0",
             "--content", "plan", "--value", str(i),
         ],
-        "reinforce": lambda i: [SWARMLOG, "--root", root, "reinforce", "--agent", f"r{i}", fid],
+        "reinforce": lambda i: [
+            *exe.split(), "--root", root, "reinforce", "--agent", f"r{tag}{i}", fid
+        ],
     }
+
+
+def per_action(
+    root: str, fid: str, last: int, runs: int, compare: str | None
+) -> list[list[str]]:
+    """Median start of each per-action command vs ``import orjson`` (and, with
+    ``compare``, another source tree's CLI on the same swarm), interleaved."""
+    cmds = _commands(SWARMLOG, root, fid, last, "a")
+    # another source tree (e.g. an export of main): run by this interpreter, found first
+    other = _commands(f"{PY} -m dashboards", root, fid, last, "b") if compare else {}
+    env = {**os.environ, "PYTHONPATH": compare or ""}
     base: list[float] = []
     times: dict[str, list[float]] = {k: [] for k in cmds}
+    then: dict[str, list[float]] = {k: [] for k in other}
     for i in range(runs):
         base.append(run([PY, "-c", "import orjson"]))
         for k, make in cmds.items():
             times[k].append(run(make(i)))  # type: ignore[operator]
+            if k in other:
+                then[k].append(run(other[k](i), env=env))  # type: ignore[operator]
     b = statistics.median(base)
     rows = []
     for k, v in times.items():
         m = statistics.median(v)
-        rows.append([f"`{k}`", f"{m * 1e3:.0f} ms", f"{b * 1e3:.0f} ms", f"{m / b:.1f}x", "<= 4x"])
+        row = [f"`{k}`", f"{m * 1e3:.0f} ms", f"{b * 1e3:.0f} ms", f"{m / b:.1f}x"]
+        if compare:
+            t = statistics.median(then[k])
+            row.append(f"{t * 1e3:.0f} ms ({t / b:.1f}x)")
+        rows.append([*row, "<= 4x"])
     return rows
 
 
 def big_swarm(root: Path, facts: int) -> str:
-    """A ``facts``-fact swarm with pool capacity 200,000, checkpointed; returns how."""
-    r = subprocess.run(
-        [SWARMLOG, "--root", str(root), "init", "--set", "pool.capacity=200000"],
-        capture_output=True,
-    )
-    in_log = r.returncode == 0
+    """A ``facts``-fact swarm with pool capacity 200,000 in its log, checkpointed by the
+    CLI (which folds under the log's configuration); returns how it was built."""
+    run([SWARMLOG, "--root", str(root), "init", "--set", "pool.capacity=200000"])
     fact_log(root, facts)
-    if in_log:  # the configuration is in the log: the CLI checkpoints under it
-        run([SWARMLOG, "--root", str(root), "checkpoint"])
-        return "configuration in the log (`init --set pool.capacity=200000`)"
-    cfg = SynthConfig.model_validate({"pool": {"capacity": 200_000}})
-    log = open_log(root)
-    save_checkpoint(log, state_at(log, cfg, from_start=True))
-    log.close()
-    return "built from Python with capacity 200,000 (`init --set` not available here)"
+    run([SWARMLOG, "--root", str(root), "checkpoint"])
+    return "`init --set pool.capacity=200000`, then raw + fact.created pairs, then `checkpoint`"
 
 
 def stats_row(root: Path, facts: int, runs: int) -> tuple[list[str], str]:
@@ -131,12 +138,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--facts", type=int, default=100_000)
+    ap.add_argument(
+        "--compare",
+        help="another source tree (e.g. `git archive main`) whose CLI to time beside, run as "
+        "`python -m dashboards` with it first on PYTHONPATH",
+    )
+    ap.add_argument("--compare-label", default="compared build (ratio)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="cli-bench-") as d:
         tmp = Path(d)
         fid, last = small_swarm(tmp / "small")
-        rows = per_action(str(tmp / "small"), fid, last, args.runs)
+        rows = per_action(str(tmp / "small"), fid, last, args.runs, args.compare)
         srow, how = stats_row(tmp / "big", args.facts, max(3, args.runs // 3))
+    if args.compare:
+        srow.insert(4, "-")
     rows.append(srow)
     notes = (
         f"Each figure is the median of {args.runs} fresh processes through the installed "
@@ -147,6 +162,12 @@ def main() -> None:
         f"The 100k swarm: {how}. Run: `.venv/bin/python scripts/bench/cli_bench.py`."
     )
     header = ["command", "median wall time", "baseline (import orjson)", "ratio", "goal"]
+    if args.compare:
+        header.insert(4, args.compare_label)
+        notes += (
+            f" Compared: {args.compare_label.split(' (')[0]}, run as `python -m dashboards` from "
+            "an export of its tree, same swarm, same rounds."
+        )
     print(write_table("cli", "CLI start (one process per agent action)", header, rows, notes))
 
 

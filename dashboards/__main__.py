@@ -1,5 +1,5 @@
 """``python -m dashboards`` runs the swarmlog CLI."""
 
-from dashboards.app import main
+from dashboards.cli import main
 
 main()

@@ -1,8 +1,12 @@
-"""The ``swarmlog`` typer app, its global options and its error handling.
+"""The ``swarmlog`` typer app, its shared options and the helpers commands open logs with.
 
-Every command module registers on ``app``; commands stay thin: parse options, call the
-library, print. Errors from the library become one line on stderr and an exit code:
-0 ok, 1 error, 2 usage, 3 CAS conflict (DESIGN 8).
+Every command module registers on ``app`` (``dashboards.cli`` imports them all and holds
+``main``, which maps library errors to exit codes: 0 ok, 1 error, 2 usage, 3 CAS conflict,
+DESIGN 8). Commands stay thin: parse options, call the library, print.
+
+Start time matters (an agent may shell out once per action), so this module and the
+command modules import only typer, orjson and ``swarmlog`` at the top; the synthesizer,
+numpy, rich and pydantic models load inside the commands that use them.
 """
 
 from __future__ import annotations
@@ -10,15 +14,16 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
 
-import synthesizer  # noqa: F401  registers the body models of known event types
-from swarmlog import Log, SwarmlogError, VersionConflict, open_log
+from swarmlog import Log, SwarmlogError, open_log
+
+if TYPE_CHECKING:
+    from synthesizer.swarm import Swarm
 
 app = typer.Typer(
     name="swarmlog",
@@ -74,13 +79,29 @@ def open_target(
     url: str | None = None,
     create: bool = False,
     write: bool = False,
+    validate: bool = True,
 ) -> Log:
     """Open the chosen log; a missing one is an error unless ``create``.
 
     Read commands open it without write access; write commands pass ``write`` and fail
-    at once, in one line ("read-only: …"), on a log they could not write.
-    """
+    at once, in one line ("read-only: …"), on a log they could not write. Appends are
+    validated against the known body models (registered by importing
+    ``synthesizer.events``: pydantic, not the fold); ``validate=False`` skips that for
+    commands that only read."""
+    if validate:
+        import synthesizer.events  # noqa: F401
+
     return open_log(target(ctx, root, url), create=create, writable=write or create)
+
+
+def open_swarm(
+    ctx: typer.Context, root: str | None = None, url: str | None = None, write: bool = False
+) -> Swarm:
+    """Open the chosen swarm (an existing log only; ``write`` checks it can be written):
+    the one way commands get a ``Swarm``."""
+    from synthesizer.swarm import Swarm
+
+    return Swarm(open_target(ctx, root, url, write=write))
 
 
 def emit_json(obj: Any) -> None:
@@ -102,30 +123,3 @@ def os_message(e: OSError) -> str:
     if e.errno == errno.EROFS:
         return f"read-only: {where}{e.strerror}"
     return f"{where}{e.strerror or e}"
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app, mapping library errors to exit codes."""
-    import dashboards.cli  # noqa: F401  registers every command
-
-    try:
-        app(args=argv, prog_name="swarmlog", standalone_mode=True)
-    except VersionConflict as e:
-        typer.echo(f"conflict: {e} (current version {e.actual})", err=True)
-        sys.exit(EXIT_CONFLICT)
-    except SwarmlogError as e:
-        typer.echo(f"error: {e}", err=True)
-        sys.exit(EXIT_ERROR)
-    except OSError as e:
-        typer.echo(f"error: {os_message(e)}", err=True)
-        sys.exit(EXIT_ERROR)
-    except ValueError as e:
-        typer.echo(f"error: {e}", err=True)
-        sys.exit(EXIT_ERROR)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)

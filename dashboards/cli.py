@@ -1,15 +1,99 @@
-"""The ``swarmlog`` command: imports every command module so they register on the app."""
+"""The ``swarmlog`` command: ``main`` (the console entry point) and the assembled app.
+
+The command modules register their commands on ``app`` (dashboards.app) when imported;
+``app`` never imports this module back. ``main`` imports only the module of the command
+being run when that command is one an agent calls per action (``append``, ``tail``,
+``search``, ``reinforce``, ``board``), so such a call does not pay for the dashboard,
+rich or the demo; anything else (help, other commands, a typo) loads them all, so help
+and errors always see every command. ``dashboards.cli.app`` is the full app. Plain
+per-action command lines skip typer's parsing altogether (see ``fastpath``).
+"""
 
 from __future__ import annotations
 
-from . import (  # noqa: F401  (they register commands)
-    cmd_board,
-    cmd_config,
-    cmd_dash,
-    cmd_log,
-    cmd_mcp,
-    cmd_synth,
-)
-from .app import app, main
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from swarmlog import SwarmlogError, VersionConflict
+
+from .app import EXIT_CONFLICT, EXIT_ERROR, os_message
+
+if TYPE_CHECKING:
+    from .app import app
 
 __all__ = ["app", "main"]
+
+MODULES = ("cmd_board", "cmd_config", "cmd_dash", "cmd_log", "cmd_mcp", "cmd_synth")
+PER_ACTION = {
+    "append": "cmd_log",
+    "tail": "cmd_log",
+    "search": "cmd_synth",
+    "reinforce": "cmd_synth",
+    "board": "cmd_board",
+}
+"""Commands an agent runs once per action -> the one module that defines each."""
+_GLOBAL_OPTS = ("--root", "--url")  # options before the command name that take a value
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The command name in ``argv`` (after the global options), or None."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in _GLOBAL_OPTS:
+            i += 2
+        elif a.startswith("-"):
+            i += 1
+        else:
+            return a
+    return None
+
+
+def load_commands(argv: list[str] | None = None) -> typer.Typer:
+    """Register the commands ``argv`` can run (all of them unless it runs a per-action
+    command) and return the app."""
+    name = command_of(argv if argv is not None else sys.argv[1:])
+    wanted = (PER_ACTION[name],) if name in PER_ACTION else MODULES
+    for mod in wanted:
+        importlib.import_module(f".{mod}", __package__)
+    from .app import app
+
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the app with every command registered (PEP 562)."""
+    if name == "app":
+        return load_commands([])
+    raise AttributeError(f"module 'dashboards.cli' has no attribute {name!r}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: run the command (per-action ones through ``fastpath`` when
+    their arguments are plain, else the typer app), mapping library errors to exit codes."""
+    from . import fastpath
+
+    try:
+        if fastpath.run(sys.argv[1:] if argv is None else argv):
+            return
+        app = load_commands(argv)
+        app(args=argv, prog_name="swarmlog", standalone_mode=True)
+    except VersionConflict as e:
+        typer.echo(f"conflict: {e} (current version {e.actual})", err=True)
+        sys.exit(EXIT_CONFLICT)
+    except SwarmlogError as e:
+        typer.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_ERROR)
+    except OSError as e:
+        typer.echo(f"error: {os_message(e)}", err=True)
+        sys.exit(EXIT_ERROR)
+    except ValueError as e:
+        typer.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)

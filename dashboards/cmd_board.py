@@ -9,15 +9,12 @@ after ``board`` and after the subcommand, like everywhere else.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
 
 from swarmlog import InvalidEvent, SwarmlogError, VersionConflict
-from synthesizer.board import Board, HistoryEntry
-from synthesizer.facts import Fact
-from synthesizer.swarm import Swarm
 
 from . import safe
 from .app import (
@@ -30,8 +27,13 @@ from .app import (
     app,
     emit_json,
     fail,
-    target,
+    open_swarm,
 )
+
+if TYPE_CHECKING:
+    from synthesizer.board import Board, HistoryEntry
+    from synthesizer.facts import Fact
+    from synthesizer.swarm import Swarm
 
 
 class _BoardGroup(TyperGroup):
@@ -58,13 +60,6 @@ def _scope(ctx: typer.Context, root: str | None, url: str | None) -> None:
     """Carry --root/--url given after ``board`` down to its subcommands."""
     where: Where = ctx.obj if isinstance(ctx.obj, Where) else Where()
     ctx.obj = Where(root or where.root, url or where.url)
-
-
-def _open(ctx: typer.Context, root: str | None, url: str | None, write: bool = False) -> Swarm:
-    """Open the chosen swarm (an existing log only; ``write`` checks it can be written)."""
-    from swarmlog import open_log
-
-    return Swarm(open_log(target(ctx, root, url), create=False, writable=write))
 
 
 def fact_json(f: Fact) -> dict[str, Any]:
@@ -153,7 +148,7 @@ def board(
     _scope(ctx, root, url)
     if ctx.invoked_subcommand is not None:
         return
-    swarm = _open(ctx, None, None)
+    swarm = open_swarm(ctx, None, None)
     try:
         _show(swarm, None, json)
     finally:
@@ -170,7 +165,7 @@ def show(
 ) -> None:
     """Show one fact with its history (the events keyed on it, oldest first)."""
     parent = ctx.parent.params.get("json", False) if ctx.parent is not None else False
-    swarm = _open(ctx, root, url)
+    swarm = open_swarm(ctx, root, url)
     try:
         _show(swarm, fact_id, json or bool(parent))
     finally:
@@ -215,7 +210,7 @@ def cas(
     the current one when the fact moved past --expect."""
     try:
         expected = _parse_version(expect)
-        swarm = _open(ctx, root, url, write=True)
+        swarm = open_swarm(ctx, root, url, write=True)
     except SwarmlogError as e:
         fail(str(e))
         return

@@ -19,7 +19,7 @@ from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
 from synthesizer.swarm import Swarm
 
 from . import fmt, markdown
-from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, Where, app, emit_json, fail, open_target
+from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, Where, app, emit_json, fail, open_swarm
 from .dashboard import render, watch
 from .demo.agent import agent_name
 from .demo.run import DemoError, DemoResult, cleanup, report_path, run_demo
@@ -85,7 +85,7 @@ def dashboard(
         fail(f"--format must be one of {', '.join(FORMATS)}, not {format_!r}")
     if top < 1:
         fail("--top must be >= 1", code=2)
-    swarm = Swarm(open_target(ctx, root, url))
+    swarm = open_swarm(ctx, root, url)
     console = make_console()
     try:
         if json and live:  # one JSON document per refresh (JSON lines)
@@ -136,7 +136,7 @@ def stats(
     json: bool = JsonOpt,
 ) -> None:
     """The metrics panel as plain lines (or JSON)."""
-    swarm = Swarm(open_target(ctx, root, url))
+    swarm = open_swarm(ctx, root, url)
     try:
         m = compute(swarm.refresh(), swarm=swarm.name)
     finally:

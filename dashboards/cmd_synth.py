@@ -5,19 +5,16 @@ from __future__ import annotations
 import signal
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import typer
 
-from synthesizer.replay import state_at
-from synthesizer.swarm import Swarm
-from synthesizer.worker import Synthesizer
-
 from . import safe
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target
+from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm, open_target
 
-
-def _swarm(ctx: typer.Context, root: str | None, url: str | None, write: bool = False) -> Swarm:
-    return Swarm(open_target(ctx, root, url, write=write))
+if TYPE_CHECKING:  # annotations only: the CLI imports the synthesizer when a command runs
+    from synthesizer.swarm import Swarm
+    from synthesizer.worker import Synthesizer
 
 
 @app.command()
@@ -43,6 +40,8 @@ def synth(
     if lease_timeout is not None and not lease_timeout > 0:
         fail(f"--lease-timeout must be > 0, got {lease_timeout}")
     log = open_target(ctx, root, url, write=True)
+    from synthesizer.worker import Synthesizer
+
     worker = Synthesizer(log, batch_size=batch, name=name, lease_timeout_s=lease_timeout)
     stopping = False
 
@@ -127,7 +126,7 @@ def search(
     """Rank facts by cosine × strength × importance (does not log a recall)."""
     if limit < 1:
         fail(f"--limit must be >= 1, got {limit}")
-    sw = _swarm(ctx, root, url)
+    sw = open_swarm(ctx, root, url)
     try:
         hits = sw.search(query, limit=limit, category=category, tier=tier)
     finally:
@@ -168,7 +167,7 @@ def reinforce(
     json: bool = JsonOpt,
 ) -> None:
     """Reinforce a fact as an agent (counted once per agent per fact)."""
-    sw = _swarm(ctx, root, url, write=True)
+    sw = open_swarm(ctx, root, url, write=True)
     try:
         counted = sw.agent(agent).reinforce(fact_id)
     finally:
@@ -195,7 +194,7 @@ def checkpoint(
     """Store a checkpoint of the folded state at the current seq (or list them)."""
     if list_ and keep:
         fail("give --list or --keep, not both")
-    sw = _swarm(ctx, root, url, write=not list_)
+    sw = open_swarm(ctx, root, url, write=not list_)
     try:
         if list_:
             _list_checkpoints(sw, json)
@@ -273,6 +272,8 @@ def replay(
     log = open_target(ctx, root, url)
     try:
         t0 = time.perf_counter()
+        from synthesizer.replay import state_at
+
         st = state_at(log, at_seq=at, at_time=t, from_start=from_start)
         took = time.perf_counter() - t0
     finally:

@@ -24,10 +24,12 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:  # pydantic comes with the first registered body model (see register_body)
+    from pydantic import BaseModel, ValidationError
 
 from .depth import SCALARS as _SCALARS
 from .depth import check_depth
@@ -68,9 +70,13 @@ class Event:
     """One event: an immutable view over its envelope dict.
 
     ``seq`` is set by the log; ``id`` (uuid4 hex), ``ts`` (now) and ``swarm`` (the log's
-    name) have defaults. Construction validates names, type, ts and causes; the body is
-    validated against its type's pydantic model at append. Stored events read back from
-    a log skip validation (their crc vouches for them), which keeps reads cheap.
+    name) have defaults. ``ts`` here is only the writer's claim: the log stamps its own
+    when it assigns seq (see ``swarmlog.clock``), so a stored event carries the log's time
+    and a writer's clock never reaches the fold; a non-finite ``ts`` is refused here, any
+    finite one is accepted and replaced. Construction validates names, type, ts and
+    causes; the body is validated against its type's pydantic model at append. Stored
+    events read back from a log skip validation (their crc vouches for them), which keeps
+    reads cheap.
     """
 
     __slots__ = ("_d",)
@@ -265,8 +271,22 @@ BodyCheck = Callable[[dict[str, Any]], None]
 _BODIES: dict[str, type[BaseModel]] = {}
 
 
+class _NoModels(Exception):
+    """Stands for pydantic's ValidationError until a model is registered (never raised)."""
+
+
+_ValidationError: type[Exception] = _NoModels
+
+
 def register_body(type_name: str, model: type[BaseModel]) -> None:
-    """Declare the pydantic model that validates bodies of ``type_name`` at append."""
+    """Declare the pydantic model that validates bodies of ``type_name`` at append.
+
+    pydantic is imported here, by the first registration, not by ``import swarmlog``: a
+    process that appends only unregistered types (or none) never pays for it."""
+    global _ValidationError
+    from pydantic import ValidationError
+
+    _ValidationError = ValidationError
     _BODIES[check_type(type_name)] = model
 
 
@@ -319,8 +339,9 @@ def _check_body(type_: str, body: dict[str, Any]) -> None:
     if model is not None:
         try:
             model.__pydantic_validator__.validate_python(body)
-        except ValidationError as e:
-            raise InvalidEvent(f"{type_} body: {one_line(e)}") from None
+        except _ValidationError as e:
+            why = one_line(cast("ValidationError", e))
+            raise InvalidEvent(f"{type_} body: {why}") from None
 
 
 def _check_content(body: dict[str, Any], limits: Limits) -> None:
@@ -569,12 +590,13 @@ class _Appended(Event):
     """A stored event as ``append`` returns it: its dict is built on first use.
 
     Appending knows the stored event as (seq, the event's own dict, the log's swarm
-    when the event had none); building the stored dict is left to the first reader, so a
-    batch whose results are not looked at does not pay for a thousand dict copies.
+    when the event had none, the ts the log stamped); building the stored dict is left to
+    the first reader, so a batch whose results are not looked at does not pay for a
+    thousand dict copies.
     """
 
     __slots__ = ("_p",)
-    _p: tuple[int, dict[str, Any], str | None]
+    _p: tuple[int, dict[str, Any], str | None, float]
 
     # ``_Appended()`` makes a bare instance at C level (cheaper than ``object.__new__``);
     # ``_p`` is then set through ``_set_p`` (Event's ``__setattr__`` refuses)
@@ -586,14 +608,15 @@ class _Appended(Event):
             return cast("dict[str, Any]", _get_d(self, _Appended))
         except AttributeError:
             pass
-        seq, src, swarm = self._p
+        seq, src, swarm, ts = self._p
         d: dict[str, Any] = {"seq": seq}
         if swarm is not None:
             d["id"] = src["id"]
-            d["ts"] = src["ts"]
+            d["ts"] = ts
             d["swarm"] = swarm
         d.update(src)
         d["seq"] = seq
+        d["ts"] = ts  # the log's clock, never the writer's
         _set_d(self, d)
         return d
 
@@ -601,20 +624,23 @@ class _Appended(Event):
 _set_p = _Appended.__dict__["_p"].__set__
 
 
-def appended(seq: int, src: dict[str, Any], swarm: str | None) -> Event:
-    """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none)."""
+def appended(seq: int, src: dict[str, Any], swarm: str | None, ts: float) -> Event:
+    """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none;
+    ``ts``: the time the log stamped)."""
     ev = _Appended()
-    _set_p(ev, (seq, src, swarm))
+    _set_p(ev, (seq, src, swarm, ts))
     return ev
 
 
 def appended_batch(
-    first: int, srcs: list[dict[str, Any]], swarms: Iterable[str | None]
+    first: int, srcs: list[dict[str, Any]], swarms: Iterable[str | None], ts: float
 ) -> list[Event]:
-    """``appended`` for a batch with seqs from ``first`` on (C-level loops: no frames)."""
+    """``appended`` for a batch with seqs from ``first`` on, all stamped ``ts`` (C-level
+    loops: no frames)."""
     n = len(srcs)
     out: list[Event] = list(map(_new, itertools.repeat(_Appended, n)))
-    _drain(map(_set_p, out, zip(range(first, first + n), srcs, swarms, strict=False)))
+    ps = zip(range(first, first + n), srcs, swarms, itertools.repeat(ts, n), strict=False)
+    _drain(map(_set_p, out, ps))
     return out
 
 

@@ -40,6 +40,7 @@ import orjson
 from . import lockfile, repairs
 from . import segment as seg
 from .checkpoint import CheckpointStore, FileCheckpointStore
+from .clock import Clock, split_ts
 from .contract import Log, VerifyReport
 from .envelope import (
     _AGENT,
@@ -99,13 +100,14 @@ _SORT = orjson.OPT_SORT_KEYS
 _OPEN: weakref.WeakSet[FileLog] = weakref.WeakSet()
 _get_d = operator.attrgetter("_d")
 _get_id = operator.itemgetter("id")
-_HEAD = b'{"seq":%d,%s'
-_HEAD_MORE = b'{"seq":%d,%s,"more":%d'
+_HEAD = b'{"seq":%d,%s%s%s'  # seq, members up to "ts":, the stamped ts, the rest
+_HEAD_MORE = b'{"seq":%d,%s%s%s,"more":%d'
 _LINE = b'%s,"crc":%d}\n'
 _lseek = os.lseek
 _write = os.write
 _new = object.__new__
 _SEEK_END = os.SEEK_END
+_TS = b',"ts":'
 
 
 def _reopen_locks_after_fork() -> None:
@@ -131,7 +133,9 @@ class FileLog(Log):
         notify: bool = True,
         poll_interval: float = 0.25,
         allow_network_fs: bool = False,
+        clock: Clock | None = None,
     ) -> None:
+        """``clock`` stamps ``ts`` (default ``time.time``; tests inject their own)."""
         if durability not in ("process", "fsync"):
             raise ValueError(f"durability must be 'process' or 'fsync', not {durability!r}")
         self.root = Path(root)
@@ -183,6 +187,9 @@ class FileLog(Log):
         self._ids: dict[str, int] = _hashed_dict()
         self._versions: dict[str, int] = {}
         self._last = 0
+        self._last_ts = 0.0  # ts of seq _last: the floor of the next stamp
+        # readings are floats (time.time's are; an injected clock's are made so)
+        self._clock: Clock = time.time if clock is None else _float_clock(clock)
         self._seg_first = 1
         self._seg_end = 0
         self._seg_fd = -1
@@ -307,6 +314,8 @@ class FileLog(Log):
             else:
                 inner = raw.replace(_AGENT, self._with_swarm, 1)[1:-1]
             eid = src["id"]
+            i = inner.index(_TS) + 6  # clock.split_ts, inlined
+            pre, post = inner[:i], inner[inner.index(b",", i) :]
             lock_fd = self._lock_fd
             if lock_fd < 0:
                 lock_fd = self._write_lock()
@@ -320,7 +329,7 @@ class FileLog(Log):
                     or self.durability != "process"
                     or _lseek(fd, 0, _SEEK_END) != end
                 ):
-                    known, seq, sync = self._append_locked(src, inner, eid, expect)
+                    known, seq, sync, ts = self._append_locked(src, pre, post, eid, expect)
                 else:
                     sync = None
                     known = self._ids.get(eid)
@@ -328,7 +337,10 @@ class FileLog(Log):
                         if expect:
                             self._check_expect(expect)
                         seq = self._last + 1
-                        head = _HEAD % (seq, inner)
+                        ts = self._clock()  # the log's clock (see clock.stamp)
+                        if not ts >= self._last_ts:
+                            ts = self._last_ts
+                        head = _HEAD % (seq, pre, _dumps(ts), post)
                         data = _LINE % (head, _crc32(head))
                         try:
                             written = _write(fd, data)
@@ -338,6 +350,7 @@ class FileLog(Log):
                             self._write_rest(data, written)
                         self._seg_end = end = end + len(data)
                         self._last = seq
+                        self._last_ts = ts
                         if seq & 0xFFFF:
                             self._offs.append(end)
                         else:  # (bounded: starts over every 65,536 seqs)
@@ -356,33 +369,46 @@ class FileLog(Log):
         if known is not None:
             return self._read_one(known)
         ev = _Appended()  # appended(), inlined
-        _set_p(ev, (seq, src, swarm))
+        _set_p(ev, (seq, src, swarm, ts))
         return ev
 
     def _append_locked(
-        self, src: dict[str, Any], inner: bytes, eid: str, expect: Mapping[str, int] | None
-    ) -> tuple[int | None, int, tuple[int, int] | None]:
-        """``append`` past its fast path, both locks held: ``(known seq, 0, None)`` for an
-        id already stored, else ``(None, seq, sync)``; ``sync`` is None or, with durability
-        "fsync", (fd, first seq) of the segment written to, for the caller's
-        ``_group_sync`` once the flock is released."""
+        self,
+        src: dict[str, Any],
+        pre: bytes,
+        post: bytes,
+        eid: str,
+        expect: Mapping[str, int] | None,
+    ) -> tuple[int | None, int, tuple[int, int] | None, float]:
+        """``append`` past its fast path, both locks held: ``(known seq, 0, None, 0.0)``
+        for an id already stored, else ``(None, seq, sync, ts)``; ``sync`` is None or, with
+        durability "fsync", (fd, first seq) of the segment written to, for the caller's
+        ``_group_sync`` once the flock is released; ``pre``/``post``: the event's members
+        around its ts (``clock.split_ts``)."""
         self._catch_up(locked=True)
         known = self._ids.get(eid)
         if known is not None:
-            return known, 0, None
+            return known, 0, None, 0.0
         if expect:
             self._check_expect(expect)
         seq = self._last + 1
-        head = _HEAD % (seq, inner)
+        ts = self._stamp()
+        head = _HEAD % (seq, pre, _dumps(ts), post)
         self._write(_LINE % (head, _crc32(head)), seq, 1)
+        self._last_ts = ts
         self._ids[eid] = seq
         if "key" in src:
             k = src["key"]
             if k is not None:
                 self._versions[k] = seq
         if self.durability == "fsync":
-            return None, seq, (self._seg_fd, self._seg_first)
-        return None, seq, None
+            return None, seq, (self._seg_fd, self._seg_first), ts
+        return None, seq, None, ts
+
+    def _stamp(self) -> float:
+        """The ts of the next batch (under the lock, caught up): ``max(clock(), last ts)``."""
+        ts = self._clock()
+        return ts if ts >= self._last_ts else self._last_ts
 
     def _offs_new(self) -> None:
         """Start ``_offs`` over at the writer view's end (after anything but a fast append)."""
@@ -419,6 +445,7 @@ class FileLog(Log):
                     self._check_expect(expect)
             return []
         inners, srcs, ids = self._prepare_many(evs)
+        parts = list(map(split_ts, inners))
         with self._tlock:
             with self._locked():
                 self._catch_up(locked=True)
@@ -429,13 +456,15 @@ class FileLog(Log):
                 else:  # a retry: some (or all) events are in the log already
                     known = [index.get(i) for i in ids]
                     fresh = [d for d, s in zip(srcs, known, strict=True) if s is None]
-                    inners = [b for b, s in zip(inners, known, strict=True) if s is None]
+                    parts = [b for b, s in zip(parts, known, strict=True) if s is None]
                 if fresh:
                     if expect:
                         self._check_expect(expect)
                     first = self._last + 1
-                    data, last = self._encode(inners, first)
+                    ts = self._stamp()
+                    data, last = self._encode(parts, first, _dumps(ts))
                     self._write(data, last, len(fresh))
+                    self._last_ts = ts
                     seg_fd = self._seg_fd
                     seg_first = self._seg_first
                     seqs = range(first, last + 1)
@@ -450,9 +479,9 @@ class FileLog(Log):
         if fresh:
             n = len(fresh)
             if any(map(dict.__contains__, fresh, repeat("swarm", n))):
-                out = appended_batch(first, fresh, map(self._swarm_of, fresh))
+                out = appended_batch(first, fresh, map(self._swarm_of, fresh), ts)
             else:  # the common case: the log's own swarm for all (no call per event)
-                out = appended_batch(first, fresh, repeat(self.name, n))
+                out = appended_batch(first, fresh, repeat(self.name, n), ts)
         if known is None:
             return out
         if not fresh:
@@ -493,21 +522,25 @@ class FileLog(Log):
             ids.append(eid)
         return inners, srcs, ids
 
-    def _encode(self, inners: list[bytes], first: int) -> tuple[bytes, int]:
-        """A batch's bytes, seqs from ``first`` on (under the lock): ``(data, last seq)``.
+    def _encode(
+        self, parts: list[tuple[bytes, bytes]], first: int, ts: bytes
+    ) -> tuple[bytes, int]:
+        """A batch's bytes, seqs from ``first`` on, all stamped ``ts`` (under the lock):
+        ``(data, last seq)``; ``parts``: each event's members cut around its ts.
 
         Each record but the last carries ``"more": n`` (records of the batch still to
         come). Built by C-level maps over the members, then one ``%`` for all lines.
         """
-        n = len(inners)
+        n = len(parts)
         last = first + n - 1
+        pres, posts = zip(*parts, strict=True)
         heads = list(
             map(
                 _HEAD_MORE.__mod__,
-                zip(range(first, last), inners, range(n - 1, 0, -1), strict=False),
+                zip(range(first, last), pres, repeat(ts), posts, range(n - 1, 0, -1), strict=False),
             )
         )
-        heads.append(_HEAD % (last, inners[-1]))
+        heads.append(_HEAD % (last, pres[-1], ts, posts[-1]))
         lines = _LINE * n % tuple(chain.from_iterable(zip(heads, map(_crc32, heads), strict=True)))
         return lines, last
 
@@ -696,6 +729,7 @@ class FileLog(Log):
                                 versions[k] = s
                         if records:
                             self._last = records[-1]["seq"]
+                            self._last_ts = records[-1]["ts"]
                         self._seg_end = sc.end
                 if sc is not None and sc.end < size and locked:
                     self._cut(sc.end, size, sc.torn or "torn tail")
@@ -952,6 +986,11 @@ class FileLog(Log):
 def _clip(records: list[dict[str, Any]], lo: int, hi: int | None) -> list[dict[str, Any]]:
     """The records with seqs in [lo, hi] (hi None: no upper bound)."""
     return [d for d in records if d["seq"] >= lo and (hi is None or d["seq"] <= hi)]
+
+
+def _float_clock(clock: Clock) -> Clock:
+    """An injected clock whose readings are floats (as ``ts`` always is)."""
+    return lambda: float(clock())
 
 
 def _hashed_dict() -> dict[str, int]:

@@ -68,9 +68,11 @@ from .jsproto import (
     ApiError,
     Prepared,
     Target,
+    ack_ns,
     check_expect,
     decode_payload,
     key_subject,
+    ns_ts,
     parse_target,
     plan_expectations,
     prepare,
@@ -386,7 +388,7 @@ class JetStreamLog(Log):
                 "allow_atomic; run 'swarmlog init --url' to enable): append_many refused"
             )
         try:
-            return self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
+            out, fresh = self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
         except LogUnavailable as e:
             if e.maybe_stored or str(e).startswith(("the log is closed", "permission denied")):
                 raise  # answered, or never sent: nothing ambiguous
@@ -395,12 +397,30 @@ class JetStreamLog(Log):
                 "(same ids) again is safe",
                 maybe_stored=True,
             ) from None
+        if fresh:
+            # the server's clock: what it stored each new message at (the PubAck does not
+            # say), read back in one Direct Get batch, as every later read will see it
+            lo, hi = min(fresh), max(fresh)
+            back = {
+                r.seq: self._decode(r)
+                for raws in self._read_raw(lo, hi, clip=False)
+                for r in raws
+                if r.seq in fresh
+            }
+            out = [back.get(ev.seq or 0, ev) for ev in out]
+        return out
 
-    async def _append(self, ps: list[Prepared], exp: dict[str, int]) -> list[Event]:
-        """Publish until stored (or proven a conflict); resolve duplicates and timeouts."""
+    async def _append(
+        self, ps: list[Prepared], exp: dict[str, int]
+    ) -> tuple[list[Event], set[int]]:
+        """Publish until stored (or proven a conflict); resolve duplicates and timeouts.
+
+        Returns the stored events and the seqs this call stored (whose server time is
+        still to be read back: the ones found stored before come with theirs)."""
         c = self._c
         deadline = time.monotonic() + 2 * self.timeout
         stored: dict[str, Event] = {}
+        fresh: set[int] = set()
         known: dict[str, int] = {}
         pending = ps
         delay = 0.02
@@ -426,6 +446,7 @@ class JetStreamLog(Log):
                     first = seq - len(pending) + 1
                     for i, p in enumerate(pending):
                         stored[p.event.id] = p.stored(first + i)
+                        fresh.add(first + i)
                 pending = []
                 continue
             except ApiError as e:
@@ -455,7 +476,7 @@ class JetStreamLog(Log):
         if known:
             originals = await asyncio.gather(*(self._get_event(s) for s in known.values()))
             stored.update({ev.id: ev for ev in originals})
-        return [stored[p.event.id] for p in ps]
+        return [stored[p.event.id] for p in ps], fresh
 
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""
@@ -480,7 +501,7 @@ class JetStreamLog(Log):
 
     def _decode(self, raw: Raw) -> Event:
         try:
-            return from_stored(decode_payload(raw.seq, raw.data))
+            return from_stored(decode_payload(raw.seq, raw.data, raw.ts))
         except InvalidEvent as e:
             raise StreamCorruption(self.stream, raw.seq, str(e)) from None
 
@@ -505,15 +526,20 @@ class JetStreamLog(Log):
         for raws in self._read_raw(from_seq, to_seq):
             yield [self._decode(r).envelope for r in raws]
 
-    def _read_raw(self, from_seq: int, to_seq: int | None) -> Iterator[list[Raw]]:
-        """Messages ``from_seq..to_seq`` (clipped to the leader's last seq) in batches.
+    def _read_raw(
+        self, from_seq: int, to_seq: int | None, clip: bool = True
+    ) -> Iterator[list[Raw]]:
+        """Messages ``from_seq..to_seq`` (clipped to the leader's last seq unless ``clip``
+        is False: ``to_seq`` is known stored) in batches.
 
         The next Direct Get batch is requested before the current one is handed out, so
         transfer and decoding overlap. A replica may lag behind the leader: a batch that
         stops short is asked again (bounded), so a read sees every committed append.
         """
         nxt = max(1, from_seq)
-        end = self.last_seq if to_seq is None else min(to_seq, self.last_seq)
+        end = to_seq if to_seq is not None and not clip else None
+        if end is None:
+            end = self.last_seq if to_seq is None else min(to_seq, self.last_seq)
         if nxt > end:
             return
         deadline = time.monotonic() + 2 * self.timeout
@@ -634,7 +660,7 @@ class JetStreamLog(Log):
                 for r in raws:
                     nxt = r.seq + 1
                     try:
-                        d = decode_payload(r.seq, r.data)
+                        d = decode_payload(r.seq, r.data, r.ts)
                     except InvalidEvent as e:
                         rep.problems.append(str(e))
                         continue
@@ -656,7 +682,7 @@ class JetStreamLog(Log):
 
 
 def _raw(msg: Any) -> Raw:
-    return Raw(msg.metadata.sequence.stream, msg.subject, msg.data, {})
+    return Raw(msg.metadata.sequence.stream, msg.subject, msg.data, {}, ns_ts(ack_ns(msg.reply)))
 
 
 async def _unsubscribe(sub: Any) -> None:

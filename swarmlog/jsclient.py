@@ -33,7 +33,9 @@ from .jsproto import (
     ApiError,
     Prepared,
     Target,
+    ns_ts,
     parse_reply,
+    rfc3339_ns,
 )
 
 _PERM_RE = re.compile(r'permissions violation for (publish|subscription) to "?([^"\s]+)"?', re.I)
@@ -49,12 +51,14 @@ class NoResponders(Exception):
 
 @dataclass
 class Raw:
-    """One stored message as read back: stream seq, subject, payload, headers."""
+    """One stored message as read back: stream seq, subject, payload, headers, and the
+    server's stored time of the message (unix seconds: the log's clock)."""
 
     seq: int
     subject: str
     data: bytes
     headers: dict[str, str]
+    ts: float
 
 
 class _Client(Client):
@@ -90,7 +94,8 @@ class _Collect:
         if status is not None:
             self.done.set_result(status if status not in ("204", "404", "408") else "")
             return
-        self.out.append(Raw(int(h["Nats-Sequence"]), h.get("Nats-Subject", ""), msg.data, h))
+        ts = ns_ts(rfc3339_ns(h["Nats-Time-Stamp"]))
+        self.out.append(Raw(int(h["Nats-Sequence"]), h.get("Nats-Subject", ""), msg.data, h, ts))
         if len(self.out) >= self.n:
             self.done.set_result("")
 
@@ -268,7 +273,7 @@ class JsClient:
             raise
         m = resp["message"]
         data = base64.b64decode(m.get("data", ""))
-        return Raw(int(m["seq"]), str(m["subject"]), data, {})
+        return Raw(int(m["seq"]), str(m["subject"]), data, {}, ns_ts(rfc3339_ns(m["time"])))
 
     async def direct_batch(self, start: int, n: int, timeout: float | None = None) -> list[Raw]:
         """Up to ``n`` messages from ``start`` on in one Direct Get batch (one round trip).

@@ -18,11 +18,18 @@ JetStream assigns the stream sequence only when it stores the message, so the se
 be inside the bytes the publisher checksums; a reader takes ``seq`` from the message's
 stream sequence (kept by the server with every message) and puts it first. ``verify()``
 checks each payload's crc and that stream sequences run gapless from 1.
+
+The same holds for ``ts`` (DESIGN 2: the log's clock): the payload's ``ts`` is only the
+writer's claim; a stored event carries the server's timestamp of the message (the stream
+leader's clock when it stored it, kept with the message and given by Direct Get, message
+get and consumer deliveries alike), so no writer's clock reaches the fold.
 """
 
 from __future__ import annotations
 
+import calendar
 import re
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -166,8 +173,9 @@ def encode_payload(d: dict[str, Any]) -> bytes:
     return head + b',"crc":%d}' % zlib.crc32(head)
 
 
-def decode_payload(seq: int, data: bytes) -> dict[str, Any]:
-    """A stored payload as the event dict with ``seq`` first; InvalidEvent if it fails."""
+def decode_payload(seq: int, data: bytes, ts: float) -> dict[str, Any]:
+    """A stored payload as the event dict with ``seq`` first and the server's ``ts`` (the
+    message's stored time) in place of the writer's; InvalidEvent if it fails."""
     i = data.rfind(b',"crc":')
     if i < 0 or not data.endswith(b"}"):
         raise InvalidEvent(f"seq {seq}: payload is not a swarmlog record")
@@ -181,7 +189,34 @@ def decode_payload(seq: int, data: bytes) -> dict[str, Any]:
     if not isinstance(d, dict) or "id" not in d:
         raise InvalidEvent(f"seq {seq}: payload is not an event object")
     del d["crc"]
-    return {"seq": seq, **d}
+    out = {"seq": seq, **d}
+    out["ts"] = ts
+    return out
+
+
+# ---------------------------------------------------------------- the server's clock
+
+
+def ns_ts(ns: int) -> float:
+    """Unix nanoseconds (how the server keeps a message's time) as the stored ``ts``."""
+    return ns / 1e9
+
+
+def rfc3339_ns(stamp: str) -> int:
+    """Nanoseconds of an RFC 3339 time as the server writes it (``…T12:00:00.123456789Z``)."""
+    s = stamp.strip()
+    if not s.endswith("Z"):
+        raise ValueError(f"not a UTC time stamp: {stamp!r}")
+    whole, _, frac = s[:-1].partition(".")
+    secs = calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))
+    return secs * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def ack_ns(reply: str) -> int:
+    """Nanoseconds of a consumer delivery's stored time, from its ``$JS.ACK…`` reply subject
+    (v1: 9 tokens, time at 7; v2: 11 or 12 tokens, time at 9)."""
+    tokens = reply.split(".")
+    return int(tokens[7] if len(tokens) == 9 else tokens[9])
 
 
 # ---------------------------------------------------------------- expectations

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from watchfiles._rust_notify import RustNotify
+if TYPE_CHECKING:  # watchfiles is imported by the first Waiter (only followers need it)
+    from watchfiles._rust_notify import RustNotify
 
 DEBOUNCE_MS = 20
 STEP_MS = 1
@@ -25,6 +27,8 @@ class Waiter:
         self.poll_interval = poll_interval
         self._notify: RustNotify | None = None
         if notify:
+            from watchfiles._rust_notify import RustNotify
+
             directory.mkdir(parents=True, exist_ok=True)
             self._notify = RustNotify([str(directory)], False, False, 50, False, True)
 

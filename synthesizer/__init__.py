@@ -1,24 +1,56 @@
 """synthesizer: the fold over a swarmlog (facts, memory pool, tiers) and its workers.
 
-Importing the package registers the body models of every event type it knows.
+Importing the package registers the body models of every event type it knows (so
+appends of known types are validated). Everything else loads on first use
+(``synthesizer.Swarm``, the seed facades …), so a process that only appends or reads
+events does not pay for numpy, the fold or the synthesizer worker.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from . import events as events  # registers body models with the envelope
-from .config import SynthConfig
-from .facade_bank import MemoryBank
-from .facade_pool import MemorySearchResult, SharedMemory, SharedMemoryPool
-from .facade_store import (
-    FeedbackStats,
-    ListResult,
-    MemoryEntry,
-    MemoryIdentity,
-    MemoryStore,
-    PutIfVersionResult,
-    ScoredEntry,
-)
-from .facts import Evidence, Fact
-from .state import SwarmState, apply, fold
-from .swarm import Agent, Swarm
+
+if TYPE_CHECKING:
+    from .config import SynthConfig
+    from .facade_bank import MemoryBank
+    from .facade_pool import MemorySearchResult, SharedMemory, SharedMemoryPool
+    from .facade_store import (
+        FeedbackStats,
+        ListResult,
+        MemoryEntry,
+        MemoryIdentity,
+        MemoryStore,
+        PutIfVersionResult,
+        ScoredEntry,
+    )
+    from .facts import Evidence, Fact
+    from .state import SwarmState, apply, fold
+    from .swarm import Agent, Swarm
+
+_LAZY = {
+    "SynthConfig": "config",
+    "MemoryBank": "facade_bank",
+    "MemorySearchResult": "facade_pool",
+    "SharedMemory": "facade_pool",
+    "SharedMemoryPool": "facade_pool",
+    "FeedbackStats": "facade_store",
+    "ListResult": "facade_store",
+    "MemoryEntry": "facade_store",
+    "MemoryIdentity": "facade_store",
+    "MemoryStore": "facade_store",
+    "PutIfVersionResult": "facade_store",
+    "ScoredEntry": "facade_store",
+    "Evidence": "facts",
+    "Fact": "facts",
+    "SwarmState": "state",
+    "apply": "state",
+    "fold": "state",
+    "Agent": "swarm",
+    "Swarm": "swarm",
+}
 
 __all__ = [
     "Agent",
@@ -41,3 +73,13 @@ __all__ = [
     "apply",
     "fold",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported from their modules on first use (PEP 562)."""
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'synthesizer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value

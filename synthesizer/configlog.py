@@ -23,7 +23,6 @@ from swarmlog import Event, Log, VersionConflict
 
 from . import events as T
 from .config import EMBEDDERS, SynthConfig
-from .embed import embedder_for
 from .errors import ConfigError
 
 CONFIG_AGENT = "swarm"
@@ -159,6 +158,8 @@ def record_config(
     log: Log, config: SynthConfig, expect: int, changed: Mapping[str, Any] | None = None
 ) -> Event:
     """Append a ``swarm.configured`` carrying ``config``; the config key must be at ``expect``."""
+    from .embed import embedder_for  # numpy: only when a configuration is recorded
+
     embedder_for(config.embedder)  # one-line error (e.g. the extra missing), nothing written
     body = {"config": config.model_dump(mode="json"), "changed": dict(changed or {})}
     ev = Event(agent=CONFIG_AGENT, type=T.SWARM_CONFIGURED, key=T.CONFIG_KEY, body=body)

@@ -98,7 +98,9 @@ Status = Literal["active", "contested", "superseded", "retracted"]
 class _Body(BaseModel):
     """Common settings: extra fields are tolerated (forward compatibility)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # defer_build: a model's validator is built when a body of its type is first
+    # validated, not at import (a process appending one type builds one model)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
 # ---------------------------------------------------------------- agent events

@@ -12,9 +12,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from swarmlog import Event, InvalidEvent, Log, open_log
 from swarmlog.names import check_name
@@ -23,14 +21,19 @@ from . import events as T
 from .board import Board
 from .config import SynthConfig
 from .configlog import settle_config
-from .embed import Embedder, check_vector, embedder_for
 from .errors import UnknownFact
-from .factindex import FactIndex
-from .recall import Hit, recall
 from .replay import fold_into, load_checkpoint, state_at
 from .retry import PendingAppends
 from .state import SwarmState
-from .worker import Synthesizer
+
+if TYPE_CHECKING:  # numpy, the vector index and the worker load on first use: a process
+    # that only reinforces or writes the board never needs them (CLI start time)
+    import numpy as np
+
+    from .embed import Embedder
+    from .factindex import FactIndex
+    from .recall import Hit
+    from .worker import Synthesizer
 
 
 class Swarm:
@@ -103,6 +106,9 @@ class Swarm:
         if self._index is None:
             name = self.refresh().config.embedder
             if self._index is None:
+                from .embed import embedder_for
+                from .factindex import FactIndex
+
                 emb = self._embedder if self._embedder is not None else embedder_for(name)
                 self._index, self._embedder_name = FactIndex(emb), name
         return self._index
@@ -121,6 +127,9 @@ class Swarm:
         name = self._state.config.embedder
         if self._index is not None and self._embedder is None and name != self._embedder_name:
             # `config set embedder=…`: vectors of another embedder never mix
+            from .embed import embedder_for
+            from .factindex import FactIndex
+
             self._index, self._embedder_name = FactIndex(embedder_for(name)), name
             if self._synth is not None:
                 self._synth.index = self._index
@@ -136,6 +145,8 @@ class Swarm:
         """Run one synthesizer pass in this process; return how many decisions it made."""
         state = self.refresh()
         if self._synth is None:
+            from .worker import Synthesizer
+
             self._synth = Synthesizer(self.log, state=state, index=self.index)
         n = self._synth.run_once()
         self._state = self._synth.state
@@ -188,6 +199,8 @@ class Swarm:
         **options: Any,
     ) -> list[Hit]:
         """Rank facts for a query without logging a recall (operators, the CLI)."""
+        from .recall import recall
+
         state = self.refresh()
         vec = self.index.embedder.embed([query])[0]
         return recall(
@@ -230,6 +243,8 @@ class Agent:
         if ttl_s is not None:
             body["ttl_s"] = ttl_s
         if embedding is not None:
+            import numpy as np
+
             vec = self._own_vector(embedding, embedder, np.float64)
             body["embedding"] = vec.tolist()
             body["embedder"] = embedder
@@ -244,6 +259,8 @@ class Agent:
         """An agent-supplied vector, checked: finite, flat, the embedder's dimension."""
         if embedder is None:
             raise InvalidEvent("an embedding needs the id of its embedder")
+        import numpy as np
+
         vec: np.ndarray = np.asarray(embedding, dtype=dtype)
         if vec.ndim != 1 or not np.isfinite(vec).all():
             raise InvalidEvent("embedding must be a flat list of finite numbers")
@@ -291,6 +308,11 @@ class Agent:
         limit = 5 if limit is None else limit
         if limit < 1:
             raise InvalidEvent(f"limit must be >= 1, got {limit}")
+        import numpy as np
+
+        from .embed import check_vector
+        from .recall import recall
+
         state = self.swarm.refresh()
         if embedding is not None:
             vec = self._own_vector(embedding, embedder, np.float32)

@@ -15,8 +15,8 @@ class Result:
 
 
 def run_cli(*args: str, stdin: str | bytes = b"") -> Result:
-    """Run ``swarmlog ARGS`` via ``dashboards.app.main``; capture stdout, stderr, exit code."""
-    from dashboards.app import main
+    """Run ``swarmlog ARGS`` via ``dashboards.cli.main``; capture stdout, stderr, exit code."""
+    from dashboards.cli import main
 
     data = stdin.encode() if isinstance(stdin, str) else stdin
     out, err = io.StringIO(), io.StringIO()

@@ -1,8 +1,12 @@
 """A fully scripted swarm log (agents' and synthesizer's events with fixed timestamps),
-so metrics and dashboards can be checked against exact numbers."""
+so metrics and dashboards can be checked against exact numbers.
+
+The log stamps ``ts`` with its own clock, so the scripted times reach it through the
+FileLog's test clock: open the log with ``clock=script_clock()``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import synthesizer  # noqa: F401  registers the body models
@@ -18,16 +22,18 @@ def _ev(agent: str, type_: str, ts: float, body: dict[str, Any], **kw: Any) -> E
 SCRIPT: list[Event] = [
     # seq 1-4: raw memories (an exact duplicate across agents, a contradiction)
     _ev("a1", "memory.shared", 0, {"content": "Cache keys ignore the locale", "importance": 0.8}),
-    _ev("a2", "memory.shared", 1, {"content": "Cache keys ignore the locale", "importance": 0.8}),
-    _ev("a1", "memory.shared", 2, {"content": "DB pool size is 10", "subject": "db.pool_size",
+    _ev("a2", "memory.shared", 0.5, {"content": "Cache keys ignore the locale",
+                                     "importance": 0.8}),
+    _ev("a1", "memory.shared", 0.5, {"content": "DB pool size is 10", "subject": "db.pool_size",
                                    "value": "10"}),
-    _ev("a2", "memory.shared", 3, {"content": "DB pool size is 20", "subject": "db.pool_size",
+    _ev("a2", "memory.shared", 1.5, {"content": "DB pool size is 20", "subject": "db.pool_size",
                                    "value": "20"}),
-    # seq 5-11: the synthesizer's decisions (latencies 1.5, 1.0, 2.0, 1.0 s)
+    # seq 5-11: the synthesizer's decisions (latencies 1.5, 1.0, 2.0, 1.0 s); times never
+    # decrease along seq (the log's clock)
     _ev("synthesizer", "fact.created", 1.5, {"evidence": 1, "signature": "s1"}, key="f1"),
-    _ev("synthesizer", "fact.corroborated", 2, {"evidence": 2, "kind": "exact"}, key="f1"),
-    _ev("synthesizer", "fact.created", 4, {"evidence": 3, "signature": "s3"}, key="f3"),
-    _ev("synthesizer", "fact.created", 4, {"evidence": 4, "signature": "s4"}, key="f4"),
+    _ev("synthesizer", "fact.corroborated", 1.5, {"evidence": 2, "kind": "exact"}, key="f1"),
+    _ev("synthesizer", "fact.created", 2.5, {"evidence": 3, "signature": "s3"}, key="f3"),
+    _ev("synthesizer", "fact.created", 2.5, {"evidence": 4, "signature": "s4"}, key="f4"),
     _ev("synthesizer", "fact.contested", 4, {"subject": "db.pool_size", "rivals": ["f3"]},
         key="f4"),
     _ev("synthesizer", "fact.resolved", 4, {"subject": "db.pool_size", "winner": "f3",
@@ -48,7 +54,13 @@ SCRIPT: list[Event] = [
 resolved (f3 over f4), rate 16 events over 8 s."""
 
 
+def script_clock() -> Callable[[], float]:
+    """A FileLog clock that reads the scripted times in order (one append per event)."""
+    return iter([ev.ts for ev in SCRIPT]).__next__
+
+
 def write_script(log: Log) -> None:
-    """Append the scripted events (seqs 1..16) to an empty log."""
+    """Append the scripted events (seqs 1..16) to an empty log opened with
+    ``clock=script_clock()``."""
     for ev in SCRIPT:
         log.append(ev)

@@ -21,7 +21,7 @@ from swarmlog import open_log
 from synthesizer.metrics import SwarmMetrics, compute
 from synthesizer.replay import state_at
 from synthesizer.swarm import Swarm
-from tests.swarmscript import write_script
+from tests.swarmscript import script_clock, write_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("Top facts", "Contested facts", "Agents", "Metrics")
@@ -35,7 +35,7 @@ def text_of(m: SwarmMetrics, width: int = 200) -> str:
 
 
 def scripted_metrics(tmp_path: Path) -> SwarmMetrics:
-    log = open_log(tmp_path / "scripted", name="scripted")
+    log = open_log(tmp_path / "scripted", name="scripted", clock=script_clock())
     try:
         write_script(log)
         return compute(state_at(log), swarm=log.name)

@@ -81,12 +81,13 @@ def test_batch_members_declines_what_it_cannot_vouch_for() -> None:
 
 def test_append_many_bytes_equal_single_appends(tmp_path: Path) -> None:
     evs = _events("m") + _events("n", session="s2", key="kk") + _events("o", swarm="sw")
-    with FileLog(tmp_path / "many", name="s", notify=False) as log:
+    with FileLog(tmp_path / "many", name="s", notify=False, clock=lambda: 1234.5) as log:
         out = log.append_many(evs)
     with FileLog(tmp_path / "one", name="s", notify=False) as log:
         for i, e in enumerate(evs):
             more = len(evs) - 1 - i
-            line = env.encode(e, seq=i + 1, swarm=e.swarm or "s", more=more)
+            # the reference: the event as written, with the log's ts in place of the writer's
+            line = env.encode(e.replace(ts=1234.5), seq=i + 1, swarm=e.swarm or "s", more=more)
             log._write(line, i + 1, 1)
     assert _segment_bytes(tmp_path / "many") == _segment_bytes(tmp_path / "one")
     with FileLog(tmp_path / "many", notify=False) as log:

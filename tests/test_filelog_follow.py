@@ -85,7 +85,7 @@ def test_follow_past_a_torn_batch_that_is_cut_and_rewritten(tmp_path: Path) -> N
     root = tmp_path / "log"
     scratch = tmp_path / "scratch"
     pad = "p" * 3000
-    with FileLog(scratch, notify=False) as s:
+    with FileLog(scratch, notify=False, clock=lambda: 1.0) as s:
         s.append_many(
             [Event(agent="a", type="test.event", id=f"pre{i}", ts=1.0, swarm="t") for i in range(3)]
         )
@@ -101,7 +101,7 @@ def test_follow_past_a_torn_batch_that_is_cut_and_rewritten(tmp_path: Path) -> N
     data = seg_file.read_bytes()
     cut = data.index(b'"id":"big0"')
     cut = data.rindex(b"\n", 0, cut) + 1  # start of the big batch
-    with FileLog(root, notify=False) as log:
+    with FileLog(root, notify=False, clock=lambda: 1.0) as log:
         log.append_many(
             [Event(agent="a", type="test.event", id=f"pre{i}", ts=1.0, swarm="t") for i in range(3)]
         )

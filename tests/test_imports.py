@@ -26,11 +26,7 @@ LAYERS = ("swarmlog", "synthesizer", "dashboards")  # each may import those befo
 # ``test_no_import_cycles`` leaves these edges out; ``test_known_cycle_is_gone`` is a
 # strict xfail per edge: when the fix lands it passes unexpectedly (and so fails), and
 # its line here is deleted.
-KNOWN_CYCLE_EDGES: list[tuple[str, str]] = [
-    # app.main lazily imports dashboards.cli, whose command modules import app; branch
-    # ops-clock-cli moves ``main`` into dashboards/cli.py. The lead deletes this on merge.
-    ("dashboards.app", "dashboards.cli"),
-]
+KNOWN_CYCLE_EDGES: list[tuple[str, str]] = []
 
 
 def _modules() -> dict[str, Path]:

@@ -351,8 +351,10 @@ def test_checkpoint_that_does_not_fit_says_what_is_kept(log: JetStreamLog) -> No
 def test_wait_for_change_wakes_on_append(log: JetStreamLog, target: str) -> None:
     assert log.wait_for_change(0.2) is False
     with JetStreamLog(target) as other:
-        threading.Timer(0.2, lambda: other.append(ev())).start()
+        writer = threading.Timer(0.2, lambda: other.append(ev()))
+        writer.start()
         assert log.wait_for_change(5.0) is True
+        writer.join()  # the append is done (it reads its stored time back) before closing
 
 
 def test_sync_facade_concurrent_appends(log: JetStreamLog) -> None:

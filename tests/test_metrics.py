@@ -13,11 +13,11 @@ from synthesizer.config import PoolConfig
 from synthesizer.metrics import compute, percentile, top_facts
 from synthesizer.replay import state_at
 from synthesizer.swarm import Swarm
-from tests.swarmscript import write_script
+from tests.swarmscript import script_clock, write_script
 
 
 def _scripted(tmp_path: Path) -> SwarmState:
-    log = open_log(tmp_path / "s")
+    log = open_log(tmp_path / "s", clock=script_clock())
     try:
         write_script(log)
         return state_at(log)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -92,10 +94,17 @@ def test_state_at_seq_is_the_fold_of_the_first_k_events(log_target: LogTarget) -
 
 
 def test_at_time_picks_the_last_event_with_ts_at_most_t(log_target: LogTarget) -> None:
+    """``at_time`` reads the log's clock (the stored ts), never the writers' claims."""
     log = open_log(log_target.target)
-    for i, ts in enumerate([100.0, 200.0, 150.0, 300.0, 250.0]):
+    claims = [100.0, 200.0, 150.0, 300.0, 250.0]  # writers' clocks: ignored by the log
+    for i, ts in enumerate(claims):
         log.append(Event(agent="a", type="memory.shared", ts=ts, body={"content": f"m{i}"}))
-    assert state_at(log, at_time=99.0).last_seq == 0
-    assert state_at(log, at_time=150.0).last_seq == 3  # seq 3 has ts 150
-    assert state_at(log, at_time=260.0).last_seq == 5
+        time.sleep(0.002)
+    stored = [ev.ts for ev in log.read()]
+    assert stored == sorted(stored) and not set(stored) & set(claims)
+    assert state_at(log, at_time=stored[0] - 1).last_seq == 0
+    for t in stored:
+        want = max(i + 1 for i, s in enumerate(stored) if s <= t)
+        assert state_at(log, at_time=t).last_seq == want
     assert state_at(log, at_time=1e12).last_seq == 5
+    assert state_at(log, at_time=200.0).last_seq == 0  # a writer's claim means nothing

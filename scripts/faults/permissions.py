@@ -29,7 +29,7 @@ def as_nobody(commands: list[list[str]]) -> list[Run]:
     child first runs the read commands as root, which changes nothing and imports every
     module the commands need, then drops to uid 65534 and runs them all.
     """
-    from dashboards.app import main as cli_main
+    from dashboards.cli import main as cli_main
 
     with ExitStack() as stack:
         return _run_as_nobody(commands, stack, cli_main)

@@ -1,0 +1,224 @@
+"""The commands an agent runs once per action import only what they use (issue 10).
+
+Each check runs a command through ``dashboards.cli.main`` in a fresh interpreter and then
+looks at ``sys.modules``: what a command must not load (numpy, rich, the synthesizer
+worker, the dashboard, the demo) is asserted absent, and what it needs is asserted
+present, so the check cannot pass by running nothing. No timing here (see
+scripts/bench/cli_bench.py).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from synthesizer.swarm import Swarm
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = """
+import sys
+from dashboards.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+else:
+    code = 0
+import orjson
+sys.stderr.write("\\nMODULES " + orjson.dumps({"code": code, "mods": sorted(sys.modules)}).decode())
+"""
+
+HEAVY = {"numpy", "rich", "dashboards.cmd_dash", "dashboards.dashboard", "synthesizer.worker",
+         "synthesizer.demo", "synthesizer.metrics", "synthesizer.embed", "watchfiles"}
+
+
+def _modules(*args: str) -> tuple[int, set[str]]:
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    data = orjson.loads(r.stderr.rsplit("\nMODULES ", 1)[1])
+    return int(data["code"] or 0), set(data["mods"])
+
+
+@pytest.fixture(scope="module")
+def swarm_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("cli-imports") / "swarm"
+    with Swarm.open(root) as sw:
+        sw.agent("ann").share("The cache drops keys under load")
+        sw.synthesize()
+        fid = next(iter(sw.state().facts))
+    return str(root), fid
+
+
+def _loaded(mods: set[str], name: str) -> bool:
+    return any(m == name or m.startswith(name + ".") for m in mods)
+
+
+def test_append_loads_the_log_and_body_models_only(swarm_root: tuple[str, str]) -> None:
+    root, _ = swarm_root
+    code, mods = _modules("--root", root, "append", "--agent", "bob", "a new finding")
+    assert code == 0
+    assert {"swarmlog.filelog", "synthesizer.events", "dashboards.cmd_log"} <= mods
+    assert not any(_loaded(mods, h) for h in HEAVY), sorted(h for h in HEAVY if _loaded(mods, h))
+    for name in ("synthesizer.state", "synthesizer.swarm", "dashboards.cmd_synth"):
+        assert name not in mods
+
+
+def test_tail_loads_no_body_models(swarm_root: tuple[str, str]) -> None:
+    root, _ = swarm_root
+    code, mods = _modules("--root", root, "tail", "--json")
+    assert code == 0 and "dashboards.cmd_log" in mods
+    assert not any(_loaded(mods, h) for h in HEAVY)
+    assert "synthesizer.events" not in mods and "synthesizer.state" not in mods
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("board",),
+        ("board", "{fid}"),
+        ("board", "cas", "plan", "--expect", "0", "--content", "the plan"),
+        ("reinforce", "--agent", "cid", "{fid}"),
+    ],
+)
+def test_board_and_reinforce_fold_without_numpy(
+    swarm_root: tuple[str, str], args: tuple[str, ...]
+) -> None:
+    root, fid = swarm_root
+    code, mods = _modules("--root", root, *(a.format(fid=fid) for a in args))
+    assert code == 0
+    assert "synthesizer.state" in mods  # they do fold the log
+    assert not any(_loaded(mods, h) for h in HEAVY), sorted(h for h in HEAVY if _loaded(mods, h))
+
+
+def test_search_needs_the_embedder_but_not_rich_or_the_worker(
+    swarm_root: tuple[str, str],
+) -> None:
+    root, _ = swarm_root
+    code, mods = _modules("--root", root, "search", "cache keys")
+    assert code == 0 and "numpy" in mods and "synthesizer.embed" in mods
+    for name in ("rich", "synthesizer.worker", "synthesizer.demo", "dashboards.cmd_dash"):
+        assert not _loaded(mods, name), name
+
+
+def test_help_and_other_commands_see_every_command() -> None:
+    code, mods = _modules("--help")
+    assert code == 0
+    assert {"dashboards.cmd_board", "dashboards.cmd_dash", "dashboards.cmd_log",
+            "dashboards.cmd_synth"} <= mods
+
+
+def test_importing_the_app_does_not_import_the_cli_back() -> None:
+    code = "import sys, dashboards.app; print('dashboards.cli' in sys.modules)"
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "False"
+
+
+def test_the_library_imports_nothing_heavy_by_itself() -> None:
+    code = (
+        "import sys, swarmlog, synthesizer.board, synthesizer.swarm; "
+        "print(sorted(m for m in ('numpy', 'pydantic', 'watchfiles', 'rich', 'typer') "
+        "if m in sys.modules))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=60)
+    # pydantic comes with the body models (synthesizer.events); nothing else heavy
+    assert r.returncode == 0 and r.stdout.strip() == "['pydantic']"
+    r = subprocess.run([sys.executable, "-c", "import sys, swarmlog; print('pydantic' in "
+                        "sys.modules, 'watchfiles' in sys.modules)"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert r.stdout.strip() == "False False"
+
+
+# ---------------------------------------------------------------------- the fast path
+
+LINES: list[tuple[str, ...]] = [
+    ("tail", "--json"),
+    ("tail", "--from", "2", "--agent", "bob"),
+    ("board",),
+    ("board", "--json"),
+    ("board", "{fid}"),
+    ("board", "{fid}", "--json"),
+    ("board", "show", "{fid}"),
+    ("board", "nope"),
+    ("search", "cache keys", "--json", "--limit", "3"),
+    ("search", "cache", "--limit", "0"),
+    ("search", "cache", "--limit", "x"),
+    ("append", "--agent", "dan", "Another finding", "--importance", "0.9"),
+    ("append", "--agent", "dan", "--json", "--body", '{"content": "x", "importance": 0.2}'),
+    ("append", "--agent", "dan"),
+    ("append", "--agent", "dan", "x", "--expect", "3"),
+    ("append", "--agent=dan", "x", "--bogus"),
+    ("append", "x"),
+    ("append", "--help"),
+    ("reinforce", "--agent", "eve", "{fid}"),
+    ("reinforce", "--agent", "eve", "f999", "--json"),
+    ("board", "cas", "plan", "--expect", "0", "--content", "the plan", "--evidence", "1"),
+    ("board", "cas", "plan", "--expect", "0", "--value", "again", "--json"),
+    ("board", "cas", "plan", "--expect", "zero"),
+    ("board", "cas", "plan"),
+    ("board", "--json", "{fid}"),
+]
+
+
+def _normal(text: str) -> str:
+    """Output with what differs between two identical swarms (ids, times) masked."""
+    import re
+
+    text = re.sub(r"[0-9a-f]{32}", "ID", text)
+    text = re.sub(r"\b1\d{9}(\.\d+)?(e[+-]?\d+)?", "T", text)  # unix times
+    text = re.sub(r"\d\d:\d\d:\d\d(\.\d+)?", "HH:MM:SS", text)
+    return re.sub(r"\d{4}-\d\d-\d\d", "DATE", text)
+
+
+def _same_swarm(root: Path) -> str:
+    with Swarm.open(root, name="same") as sw:
+        sw.agent("ann").share("The cache drops keys under load")
+        sw.agent("bob").share("The cache drops keys under load")
+        sw.agent("bob").share("Uploads time out after 30 s")
+        sw.synthesize()
+        return sorted(sw.state().facts)[0]
+
+
+def test_fast_path_and_typer_give_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every line, run through the fast path on one swarm and through typer on an
+    identical one: same exit code, same output (ids and times masked), same log."""
+    from swarmlog import open_log
+    from tests.cli_util import run_cli
+
+    fast, slow = tmp_path / "fast", tmp_path / "slow"
+    fid = _same_swarm(fast)
+    assert _same_swarm(slow) == fid
+    for line in LINES:
+        args = [a.replace("{fid}", fid) for a in line]
+        monkeypatch.delenv("SWARMLOG_NO_FASTPATH", raising=False)
+        a = run_cli("--root", str(fast), *args)
+        monkeypatch.setenv("SWARMLOG_NO_FASTPATH", "1")
+        b = run_cli("--root", str(slow), *args)
+        assert (a.code, _normal(a.out), _normal(a.err)) == (
+            b.code, _normal(b.out), _normal(b.err)
+        ), args
+    with open_log(fast) as lf, open_log(slow) as ls:
+        ea, eb = list(lf.read()), list(ls.read())
+    assert [(e.type, e.agent, e.key, e.body) for e in ea] == [
+        (e.type, e.agent, e.key, e.body) for e in eb
+    ]
+
+
+def test_plain_lines_skip_typers_parser(swarm_root: tuple[str, str]) -> None:
+    root, fid = swarm_root
+    _, mods = _modules("--root", root, "tail")
+    assert "dashboards.fastpath" in mods and "typer._adapters" not in mods
+    _, mods = _modules("--root", root, "board", fid, "--json")
+    assert "typer._adapters" not in mods
+    code, mods = _modules("--root", root, "tail", "--help")
+    assert code == 0 and "typer._adapters" in mods  # help is typer's

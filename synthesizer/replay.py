@@ -7,6 +7,9 @@ order) whose ``ts`` is at most T.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from swarmlog import Log
 from swarmlog.checkpoint import skip
 
@@ -54,14 +57,22 @@ def load_checkpoint(log: Log, at_or_below: int | None = None) -> SwarmState | No
     return None
 
 
-def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmState:
-    """Fold the log's events after ``state.last_seq`` (up to ``to_seq``) into ``state``."""
+def fold_into(
+    state: SwarmState,
+    log: Log,
+    to_seq: int | None = None,
+    observe: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> SwarmState:
+    """Fold the log's events after ``state.last_seq`` (up to ``to_seq``) into ``state``;
+    ``observe`` is handed each folded batch (a FactIndex keeps its columns current)."""
     if to_seq is not None and to_seq <= state.last_seq:
         return state
     start = state.last_seq + 1
     with paused_gc():
         for batch in log.read_batches(start, to_seq):
             fold_dicts(state, batch)
+            if observe is not None:
+                observe(batch)
     return state
 
 

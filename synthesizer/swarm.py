@@ -117,7 +117,8 @@ class Swarm:
         """Fold what was appended since the last look and return the live state."""
         if self._synth is not None and self._synth.state is not self._state:
             self._state = self._synth.state
-        fold_into(self._state, self.log)
+        index = self._index
+        fold_into(self._state, self.log, observe=None if index is None else index.observe)
         name = self._state.config.embedder
         if self._index is not None and self._embedder is None and name != self._embedder_name:
             # `config set embedder=…`: vectors of another embedder never mix

@@ -145,6 +145,7 @@ class Synthesizer:
         st = self.state
         for batch in self.log.read_batches(before + 1):  # stored mappings: no Event per record
             fold_dicts(st, batch)
+            self.index.observe(batch)
         self._follow_embedder()
         self.index.sync(st)
         return st.last_seq - before
@@ -262,7 +263,9 @@ class Synthesizer:
         st = self.state
         first = st.last_seq + 1
         if stored and stored[0].seq == first and stored[-1].seq == first + len(stored) - 1:
-            fold_dicts(st, [e.envelope for e in stored])
+            dicts = [e.envelope for e in stored]
+            fold_dicts(st, dicts)
+            self.index.observe(dicts)
 
     def run(
         self,

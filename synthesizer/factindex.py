@@ -114,6 +114,36 @@ class FactIndex:
         """(embedder id, dim) holding a fact's vector."""
         return self._where.get(fid)
 
+    def codes(self) -> dict[str, int]:
+        """Thread and category names -> their column codes (a copy)."""
+        return dict(self._codes)
+
+    def attach_default(
+        self,
+        ids: list[str],
+        mat: np.ndarray,
+        cols: dict[str, np.ndarray],
+        codes: list[str],
+        mark: tuple[int, int, int],
+    ) -> None:
+        """Take over the local embedder's saved rows and columns as of a checkpoint.
+
+        ``mark`` is (facts, evictions, seq) of the checkpoint's state; events after it
+        are to be handed to ``observe`` (new facts are then embedded, nothing else).
+        """
+        cols = dict(cols)
+        weights = cols.pop("weight")
+        idx = self.default
+        idx.attach(ids, mat, weights, cols)
+        where = (self.embedder.id, self.embedder.dim)
+        self._where = dict.fromkeys(ids, where)
+        self._codes = {name: i for i, name in enumerate(codes)}
+        self._mark = mark
+        self._seq = self._observed = mark[2]
+        self._dirty.clear()
+        self._ticks = 0
+        self._rebuild = False
+
     def code(self, name: str) -> int | None:
         """The column code of a thread or category name (None: no fact ever had it)."""
         return self._codes.get(name)
@@ -159,7 +189,10 @@ class FactIndex:
             for fid in [f for f in self._where if f not in facts]:
                 self.remove(fid)
         if len(self._where) < len(facts):
-            missing = [f for fid, f in facts.items() if fid not in self._where]
+            where = self._where
+            missing = [facts[f] for f in self._dirty if f in facts and f not in where]
+            if len(where) + len(missing) < len(facts):  # not all named by events seen
+                missing = [f for fid, f in facts.items() if fid not in where]
             self.add_facts(missing)
         self._mark = mark
 

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from swarmlog import Event, InvalidEvent, Log, open_log
+from swarmlog import CheckpointInfo, Event, InvalidEvent, Log, open_log
 from swarmlog.names import check_name
 
 from . import events as T
+from . import vecckpt
 from .board import Board
 from .config import SynthConfig
 from .configlog import settle_config
@@ -27,7 +28,7 @@ from .embed import Embedder, check_vector, embedder_for
 from .errors import UnknownFact
 from .factindex import FactIndex
 from .recall import Hit, recall
-from .replay import fold_into, load_checkpoint, state_at
+from .replay import fold_into, load_checkpoint_info, save_checkpoint_info, state_at
 from .retry import PendingAppends
 from .state import SwarmState
 from .worker import Synthesizer
@@ -56,7 +57,9 @@ class Swarm:
         self._index: FactIndex | None = None
         self.appends = PendingAppends(log)
         """Every append of this API goes through it: retries reuse the event ids."""
-        self._state = load_checkpoint(log) or SwarmState()
+        loaded = load_checkpoint_info(log)
+        self._state = SwarmState() if loaded is None else loaded[0]
+        self._ckpt: CheckpointInfo | None = None if loaded is None else loaded[1]
         self._synth: Synthesizer | None = None
         self._board: Board | None = None
 
@@ -104,8 +107,22 @@ class Swarm:
             name = self.refresh().config.embedder
             if self._index is None:
                 emb = self._embedder if self._embedder is not None else embedder_for(name)
-                self._index, self._embedder_name = FactIndex(emb), name
+                self._index, self._embedder_name = self._open_index(emb), name
         return self._index
+
+    def _open_index(self, emb: Embedder) -> FactIndex:
+        """A FactIndex for the folded state: the checkpoint's vectors mapped when they were
+        saved with it (only facts after it are embedded), else empty (built on use)."""
+        index = FactIndex(emb)
+        ck = self._ckpt
+        if (
+            ck is not None
+            and ck.seq <= self._state.last_seq
+            and vecckpt.attach(self.log, ck, index)
+        ):
+            for batch in self.log.read_batches(ck.seq + 1, self._state.last_seq):
+                index.observe(batch)  # what changed since: rows rewritten, new facts embedded
+        return index
 
     @property
     def embedder(self) -> Embedder:
@@ -143,14 +160,16 @@ class Swarm:
         return n
 
     def checkpoint(self, pinned: bool = False) -> int:
-        """Store a checkpoint of the current state; return its seq.
+        """Store a checkpoint of the current state, with its vectors beside it (readers
+        map them instead of re-embedding); return its seq.
 
         Retention keeps the newest ``synthesizer.checkpoint_keep``; a ``pinned`` one is
         kept whatever the retention.
         """
-        from .replay import save_checkpoint
-
-        return save_checkpoint(self.log, self.refresh(), pinned=pinned)
+        state = self.refresh()
+        info = save_checkpoint_info(self.log, state, pinned=pinned)
+        vecckpt.save(self.log, info, self.index, state)
+        return info.seq
 
     @property
     def board(self) -> Board:

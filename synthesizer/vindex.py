@@ -157,6 +157,36 @@ class VectorIndex:
         """Item id of a live row."""
         return self._ids[row]
 
+    def attach(
+        self,
+        ids: list[str],
+        mat: np.ndarray,
+        weights: np.ndarray,
+        columns: dict[str, np.ndarray],
+    ) -> None:
+        """Take over saved rows: ``mat`` (capacity rows, the first ``len(ids)`` live, already
+        normalised — a copy-on-write memory map, say), weights and columns of the live rows.
+
+        Why: a reader opening a checkpoint maps its vectors instead of re-embedding, and
+        processes mapping one file share its pages until they write a row.
+        """
+        n = len(ids)
+        if mat.ndim != 2 or mat.shape[1] != self._dim or mat.shape[0] < max(n, 1):
+            raise ValueError(f"saved matrix of shape {mat.shape} does not fit {self!r}")
+        cap = int(mat.shape[0])
+        self._ids = list(ids)
+        self._rows = dict(zip(self._ids, range(n), strict=True))
+        self._mat = mat
+        self._weights = np.ones(cap, dtype=np.float64)
+        self._weights[:n] = weights
+        for name, col in list(self._cols.items()):
+            full = np.empty(cap, dtype=col.dtype)
+            full[:] = self._fill[name]
+            if name in columns:
+                full[:n] = columns[name]
+            self._cols[name] = full
+        self._stale(0)
+
     def get(self, item_id: str) -> np.ndarray | None:
         """Copy of the stored (normalised) vector of `item_id`, or None."""
         row = self._rows.get(item_id)

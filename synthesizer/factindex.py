@@ -55,8 +55,6 @@ RANK_COLUMNS: tuple[tuple[str, type, object], ...] = (
     ("expires", np.float64, math.inf),  # TTL: +inf when none
 )
 
-_UNRANKED: dict[str, float | int] = {name: fill for name, _, fill in RANK_COLUMNS}  # type: ignore[misc]
-_UNRANKED["weight"] = 0.0
 
 # events whose named facts (key, target, hits, rivals, winner, losers, related) change
 _KEYED = frozenset(
@@ -313,18 +311,50 @@ class FactIndex:
                 idx.column(name)[row] = v
 
     def _rebuild_columns(self, state: SwarmState) -> None:
-        """Every row from the facts (per-fact Python; only when events went unobserved)."""
+        """Every row from the facts (only when events went unobserved): one pass per
+        column over the facts, then vector arithmetic for the weights."""
         self.rebuilds += 1
         facts = state.facts
         w_imp = state.config.importance_weight
+        retracted = STATUS_CODES[RETRACTED]
         for idx in self.space:
             ids = idx.ids()
-            rows = [self.fact_row(facts[fid], w_imp) if fid in facts else _UNRANKED for fid in ids]
-            if not rows:
+            if not ids:
                 continue
-            for name, _, _ in RANK_COLUMNS:
-                idx.column(name)[:] = [r[name] for r in rows]
-            idx.weights()[:] = [r["weight"] for r in rows]
+            fs = [facts.get(fid) for fid in ids]
+            live = [f for f in fs if f is not None]
+            if len(live) != len(fs):  # rows of facts not folded yet: unranked until then
+                for name, _, fill in RANK_COLUMNS:
+                    idx.column(name)[:] = fill
+                idx.weights()[:] = 0.0
+                rows = np.array([i for i, f in enumerate(fs) if f is not None], dtype=np.int64)
+            else:
+                rows = None
+
+            def put(
+                name: str,
+                values: list[Any],
+                _rows: np.ndarray | None = rows,
+                _idx: VectorIndex = idx,
+            ) -> None:
+                col = _idx.column(name)
+                if _rows is None:
+                    col[:] = values
+                else:
+                    col[_rows] = values
+
+            put("strength", [f.strength for f in live])
+            put("impf", [1.0 - w_imp + w_imp * f.importance for f in live])
+            put("reinf", [f.reinforcements for f in live])
+            put("status", [STATUS_CODES.get(f.status, retracted) for f in live])
+            put("tier", [TIER_CODES.get(f.tier, 0) for f in live])
+            code = self._code
+            put("thread", [code(f.thread) for f in live])
+            put("category", [code(f.category) for f in live])
+            put("expires", [math.inf if f.expires_at is None else f.expires_at for f in live])
+            w = idx.weights()
+            np.multiply(idx.column("strength"), idx.column("impf"), out=w)
+            w[idx.column("status") > LIVE_STATUS_MAX] = 0.0
 
     def _apply_ticks(self, state: SwarmState, n: int) -> None:
         """``n`` decay steps on every row: strength × the factor of its reinforcements."""

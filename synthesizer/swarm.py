@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -143,6 +143,11 @@ class Swarm:
             if self._synth is not None:
                 self._synth.index = self._index
         return self._state
+
+    def observer(self) -> Callable[[list[dict[str, Any]]], None] | None:
+        """What a caller that folds stored events into the live state itself hands them to
+        (after folding), so the index's ranking columns follow without a rebuild."""
+        return None if self._index is None else self._index.observe
 
     def state(self, at_seq: int | None = None, at_time: float | None = None) -> SwarmState:
         """The state now (live), or at a seq / a time (from the nearest checkpoint)."""

@@ -65,6 +65,9 @@ class FacadeBase:
         stored = self.log.append(event, expect=expect)
         if stored.seq == self._state.last_seq + 1:
             apply(self._state, stored)
+            observe = self.swarm.observer()
+            if observe is not None:
+                observe([stored.envelope])
         else:
             self._state = self.swarm.refresh()
         return stored
@@ -74,7 +77,7 @@ class FacadeBase:
         then ``refresh()`` folds the event itself: the difference is its effect."""
         state = self.refresh()
         seq = self.log.append(event).seq or 0
-        fold_into(state, self.log, seq - 1)
+        fold_into(state, self.log, seq - 1, observe=self.swarm.observer())
         return state, seq
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import events as T
 from .errors import check_choice
-from .factindex import INACTIVE, FactIndex
+from .factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
 from .facts import Fact
 from .state import SwarmState
 
@@ -59,54 +59,52 @@ def recall(
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     check_choice("tier", tier, T.TIERS)
-    index.refresh_weights(state)
+    index.prepare(state)
     eid = embedder_id or index.embedder.id
     idx = index.space.get(eid, int(query.shape[0]))
     if idx is None or not len(idx):
         return []
-    facts = state.facts
-
-    def ok(f: Fact, cos: float, score: float) -> bool:
-        if f.status in INACTIVE or cos <= 0.0:
-            return False
-        if category is not None and f.category != category:
-            return False
-        if tier is not None and f.tier != tier:
-            return False
-        if thread is not None and not thread_first and f.thread != thread:
-            return False
-        if now is not None and f.expires_at is not None and f.expires_at <= now:
-            return False
-        if min_similarity is not None and cos < min_similarity:
-            return False
-        return not (min_score is not None and score < min_score)
-
-    def ranked(mask: np.ndarray | None, want: int) -> list[Hit]:
-        k = min(len(idx), max(4 * want + 16, 32))
-        while True:
-            hits = idx.search(query, k, weighted=True, mask=mask)
-            out = []
-            for h in hits:
-                f = facts.get(h.id)
-                if f is not None and ok(f, h.cosine, h.score):
-                    out.append(Hit(f, h.cosine, h.score, f.strength))
-            if len(out) >= want or k >= len(idx) or len(hits) < k:
-                return out[:want]
-            k = min(len(idx), k * 4)
-
-    base: np.ndarray | None = None
+    cos = idx.cosines(query)
+    score = cos * idx.weights()
+    ok = (cos > 0.0) & (idx.column("status") <= LIVE_STATUS_MAX)
+    for name, value in (("category", category), ("thread", None if thread_first else thread)):
+        if value is not None:
+            code = index.code(value)
+            if code is None:
+                return []
+            ok &= idx.column(name) == code
+    if tier is not None:
+        if tier not in TIER_CODES:
+            return []
+        ok &= idx.column("tier") == TIER_CODES[tier]
+    if now is not None:
+        ok &= idx.column("expires") > now
+    if min_similarity is not None:
+        ok &= cos >= min_similarity
+    if min_score is not None:
+        ok &= score >= min_score
     if only is not None:
         allowed = [fid for fid in only if fid in idx]
         if not allowed:
             return []
-        base = idx.mask_for(allowed)
+        ok &= idx.mask_for(allowed)
+    facts = state.facts
+
+    def ranked(mask: np.ndarray, want: int) -> list[Hit]:
+        rows = np.flatnonzero(mask)
+        if not rows.shape[0]:
+            return []
+        out = []
+        for r in idx.top(score[rows], want, rows):
+            f = facts[idx.id_at(r)]
+            out.append(Hit(f, float(cos[r]), float(score[r]), f.strength))
+        return out
+
     if thread is not None and thread_first:
-        pool = facts if only is None else {fid: facts[fid] for fid in only if fid in facts}
-        own_ids = [fid for fid, f in pool.items() if f.thread == thread and fid in idx]
-        own = ranked(idx.mask_for(own_ids), limit) if own_ids else []
+        code = index.code(thread)
+        own_mask = ok & (idx.column("thread") == code) if code is not None else ok & False
+        own = ranked(own_mask, limit)
         if len(own) >= limit:
             return own
-        seen = {h.fact.id for h in own}
-        rest = [h for h in ranked(base, limit + len(own)) if h.fact.id not in seen]
-        return own + rest[: limit - len(own)]
-    return ranked(base, limit)
+        return own + ranked(ok & ~own_mask, limit - len(own))
+    return ranked(ok, limit)

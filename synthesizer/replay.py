@@ -7,7 +7,10 @@ order) whose ``ts`` is at most T.
 
 from __future__ import annotations
 
-from swarmlog import Log
+from collections.abc import Callable
+from typing import Any
+
+from swarmlog import CheckpointInfo, Log
 from swarmlog.checkpoint import skip
 
 from .bulk import paused_gc
@@ -28,7 +31,15 @@ def seq_at_time(log: Log, at_time: float) -> int:
 
 
 def load_checkpoint(log: Log, at_or_below: int | None = None) -> SwarmState | None:
-    """The state of the newest usable checkpoint at or below a seq (None: fold from 1).
+    """The state of the newest usable checkpoint at or below a seq (None: fold from 1)."""
+    found = load_checkpoint_info(log, at_or_below)
+    return None if found is None else found[0]
+
+
+def load_checkpoint_info(
+    log: Log, at_or_below: int | None = None
+) -> tuple[SwarmState, CheckpointInfo] | None:
+    """The state of the newest usable checkpoint at or below a seq, and its info.
 
     The store skips foreign, stale and corrupt checkpoints; one whose payload does not
     decode (or decodes to another seq than its header's) is skipped here the same way,
@@ -49,19 +60,27 @@ def load_checkpoint(log: Log, at_or_below: int | None = None) -> SwarmState | No
             skip(ck.info.name, f"its payload is at seq {state.last_seq}, its header at {ck.seq}")
             continue
         if state.config_seq or state.config == DEFAULT_CONFIG:
-            return state
+            return state, ck.info
         skip(ck.info.name, "folded under a configuration the log never recorded")
     return None
 
 
-def fold_into(state: SwarmState, log: Log, to_seq: int | None = None) -> SwarmState:
-    """Fold the log's events after ``state.last_seq`` (up to ``to_seq``) into ``state``."""
+def fold_into(
+    state: SwarmState,
+    log: Log,
+    to_seq: int | None = None,
+    observe: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> SwarmState:
+    """Fold the log's events after ``state.last_seq`` (up to ``to_seq``) into ``state``;
+    ``observe`` is handed each folded batch (a FactIndex keeps its columns current)."""
     if to_seq is not None and to_seq <= state.last_seq:
         return state
     start = state.last_seq + 1
     with paused_gc():
         for batch in log.read_batches(start, to_seq):
             fold_dicts(state, batch)
+            if observe is not None:
+                observe(batch)
     return state
 
 
@@ -94,7 +113,12 @@ def save_checkpoint(log: Log, state: SwarmState, pinned: bool = False) -> int:
     Keeps the newest ``synthesizer.checkpoint_keep`` checkpoints (plus pinned ones, which
     retention never deletes); raises CheckpointNotWritten if it cannot store it.
     """
-    log.checkpoints.save(
+    return save_checkpoint_info(log, state, pinned).seq
+
+
+def save_checkpoint_info(log: Log, state: SwarmState, pinned: bool = False) -> CheckpointInfo:
+    """``save_checkpoint``, returning what the store recorded (its identity)."""
+    return log.checkpoints.save(
         state.last_seq,
         state.to_bytes(),
         CHECKPOINT_FORMAT,
@@ -102,4 +126,3 @@ def save_checkpoint(log: Log, state: SwarmState, pinned: bool = False) -> int:
         pinned=pinned,
         keep=state.config.synthesizer.checkpoint_keep,
     )
-    return state.last_seq

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from swarmlog import Event, InvalidEvent, Log, open_log
+from swarmlog import CheckpointInfo, Event, InvalidEvent, Log, open_log
 from swarmlog.names import check_name
 
 from . import events as T
@@ -22,7 +22,7 @@ from .board import Board
 from .config import SynthConfig
 from .configlog import settle_config
 from .errors import UnknownFact
-from .replay import fold_into, load_checkpoint, state_at
+from .replay import fold_into, load_checkpoint_info, save_checkpoint_info, state_at
 from .retry import PendingAppends
 from .state import SwarmState
 
@@ -59,7 +59,9 @@ class Swarm:
         self._index: FactIndex | None = None
         self.appends = PendingAppends(log)
         """Every append of this API goes through it: retries reuse the event ids."""
-        self._state = load_checkpoint(log) or SwarmState()
+        loaded = load_checkpoint_info(log)
+        self._state = SwarmState() if loaded is None else loaded[0]
+        self._ckpt: CheckpointInfo | None = None if loaded is None else loaded[1]
         self._synth: Synthesizer | None = None
         self._board: Board | None = None
 
@@ -107,11 +109,27 @@ class Swarm:
             name = self.refresh().config.embedder
             if self._index is None:
                 from .embed import embedder_for
-                from .factindex import FactIndex
 
                 emb = self._embedder if self._embedder is not None else embedder_for(name)
-                self._index, self._embedder_name = FactIndex(emb), name
+                self._index, self._embedder_name = self._open_index(emb), name
         return self._index
+
+    def _open_index(self, emb: Embedder) -> FactIndex:
+        """A FactIndex for the folded state: the checkpoint's vectors mapped when they were
+        saved with it (only facts after it are embedded), else empty (built on use)."""
+        from . import vecckpt
+        from .factindex import FactIndex
+
+        index = FactIndex(emb)
+        ck = self._ckpt
+        if (
+            ck is not None
+            and ck.seq <= self._state.last_seq
+            and vecckpt.attach(self.log, ck, index)
+        ):
+            for batch in self.log.read_batches(ck.seq + 1, self._state.last_seq):
+                index.observe(batch)  # what changed since: rows rewritten, new facts embedded
+        return index
 
     @property
     def embedder(self) -> Embedder:
@@ -123,7 +141,8 @@ class Swarm:
         """Fold what was appended since the last look and return the live state."""
         if self._synth is not None and self._synth.state is not self._state:
             self._state = self._synth.state
-        fold_into(self._state, self.log)
+        index = self._index
+        fold_into(self._state, self.log, observe=None if index is None else index.observe)
         name = self._state.config.embedder
         if self._index is not None and self._embedder is None and name != self._embedder_name:
             # `config set embedder=…`: vectors of another embedder never mix
@@ -134,6 +153,11 @@ class Swarm:
             if self._synth is not None:
                 self._synth.index = self._index
         return self._state
+
+    def observer(self) -> Callable[[list[dict[str, Any]]], None] | None:
+        """What a caller that folds stored events into the live state itself hands them to
+        (after folding), so the index's ranking columns follow without a rebuild."""
+        return None if self._index is None else self._index.observe
 
     def state(self, at_seq: int | None = None, at_time: float | None = None) -> SwarmState:
         """The state now (live), or at a seq / a time (from the nearest checkpoint)."""
@@ -153,14 +177,18 @@ class Swarm:
         return n
 
     def checkpoint(self, pinned: bool = False) -> int:
-        """Store a checkpoint of the current state; return its seq.
+        """Store a checkpoint of the current state, with its vectors beside it (readers
+        map them instead of re-embedding); return its seq.
 
         Retention keeps the newest ``synthesizer.checkpoint_keep``; a ``pinned`` one is
         kept whatever the retention.
         """
-        from .replay import save_checkpoint
+        state = self.refresh()
+        info = save_checkpoint_info(self.log, state, pinned=pinned)
+        from . import vecckpt
 
-        return save_checkpoint(self.log, self.refresh(), pinned=pinned)
+        vecckpt.save(self.log, info, self.index, state)
+        return info.seq
 
     @property
     def board(self) -> Board:

@@ -62,6 +62,9 @@ class VectorIndex:
         self._weights = np.ones(cap, dtype=np.float64)
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
+        # named per-row columns (ranking fields), moved with their rows
+        self._cols: dict[str, np.ndarray] = {}
+        self._fill: dict[str, object] = {}
         # rowwise(): a derived matrix of the first `_derived_n` rows, for `_derived_key`
         self._derived_key: object = None
         self._derived = np.zeros((0, 0), dtype=np.float32)
@@ -110,6 +113,80 @@ class VectorIndex:
         view.flags.writeable = False
         return list(self._ids), view
 
+    def row(self, item_id: str) -> int | None:
+        """Current row of `item_id` (valid until the next add/remove), or None."""
+        return self._rows.get(item_id)
+
+    def add_column(self, name: str, dtype: type | np.dtype, fill: object) -> None:
+        """Declare a per-row column (idempotent); rows get ``fill`` until set.
+
+        Why: ranking fields (strength, status, tier ...) live beside the vectors so a
+        search filters and weighs rows with numpy alone; the index keeps them aligned
+        as rows are added, moved and removed.
+        """
+        if name in self._cols:
+            return
+        col = np.empty(self._mat.shape[0], dtype=dtype)
+        col[:] = fill
+        self._cols[name] = col
+        self._fill[name] = fill
+
+    def column(self, name: str) -> np.ndarray:
+        """Writable view of a column over the live rows (valid until the next add/remove)."""
+        return self._cols[name][: len(self._ids)]
+
+    def weights(self) -> np.ndarray:
+        """Writable view of the ranking weights of the live rows."""
+        return self._weights[: len(self._ids)]
+
+    def cosines(self, query: object) -> np.ndarray:
+        """Cosine of a query with every live row (one matrix-vector product)."""
+        q = self._query(query)
+        return self._mat[: len(self._ids)] @ q
+
+    def top(self, score: np.ndarray, k: int, rows: np.ndarray | None = None) -> list[int]:
+        """Rows of the top-``k`` scores (descending, ties by id); ``score`` covers the
+        live rows, or the rows ``rows`` when given."""
+        _check_k(k)
+        if rows is None:
+            return self._top_rows(score, k).tolist()
+        picked = self._top_rows(score, k, row_of=rows)
+        return rows[picked].tolist()
+
+    def id_at(self, row: int) -> str:
+        """Item id of a live row."""
+        return self._ids[row]
+
+    def attach(
+        self,
+        ids: list[str],
+        mat: np.ndarray,
+        weights: np.ndarray,
+        columns: dict[str, np.ndarray],
+    ) -> None:
+        """Take over saved rows: ``mat`` (capacity rows, the first ``len(ids)`` live, already
+        normalised — a copy-on-write memory map, say), weights and columns of the live rows.
+
+        Why: a reader opening a checkpoint maps its vectors instead of re-embedding, and
+        processes mapping one file share its pages until they write a row.
+        """
+        n = len(ids)
+        if mat.ndim != 2 or mat.shape[1] != self._dim or mat.shape[0] < max(n, 1):
+            raise ValueError(f"saved matrix of shape {mat.shape} does not fit {self!r}")
+        cap = int(mat.shape[0])
+        self._ids = list(ids)
+        self._rows = dict(zip(self._ids, range(n), strict=True))
+        self._mat = mat
+        self._weights = np.ones(cap, dtype=np.float64)
+        self._weights[:n] = weights
+        for name, col in list(self._cols.items()):
+            full = np.empty(cap, dtype=col.dtype)
+            full[:] = self._fill[name]
+            if name in columns:
+                full[:n] = columns[name]
+            self._cols[name] = full
+        self._stale(0)
+
     def get(self, item_id: str) -> np.ndarray | None:
         """Copy of the stored (normalised) vector of `item_id`, or None."""
         row = self._rows.get(item_id)
@@ -145,6 +222,8 @@ class VectorIndex:
                 self._grow(row + 1)
             self._ids.append(item_id)
             self._rows[item_id] = row
+            for name, col in self._cols.items():
+                col[row] = self._fill[name]
         else:
             self._stale(row)
         if sq == 0.0 or abs(sq - 1.0) <= _UNIT_TOLERANCE:  # zero, or already unit (common)
@@ -193,6 +272,8 @@ class VectorIndex:
         for item_id in new:
             self._rows[item_id] = len(self._ids)
             self._ids.append(item_id)
+        for name, col in self._cols.items():
+            col[n : n + len(new)] = self._fill[name]
         norms = np.sqrt(np.einsum("ij,ij->i", mat, mat, dtype=np.float64))
         norms[norms == 0.0] = 1.0
         unit = mat * (1.0 / norms).astype(np.float32)[:, None]
@@ -215,6 +296,8 @@ class VectorIndex:
             moved = self._ids[last]
             self._mat[row] = self._mat[last]
             self._weights[row] = self._weights[last]
+            for col in self._cols.values():
+                col[row] = col[last]
             self._ids[row] = moved
             self._rows[moved] = row
         self._ids.pop()
@@ -401,6 +484,10 @@ class VectorIndex:
         weights = np.ones(cap, dtype=np.float64)
         weights[:n] = self._weights[:n]
         self._mat, self._weights = mat, weights
+        for name, col in list(self._cols.items()):
+            grown = np.empty(cap, dtype=col.dtype)
+            grown[:n] = col[:n]
+            self._cols[name] = grown
 
     def _mask_rows(self, mask: np.ndarray | None) -> np.ndarray | None:
         """Validate a row mask against the live rows."""

@@ -27,7 +27,7 @@ import numpy as np
 from swarmlog import CheckpointNotWritten, Event, Log, SwarmlogError, VersionConflict
 
 from . import events as T
-from . import prune
+from . import prune, vecckpt
 from .config import SynthConfig
 from .configlog import settle_config
 from .embed import Embedder, embedder_for, near_duplicate_of
@@ -36,7 +36,7 @@ from .factindex import FactIndex
 from .facts import RETRACTED, Fact, RawMemory
 from .guards import first_unguarded
 from .lease import LEASE_KEY, Holder, Lease
-from .replay import fold_into, load_checkpoint, save_checkpoint
+from .replay import fold_into, load_checkpoint, save_checkpoint_info
 from .scorer import BatchScorer
 from .signature import signature
 from .state import SwarmState, fold_dicts
@@ -145,6 +145,7 @@ class Synthesizer:
         st = self.state
         for batch in self.log.read_batches(before + 1):  # stored mappings: no Event per record
             fold_dicts(st, batch)
+            self.index.observe(batch)
         self._follow_embedder()
         self.index.sync(st)
         return st.last_seq - before
@@ -262,7 +263,9 @@ class Synthesizer:
         st = self.state
         first = st.last_seq + 1
         if stored and stored[0].seq == first and stored[-1].seq == first + len(stored) - 1:
-            fold_dicts(st, [e.envelope for e in stored])
+            dicts = [e.envelope for e in stored]
+            fold_dicts(st, dicts)
+            self.index.observe(dicts)
 
     def run(
         self,
@@ -292,7 +295,8 @@ class Synthesizer:
         due = force or st.last_seq - self._last_checkpoint >= every
         if st.last_seq and due:
             try:
-                save_checkpoint(self.log, st)
+                info = save_checkpoint_info(self.log, st)
+                vecckpt.save(self.log, info, self.index, st)
             except CheckpointNotWritten as e:
                 if force:
                     raise

@@ -1,0 +1,177 @@
+"""Vectors saved with a checkpoint: one file a reader memory-maps instead of re-embedding.
+
+Beside a file checkpoint ``ckpt-<seq>.bin`` the writer stores the local embedder's rows
+of the FactIndex as ``vec-<seq>-<checksum>.f32`` — the checkpoint's own seq and payload
+checksum in the name and the header, so a vector file only ever loads with the state it
+was written from. Layout (native byte order)::
+
+    [0, 4096)          header: JSON, space-padded (magic, seq, checksum, embedder, dim,
+                       n rows, capacity, offsets of the parts below)
+    [4096, ...)        capacity x dim float32 rows, normalised; rows past n are a hole
+                       (sparse, zero) that new facts are appended into
+    then               the ranking columns and weights of the n rows, then the ids (JSON)
+
+A reader maps the rows copy-on-write (``np.memmap`` mode ``c``): processes that map one
+file share its pages; a row a process changes (an eviction moving a row, an appended
+fact) becomes private to it, page by page. Writes are atomic (temporary file, fsync,
+rename); a new checkpoint writes a new file and never touches a mapped one. Vector files
+whose checkpoint is gone are unlinked (an open mapping survives the unlink).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from swarmlog import CheckpointInfo, Log
+
+from .factindex import RANK_COLUMNS, FactIndex
+from .state import SwarmState
+
+MAGIC = "swarmvec/1"
+HEADER = 4096
+_ALIGN = 64
+SPARE = 0.25  # spare capacity rows, as a fraction of n (at least 1024): appends stay mapped
+
+
+def vector_dir(log: Log) -> Path | None:
+    """The directory of the log's file checkpoints, or None (no local checkpoint files)."""
+    d = getattr(log.checkpoints, "dir", None)
+    return Path(d) if d is not None else None
+
+
+def file_name(info: CheckpointInfo) -> str:
+    """The vector file of a checkpoint: named by its seq and payload checksum."""
+    return f"vec-{info.seq:020d}-{info.checksum}.f32"
+
+
+def _aligned(x: int) -> int:
+    return (x + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) -> Path | None:
+    """Write the vector file of checkpoint ``info`` (``state`` is the state it holds)."""
+    d = vector_dir(log)
+    if d is None or state.last_seq != info.seq:
+        return None
+    index.prepare(state)
+    idx = index.default
+    ids, mat = idx.matrix()
+    n, dim = len(ids), idx.dim
+    cap = n + max(1024, int(n * SPARE))
+    at = HEADER + cap * dim * 4
+    parts: list[tuple[str, np.ndarray]] = [(name, idx.column(name)) for name, _, _ in RANK_COLUMNS]
+    parts.append(("weight", idx.weights()))
+    offsets: dict[str, list[Any]] = {}
+    for name, arr in parts:
+        at = _aligned(at)
+        offsets[name] = [at, arr.dtype.str]
+        at += arr.nbytes
+    codes = sorted(index.codes().items(), key=lambda kv: kv[1])
+    id_bytes = orjson.dumps({"ids": ids, "codes": [name for name, _ in codes]})
+    ids_at = _aligned(at)
+    header = {
+        "magic": MAGIC,
+        "seq": info.seq,
+        "checksum": info.checksum,
+        "embedder": idx.embedder_id,
+        "dim": dim,
+        "n": n,
+        "cap": cap,
+        "facts": len(state.facts),
+        "evictions": state.metrics.evictions_total,
+        "columns": offsets,
+        "ids": [ids_at, len(id_bytes)],
+        "size": ids_at + len(id_bytes),
+    }
+    raw = orjson.dumps(header)
+    if len(raw) >= HEADER:
+        raise ValueError("vector file header too large")
+    path = d / file_name(info)
+    tmp = d / f".{path.name}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(raw.ljust(HEADER - 1) + b"\n")
+        f.write(np.ascontiguousarray(mat).tobytes())
+        for name, arr in parts:
+            f.seek(offsets[name][0])
+            f.write(np.ascontiguousarray(arr).tobytes())
+        f.seek(ids_at)
+        f.write(id_bytes)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    prune(log)
+    return path
+
+
+def prune(log: Log) -> int:
+    """Unlink vector files whose checkpoint is gone; return how many."""
+    d = vector_dir(log)
+    if d is None or not d.is_dir():
+        return 0
+    keep = {file_name(i) for i in log.checkpoints.list()}
+    gone = 0
+    for p in d.glob("vec-*.f32"):
+        if p.name not in keep:
+            try:
+                p.unlink()
+                gone += 1
+            except FileNotFoundError:
+                pass
+    return gone
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header of a vector file, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(HEADER)
+        h: dict[str, Any] = orjson.loads(raw)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return h if h.get("magic") == MAGIC else None
+
+
+def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
+    """Map checkpoint ``info``'s vectors into ``index`` (empty, same embedder); False if
+    there is no matching, well-formed vector file (the caller embeds instead)."""
+    d = vector_dir(log)
+    if d is None:
+        return False
+    path = d / file_name(info)
+    h = read_header(path)
+    emb = index.embedder
+    if (
+        h is None
+        or h.get("seq") != info.seq
+        or h.get("checksum") != info.checksum
+        or h.get("embedder") != emb.id
+        or h.get("dim") != emb.dim
+        or len(index)
+    ):
+        return False
+    try:
+        if os.path.getsize(path) != h["size"]:
+            return False
+        n, cap, dim = int(h["n"]), int(h["cap"]), int(h["dim"])
+        mat = np.memmap(path, dtype=np.float32, mode="c", offset=HEADER, shape=(cap, dim))
+        cols: dict[str, np.ndarray] = {}
+        with open(path, "rb") as f:
+            for name, (off, dtype) in h["columns"].items():
+                f.seek(off)
+                cols[name] = np.fromfile(f, dtype=np.dtype(dtype), count=n)
+            off, size = h["ids"]
+            f.seek(off)
+            tail = orjson.loads(f.read(size))
+        ids, codes = tail["ids"], tail["codes"]
+        mark = (int(h["facts"]), int(h["evictions"]), info.seq)
+    except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        return False
+    if len(ids) != n or any(c.shape != (n,) for c in cols.values()):
+        return False
+    index.attach_default(ids, mat, cols, codes, mark)
+    return True

@@ -2,8 +2,8 @@
 
 Compaction (compact.py) takes whole segments out of ``segments/``. What it leaves::
 
-    archive/<first seq>.jsonl.xz    the segment's bytes, lzma-compressed (mode "archive")
-    archive/<first seq>.ids.xz      the segment's event ids and key versions (both modes)
+    archive/<first seq>.jsonl.gz    the segment's bytes, gzip-compressed (mode "archive")
+    archive/<first seq>.ids.gz      the segment's event ids and key versions (both modes)
     retention.json                  manifest: first retained seq and one entry per segment
 
 An archive holds the segment byte for byte (records keep their CRCs), so reading one is
@@ -17,9 +17,10 @@ Seqs never move: a segment keeps its seqs in its archive.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
-import lzma
 import os
+import zlib
 from collections.abc import Generator, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 ARCHIVE = "archive"
 MANIFEST = "retention.json"
-LZMA_PRESET = 6
+GZIP_LEVEL = 6
 MODES = ("archive", "delete")
 
 
@@ -100,11 +101,11 @@ def checksum(data: bytes) -> str:
 
 
 def archive_name(first: int) -> str:
-    return f"{first:020d}.jsonl.xz"
+    return f"{first:020d}.jsonl.gz"
 
 
 def ids_name(first: int) -> str:
-    return f"{first:020d}.ids.xz"
+    return f"{first:020d}.ids.gz"
 
 
 def load(root: str) -> Manifest:
@@ -146,7 +147,9 @@ def write_atomic(directory: str, name: str, data: bytes) -> None:
 
 
 def pack(data: bytes) -> bytes:
-    return lzma.compress(data, preset=LZMA_PRESET)
+    """gzip (stdlib): on agent JSONL ~4.7x at ~11 MB/s on a loaded 2-core machine, where
+    lzma -6 reached 6.3x at 0.3 MB/s (a 64 MiB segment would take minutes)."""
+    return gzip.compress(data, GZIP_LEVEL, mtime=0)
 
 
 def _unpack(path: str, want: str, what: str) -> bytes:
@@ -157,8 +160,8 @@ def _unpack(path: str, want: str, what: str) -> bytes:
     if checksum(raw) != want:
         raise ArchiveCorrupt(f"{what} {path} is corrupt (checksum mismatch)")
     try:
-        return lzma.decompress(raw)
-    except lzma.LZMAError as e:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as e:
         raise ArchiveCorrupt(f"{what} {path} does not decompress: {e}") from None
 
 

@@ -141,7 +141,7 @@ def test_verify_catches_an_altered_archive(tmp_path: Path) -> None:
         log.append(Event(agent="a", type="note", body={"n": i}))
     log.checkpoints.save(90, b"opaque", "test/1")
     compact(log, 90)
-    victim = sorted((tmp_path / "archive").glob("*.jsonl.xz"))[0]
+    victim = sorted((tmp_path / "archive").glob("*.jsonl.gz"))[0]
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF
     victim.write_bytes(bytes(data))

@@ -77,7 +77,13 @@ def compact_swarm(log: Log, dry_run: bool = False, now: float | None = None) -> 
             "compaction applies to a file log; a JetStream stream is bounded by its "
             "max_age/max_bytes limits (see docs/retention.md)"
         )
-    policy = log_config(log).config.retention
+    return compact_by(log, log_config(log).config.retention, dry_run, now)
+
+
+def compact_by(
+    log: FileLog, policy: RetentionConfig, dry_run: bool = False, now: float | None = None
+) -> Result:
+    """Compact ``log`` by ``policy`` (the worker passes the configuration it folded)."""
     return compact(log, retention_point(log, policy, now), policy.mode, dry_run)
 
 

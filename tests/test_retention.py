@@ -162,3 +162,22 @@ def test_cli_dry_run_then_compact_and_tail_across(tmp_path: Path) -> None:
     assert seqs == list(range(1, log.last_seq + 1))
     r = run_cli("--root", str(tmp_path), "verify")
     assert r.code == 0 and "retention:" in r.out
+
+
+def test_worker_compacts_after_its_checkpoints_when_a_policy_is_set(tmp_path: Path) -> None:
+    from synthesizer.worker import Synthesizer
+
+    log = FileLog(tmp_path, segment_bytes=4096)
+    change_config(
+        log,
+        {"retention.keep_checkpoints": "1", "synthesizer.checkpoint_every": "50"},
+    )
+    sw = Swarm(log)
+    for i in range(300):
+        sw.agent("a").share(f"finding {i} about the cache")
+    w = Synthesizer(FileLog(tmp_path))
+    w.catch_up()
+    assert w.maybe_checkpoint(force=True)
+    assert (tmp_path / "archive").is_dir() and list((tmp_path / "archive").glob("*.jsonl.gz"))
+    assert FileLog(tmp_path).verify().ok
+    assert state_at(FileLog(tmp_path)).digest() == w.state.digest()

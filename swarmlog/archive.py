@@ -23,7 +23,7 @@ import os
 import zlib
 from collections.abc import Generator, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -31,8 +31,19 @@ from . import segment as seg
 from .errors import SwarmlogError
 from .fsguard import fsync_dir, open_nofollow, read_nofollow
 
-if TYPE_CHECKING:
-    from .filelog import FileLog
+
+class WriterView(Protocol):
+    """What ``skip`` moves: a FileLog's writer view (its id index, key versions, place)."""
+
+    _root_s: str
+    _segdir_s: str
+    _seg_first: int
+    _seg_end: int
+    _seg_fd: int
+    _last: int
+    _ids: dict[str, int]
+    _versions: dict[str, int]
+
 
 ARCHIVE = "archive"
 MANIFEST = "retention.json"
@@ -231,7 +242,7 @@ def read_before(
     return from_seq
 
 
-def skip(log: FileLog) -> bool:
+def skip(log: WriterView) -> bool:
     """FileLog hook: move the writer view past segments compaction removed, loading the
     archived ids and key versions it skips; False if nothing was removed under it."""
     cur = os.path.join(log._segdir_s, seg.segment_name(log._seg_first))

@@ -9,7 +9,8 @@ CRCs, and no event id may appear twice across archives and segments.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from . import archive, repairs
 from . import segment as seg
@@ -18,11 +19,13 @@ from .errors import SwarmlogError
 from .fsguard import open_nofollow
 from .verifyscan import check_segment
 
-if TYPE_CHECKING:
-    from .filelog import FileLog
+
+class _Dirs(Protocol):
+    root: Path
+    segdir: Path
 
 
-def verify(log: FileLog) -> VerifyReport:
+def verify(log: _Dirs) -> VerifyReport:
     """The report of ``log.verify()`` (see module docstring)."""
     rep = VerifyReport()
     root = os.fspath(log.root)

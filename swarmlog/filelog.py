@@ -815,7 +815,13 @@ class FileLog(Log):
                 return
             name = seg.segment_name(first)
             sc = None
+            try:
+                held = self._files.acquire(first, name)
+            except FileNotFoundError:  # compacted since listed: list again (archive.py)
+                yield from self.read_batches(from_seq, to_seq)
+                return
             with self._files.pinned(first, name) as fd:
+                self._files.release(held)
                 for attempt in range(3):
                     size = os.fstat(fd).st_size
                     start, expect = self._locate(fd, size, first, from_seq)

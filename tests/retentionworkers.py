@@ -4,7 +4,8 @@
 is open, then compacts up to POINT (the crash test kills it at a random moment).
 ``append ROOT WID N OUT`` appends N events with ids ``w<wid>-<i>`` and writes the
 acknowledged seqs to OUT; ``follow ROOT N OUT`` follows from seq 1 until it has seen N
-events and writes their (seq, id) pairs to OUT.
+events and writes their (seq, id) pairs to OUT; ``readall ROOT R OUT`` reads the whole
+log R times and writes whether each read was gapless from seq 1.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ def main(argv: list[str]) -> None:
                 break
         with open(out, "wb") as f:
             f.write(orjson.dumps(seen))
+    elif cmd == "readall":
+        rounds, out = int(argv[2]), argv[3]
+        ok = []
+        for _ in range(rounds):  # whole reads from seq 1, across archive and segments
+            seqs = [ev.seq for ev in log.read(1)]
+            ok.append(seqs == list(range(1, len(seqs) + 1)))
+        with open(out, "wb") as f:
+            f.write(orjson.dumps(ok))
     log.close()
 
 

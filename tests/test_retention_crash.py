@@ -101,6 +101,7 @@ def test_appenders_and_follower_keep_working_while_compacting(tmp_path: Path) ->
     fout = tmp_path / "follow.json"
     follower = _spawn("follow", str(tmp_path), str(n * writers), str(fout))
     procs = [_spawn("append", str(tmp_path), str(w), str(n), str(outs[w])) for w in range(writers)]
+    reader = _spawn("readall", str(tmp_path), "40", str(tmp_path / "reads.json"))
     compactions = 0
     while any(p.poll() is None for p in procs):
         last = log.last_seq
@@ -109,7 +110,9 @@ def test_appenders_and_follower_keep_working_while_compacting(tmp_path: Path) ->
             compactions += bool(compact(log, last - 100).segments)
         time.sleep(0.05)
     assert all(p.wait() == 0 for p in procs)
-    assert follower.wait() == 0
+    assert follower.wait() == 0 and reader.wait() == 0
+    reads = orjson.loads((tmp_path / "reads.json").read_bytes())
+    assert len(reads) == 40 and all(reads)
     assert compactions >= 1
     fresh = FileLog(tmp_path)
     assert fresh.verify().ok

@@ -181,3 +181,20 @@ def test_worker_compacts_after_its_checkpoints_when_a_policy_is_set(tmp_path: Pa
     assert (tmp_path / "archive").is_dir() and list((tmp_path / "archive").glob("*.jsonl.gz"))
     assert FileLog(tmp_path).verify().ok
     assert state_at(FileLog(tmp_path)).digest() == w.state.digest()
+
+
+def test_at_time_before_a_deleted_window_names_the_oldest(tmp_path: Path) -> None:
+    log = FileLog(tmp_path, segment_bytes=4096)
+    for i in range(200):
+        log.append(Event(agent="a", type="memory.shared", ts=1000.0 + i, body={"content": "x"}))
+    log.checkpoints.save(150, b"opaque", "test/1")
+    res = compact(log, 150, "delete")
+    oldest = res.first_seq
+    r = run_cli("--root", str(tmp_path), "replay", "--at-time", "1001", "--from-start")
+    assert r.code == 1 and f"oldest available: seq {oldest}" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    r = run_cli("--root", str(tmp_path), "tail", "--from", "1")
+    assert r.code == 1 and f"oldest available: seq {oldest}" in r.err
+    from synthesizer.replay import seq_at_time
+
+    assert seq_at_time(log, 1000.0 + 180) == 181  # inside the window: found as before

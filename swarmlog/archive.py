@@ -192,6 +192,14 @@ def archived_ids(root: str, e: Entry) -> dict[str, Any]:
     return d
 
 
+def archived_id(root: str, seq: int) -> str | None:
+    """The id of the event at ``seq`` from the ids files (which outlive deleted segments)."""
+    for e in load(root).entries:
+        if e.first <= seq <= e.last:
+            return str(archived_ids(root, e)["ids"][seq - e.first])
+    return None
+
+
 def records(data: bytes, first: int, name: str) -> Iterator[list[dict[str, Any]]]:
     """Record batches of segment bytes (scanned like a segment: CRCs, gapless seqs)."""
     fd = os.memfd_create("swarmlog-archive", os.MFD_CLOEXEC)

@@ -793,6 +793,13 @@ class FileLog(Log):
             return ev
         raise SwarmlogError(f"seq {seq} is not in the log")
 
+    def record_id(self, seq: int) -> str | None:
+        """The id at ``seq``, from the ids files where retention deleted the record."""
+        try:
+            return super().record_id(seq)
+        except archive.RetentionError:
+            return archive.archived_id(self._root_s, seq)
+
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         for batch in self.read_batches(from_seq, to_seq):
             yield from map(from_stored, batch)

@@ -26,7 +26,15 @@ if TYPE_CHECKING:
 
 __all__ = ["app", "main"]
 
-MODULES = ("cmd_board", "cmd_config", "cmd_dash", "cmd_log", "cmd_mcp", "cmd_synth")
+MODULES = (
+    "cmd_board",
+    "cmd_config",
+    "cmd_dash",
+    "cmd_log",
+    "cmd_mcp",
+    "cmd_retention",
+    "cmd_synth",
+)
 PER_ACTION = {
     "append": "cmd_log",
     "tail": "cmd_log",

@@ -76,6 +76,41 @@ class SynthSettings(BaseModel):
     lease_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
 
 
+RETENTION_MODES = ("archive", "delete")
+
+
+class RetentionConfig(BaseModel):
+    """Bounded growth (issue 17): how much raw history the log keeps in its segments.
+
+    0 turns a rule off; with every rule off (the default) nothing is ever compacted.
+    With several on, history goes once any rule lets it go (each bounds growth), but
+    never past a checkpoint, so the state stays reconstructible. ``mode`` says whether
+    compacted segments are archived (compressed, still readable) or deleted (ids kept).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keep_checkpoints: int = Field(0, ge=0)
+    """Keep raw history after the K-th newest checkpoint (0: no such rule)."""
+    max_age_days: float = Field(0.0, ge=0.0)
+    """Keep raw history younger than this many days (0: no such rule)."""
+    max_bytes: int = Field(0, ge=0)
+    """Keep at most about this many bytes of segments (0: no such rule)."""
+    mode: str = "archive"
+
+    @field_validator("mode")
+    @classmethod
+    def _known_mode(cls, v: str) -> str:
+        if v not in RETENTION_MODES:
+            raise ValueError(f"mode must be one of {', '.join(RETENTION_MODES)}, not {v!r}")
+        return v
+
+    @property
+    def active(self) -> bool:
+        """True when any rule is set (else compaction never removes anything)."""
+        return bool(self.keep_checkpoints or self.max_age_days or self.max_bytes)
+
+
 class SynthConfig(BaseModel):
     """Everything the fold and the synthesizer are parameterised by.
 
@@ -90,6 +125,7 @@ class SynthConfig(BaseModel):
     pool: PoolConfig = PoolConfig()
     tiers: TierConfig = TierConfig()
     synthesizer: SynthSettings = SynthSettings()
+    retention: RetentionConfig = RetentionConfig()
     importance_weight: float = Field(1.0, ge=0.0, le=1.0)
     embedder: str = "hash"
 

@@ -17,12 +17,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
-from swarmlog import Event, Log, VersionConflict
+from swarmlog import Event, Log, SwarmlogError, VersionConflict
+from swarmlog.archive import RetentionError
 
 from . import events as T
-from .config import EMBEDDERS, SynthConfig
+from .config import EMBEDDERS, RETENTION_MODES, SynthConfig
 from .errors import ConfigError
 
 CONFIG_AGENT = "swarm"
@@ -52,6 +54,8 @@ def _leaves(model: type[BaseModel], prefix: str = "") -> dict[str, str]:
         desc = kind + (" " + ", ".join(bounds) if bounds else "")
         if prefix + name == "embedder":
             desc = " | ".join(EMBEDDERS)
+        if prefix + name == "retention.mode":
+            desc = " | ".join(RETENTION_MODES)
         out[prefix + name] = desc
     return out
 
@@ -143,7 +147,10 @@ def log_config(log: Log) -> Configured:
     v = log.version(T.CONFIG_KEY)
     if v == 0:
         return Configured(SynthConfig(), 0, {})
-    ev = next(iter(log.read(v, v)), None)
+    try:
+        ev = next(iter(log.read(v, v)), None)
+    except RetentionError:
+        return _checkpointed(log, v)
     if ev is None or ev.type != T.SWARM_CONFIGURED:
         kind = "nothing" if ev is None else f"a {ev.type} event"
         raise ConfigError(
@@ -152,6 +159,23 @@ def log_config(log: Log) -> Configured:
         )
     body = ev.body
     return Configured(SynthConfig.model_validate(body["config"]), v, dict(body.get("changed", {})))
+
+
+def _checkpointed(log: Log, v: int) -> Configured:
+    """The configuration recorded at seq ``v`` once retention deleted that event: from a
+    checkpoint's state (it carries its configuration and the seq that recorded it)."""
+    for info in reversed(log.checkpoints.list()):
+        if info.seq < v:
+            break
+        try:
+            d = orjson.loads(log.checkpoints.load(info).data)
+        except (SwarmlogError, OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(d, dict) and d.get("config_seq") == v:
+            return Configured(SynthConfig.model_validate(d["config"]), v, {})
+    raise ConfigError(
+        f"the configuration recorded at seq {v} was deleted by retention and no checkpoint holds it"
+    )
 
 
 def record_config(

@@ -11,22 +11,41 @@ from collections.abc import Callable
 from typing import Any
 
 from swarmlog import CheckpointInfo, Log
+from swarmlog.archive import RetentionError
 from swarmlog.checkpoint import skip
 
 from .bulk import paused_gc
 from .config import DEFAULT_CONFIG
 from .errors import InvalidOption
-from .state import FORMAT, SwarmState, fold_dicts
+from .retention import CHECKPOINT_FORMAT, oldest_readable
+from .state import SwarmState, fold_dicts
 
-CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}"
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "fold_into",
+    "load_checkpoint",
+    "save_checkpoint",
+    "seq_at_time",
+    "state_at",
+]
 
 
 def seq_at_time(log: Log, at_time: float) -> int:
-    """Seq of the last event with ``ts <= at_time`` (0 if none): one pass over the log."""
+    """Seq of the last event with ``ts <= at_time`` (0 if none): one pass over the log.
+
+    On a log whose oldest history was deleted by retention, a time before what is left
+    is a RetentionError naming the oldest seq and time still there.
+    """
+    start = oldest_readable(log)
     best = 0
-    for ev in log.read(1):
+    for ev in log.read(start):
         if ev.ts <= at_time:
             best = ev.seq or best
+        elif best == 0 and start > 1:
+            raise RetentionError(
+                f"time {at_time} is before the retained window; oldest available: "
+                f"seq {ev.seq} (ts {ev.ts:.3f})"
+            )
     return best
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from swarmlog import CheckpointNotWritten, Event, Log, SwarmlogError, VersionConflict
+from swarmlog import CheckpointNotWritten, Event, FileLog, Log, SwarmlogError, VersionConflict
 
 from . import events as T
 from . import prune, vecckpt
@@ -37,6 +37,7 @@ from .facts import RETRACTED, Fact, RawMemory
 from .guards import first_unguarded
 from .lease import LEASE_KEY, Holder, Lease
 from .replay import fold_into, load_checkpoint, save_checkpoint_info
+from .retention import compact_by
 from .scorer import BatchScorer
 from .signature import signature
 from .state import SwarmState, fold_dicts
@@ -304,6 +305,8 @@ class Synthesizer:
                 self._last_checkpoint = st.last_seq
                 return False
             self._last_checkpoint = st.last_seq
+            if self.config.retention.active and isinstance(self.log, FileLog):
+                compact_by(self.log, self.config.retention)  # bounded growth (retention.py)
             return True
         return False
 

@@ -1,0 +1,94 @@
+"""The swarm's retention policy turned into a retention point, and compaction by it.
+
+The policy lives in the swarm's configuration (``retention.*``, recorded in the log);
+the log layer (``swarmlog.compact``) only knows a point and a mode. The point is the
+furthest seq any rule lets go, moved back to the checkpoint at or before it, so the
+raw history after the point plus that checkpoint always rebuild the state:
+
+* ``keep_checkpoints=K``: the seq of the K-th newest checkpoint;
+* ``max_age_days=N``: the end of the last segment whose events are all older than N days;
+* ``max_bytes=M``: the end of the last segment that must go for segments to fit in M.
+
+Wall-clock time is used here (age), never in the fold. JetStream logs are bounded by
+the stream's own limits instead (docs/retention.md).
+"""
+
+from __future__ import annotations
+
+import time
+
+from swarmlog import FileLog, Log, SwarmlogError
+from swarmlog import archive as arc
+from swarmlog import segment as seg
+from swarmlog.compact import Result, compact, spans
+
+from .config import RetentionConfig
+from .configlog import log_config
+from .state import FORMAT
+
+CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}"
+
+
+def checkpoint_seqs(log: Log) -> list[int]:
+    """Seqs of the swarm-state checkpoints, oldest first (headers only)."""
+    return sorted(i.seq for i in log.checkpoints.list() if i.format == CHECKPOINT_FORMAT)
+
+
+def retention_point(log: FileLog, policy: RetentionConfig, now: float | None = None) -> int:
+    """The seq up to which ``policy`` lets raw history go (0: nothing)."""
+    if not policy.active:
+        return 0
+    ckpts = checkpoint_seqs(log)
+    wanted = 0
+    if policy.keep_checkpoints and len(ckpts) >= policy.keep_checkpoints:
+        wanted = max(wanted, ckpts[-policy.keep_checkpoints])
+    if policy.max_age_days or policy.max_bytes:
+        segs = spans(log)
+        if policy.max_age_days:
+            cutoff = (time.time() if now is None else now) - policy.max_age_days * 86400.0
+            old = [s.last for s in segs if s.last_ts < cutoff]
+            wanted = max(wanted, old[-1] if old else 0)
+        if policy.max_bytes:
+            total = sum(s.bytes for s in segs) + _head_bytes(log)
+            for s in segs:
+                if total <= policy.max_bytes:
+                    break
+                total -= s.bytes
+                wanted = max(wanted, s.last)
+    at_or_before = [c for c in ckpts if c <= wanted]
+    return at_or_before[-1] if at_or_before else 0
+
+
+def _head_bytes(log: FileLog) -> int:
+    """Size of the segment being written (never compacted, but counted against max_bytes)."""
+    firsts = seg.list_segments(log.segdir)
+    if not firsts:
+        return 0
+    try:
+        return (log.segdir / seg.segment_name(firsts[-1])).stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def compact_swarm(log: Log, dry_run: bool = False, now: float | None = None) -> Result:
+    """Compact ``log`` by the retention policy in its configuration (``swarmlog compact``)."""
+    if not isinstance(log, FileLog):
+        raise SwarmlogError(
+            "compaction applies to a file log; a JetStream stream is bounded by its "
+            "max_age/max_bytes limits (see docs/retention.md)"
+        )
+    return compact_by(log, log_config(log).config.retention, dry_run, now)
+
+
+def compact_by(
+    log: FileLog, policy: RetentionConfig, dry_run: bool = False, now: float | None = None
+) -> Result:
+    """Compact ``log`` by ``policy`` (the worker passes the configuration it folded)."""
+    return compact(log, retention_point(log, policy, now), policy.mode, dry_run)
+
+
+def oldest_readable(log: Log) -> int:
+    """The oldest seq a read of ``log`` can still reach (1 unless history was deleted)."""
+    if not isinstance(log, FileLog):
+        return 1
+    return arc.load(str(log.root)).oldest()[0]

@@ -63,6 +63,8 @@ from .jsproto import (
     ERR_BATCH_DUP_ID,
     ERR_MSG_TOO_BIG,
     FORMAT,
+    H_BATCH_COMMIT,
+    H_BATCH_ID,
     H_EXP_LAST_SEQ,
     MAX_BATCH,
     ApiError,
@@ -534,12 +536,16 @@ class JetStreamLog(Log):
 
         The next Direct Get batch is requested before the current one is handed out, so
         transfer and decoding overlap. A replica may lag behind the leader: a batch that
-        stops short is asked again (bounded), so a read sees every committed append.
+        stops short is asked again (bounded, then LogUnavailable), so a read sees every
+        committed append. The server makes an atomic batch's messages visible one by one,
+        so the last seq seen may fall inside a batch: a read that would end there goes on
+        to the batch's commit message (up to ``to_seq``), never ending mid-batch.
         """
         nxt = max(1, from_seq)
-        end = to_seq if to_seq is not None and not clip else None
-        if end is None:
-            end = self.last_seq if to_seq is None else min(to_seq, self.last_seq)
+        limit = to_seq if to_seq is not None else 2**63
+        # unclipped: the caller knows these seqs exist (an append reading itself back)
+        end = to_seq if to_seq is not None and not clip else min(limit, self.last_seq)
+        closing = False  # reading past the last seq seen, to the end of a batch
         if nxt > end:
             return
         deadline = time.monotonic() + 2 * self.timeout
@@ -552,6 +558,8 @@ class JetStreamLog(Log):
         while nxt <= end:
             raws = wait(fut, self.timeout + 1, "read")
             raws = [r for r in raws if r.seq <= end]
+            if closing and (shut := _batch_end(raws)) is not None:
+                raws, end, closing = raws[: shut + 1], raws[shut].seq, False
             if not raws or raws[0].seq != nxt:
                 if raws and raws[0].seq > nxt:
                     raise StreamCorruption(self.stream, nxt, "missing from the stream (a gap)")
@@ -564,6 +572,9 @@ class JetStreamLog(Log):
                 if b.seq != a.seq + 1:
                     raise StreamCorruption(self.stream, a.seq + 1, "missing (a gap)")
             nxt = raws[-1].seq + 1
+            if nxt > end and _mid_batch(raws[-1]) and end < limit:
+                end, closing = min(limit, nxt + MAX_BATCH - 1), True  # its rest is committed
+            deadline = time.monotonic() + 2 * self.timeout
             if nxt <= end:
                 fut = fetch(nxt)
             yield raws
@@ -679,6 +690,16 @@ class JetStreamLog(Log):
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _mid_batch(r: Raw) -> bool:
+    """True if ``r`` is a message of an atomic batch other than its last (commit) one."""
+    return H_BATCH_ID in r.headers and H_BATCH_COMMIT not in r.headers
+
+
+def _batch_end(raws: list[Raw]) -> int | None:
+    """Index of the first message in ``raws`` that ends a batch (or is none's), if any."""
+    return next((i for i, r in enumerate(raws) if not _mid_batch(r)), None)
 
 
 def _raw(msg: Any) -> Raw:

@@ -166,6 +166,7 @@ class Lease:
             body["since"] = self.since
         if released:
             body["released"] = True
+        body["lease"] = self.version  # the version it is appended under (authz checks it)
         return Event(agent=T.SYNTH_AGENT, type=T.SYNTH_PROGRESS, key=LEASE_KEY, body=body)
 
     def won(self, stored_mark: Event) -> None:

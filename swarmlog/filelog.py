@@ -37,6 +37,7 @@ from typing import Any, Literal, NoReturn
 
 import orjson
 
+from . import chain as hashchain
 from . import lockfile, repairs
 from . import segment as seg
 from .checkpoint import CheckpointStore, FileCheckpointStore
@@ -103,6 +104,8 @@ _get_id = operator.itemgetter("id")
 _HEAD = b'{"seq":%d,%s%s%s'  # seq, members up to "ts":, the stamped ts, the rest
 _HEAD_MORE = b'{"seq":%d,%s%s%s,"more":%d'
 _LINE = b'%s,"crc":%d}\n'
+_CHAINED = b'%s,"chain":"%s"'
+_link = hashchain.link
 _lseek = os.lseek
 _write = os.write
 _new = object.__new__
@@ -190,6 +193,7 @@ class FileLog(Log):
         self._last_ts = 0.0  # ts of seq _last: the floor of the next stamp
         # readings are floats (time.time's are; an injected clock's are made so)
         self._clock: Clock = time.time if clock is None else _float_clock(clock)
+        self._tip = hashchain.GENESIS  # chain value of record _last (chain.py)
         self._seg_first = 1
         self._seg_end = 0
         self._seg_fd = -1
@@ -341,6 +345,8 @@ class FileLog(Log):
                         if not ts >= self._last_ts:
                             ts = self._last_ts
                         head = _HEAD % (seq, pre, _dumps(ts), post)
+                        tip = _link(self._tip, head)
+                        head = _CHAINED % (head, tip)
                         data = _LINE % (head, _crc32(head))
                         try:
                             written = _write(fd, data)
@@ -351,6 +357,7 @@ class FileLog(Log):
                         self._seg_end = end = end + len(data)
                         self._last = seq
                         self._last_ts = ts
+                        self._tip = tip
                         if seq & 0xFFFF:
                             self._offs.append(end)
                         else:  # (bounded: starts over every 65,536 seqs)
@@ -394,8 +401,11 @@ class FileLog(Log):
         seq = self._last + 1
         ts = self._stamp()
         head = _HEAD % (seq, pre, _dumps(ts), post)
+        tip = _link(self._tip, head)
+        head = _CHAINED % (head, tip)
         self._write(_LINE % (head, _crc32(head)), seq, 1)
         self._last_ts = ts
+        self._tip = tip
         self._ids[eid] = seq
         if "key" in src:
             k = src["key"]
@@ -462,9 +472,10 @@ class FileLog(Log):
                         self._check_expect(expect)
                     first = self._last + 1
                     ts = self._stamp()
-                    data, last = self._encode(parts, first, _dumps(ts))
+                    data, last, tip = self._encode(parts, first, _dumps(ts))
                     self._write(data, last, len(fresh))
                     self._last_ts = ts
+                    self._tip = tip
                     seg_fd = self._seg_fd
                     seg_first = self._seg_first
                     seqs = range(first, last + 1)
@@ -524,12 +535,14 @@ class FileLog(Log):
 
     def _encode(
         self, parts: list[tuple[bytes, bytes]], first: int, ts: bytes
-    ) -> tuple[bytes, int]:
+    ) -> tuple[bytes, int, bytes]:
         """A batch's bytes, seqs from ``first`` on, all stamped ``ts`` (under the lock):
-        ``(data, last seq)``; ``parts``: each event's members cut around its ts.
+        ``(data, last seq, chain value of the last record)``; ``parts``: each event's
+        members cut around its ts.
 
         Each record but the last carries ``"more": n`` (records of the batch still to
-        come). Built by C-level maps over the members, then one ``%`` for all lines.
+        come), each its ``chain`` link (one hash per record, in order). Built by C-level
+        maps over the members, then one ``%`` for all lines.
         """
         n = len(parts)
         last = first + n - 1
@@ -541,8 +554,12 @@ class FileLog(Log):
             )
         )
         heads.append(_HEAD % (last, pres[-1], ts, posts[-1]))
+        tip = self._tip
+        for i, head in enumerate(heads):
+            tip = _link(tip, head)
+            heads[i] = _CHAINED % (head, tip)
         lines = _LINE * n % tuple(chain.from_iterable(zip(heads, map(_crc32, heads), strict=True)))
-        return lines, last
+        return lines, last, tip
 
     def _check_expect(self, expect: Mapping[str, int]) -> None:
         for key, want in expect.items():
@@ -730,6 +747,8 @@ class FileLog(Log):
                         if records:
                             self._last = records[-1]["seq"]
                             self._last_ts = records[-1]["ts"]
+                            c = sc.chain
+                            self._tip = c.encode() if c is not None else hashchain.GENESIS
                         self._seg_end = sc.end
                 if sc is not None and sc.end < size and locked:
                     self._cut(sc.end, size, sc.torn or "torn tail")
@@ -979,6 +998,8 @@ class FileLog(Log):
             nxt = after
         if rep.corruption is None:
             rep.last_seq = nxt - 1
+        if rep.corruption is None:  # (the chain is walked over an intact log only)
+            hashchain.verify_files(self._segdir_s, [seg.segment_name(f) for f in firsts], rep)
         repairs.report(self._root_s, rep)
         return rep
 

@@ -223,8 +223,11 @@ def verify(
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
+    anchor: bool = typer.Option(
+        False, "--anchor", help="Also print the hash chain's head (seq and hash) to keep elsewhere"
+    ),
 ) -> None:
-    """Check every record's checksum and the seq order; exit 1 on corruption."""
+    """Check every record's checksum, the seq order and the hash chain; exit 1 on corruption."""
     t0 = time.perf_counter()
     log = open_target(ctx, root, url, validate=False)
     try:
@@ -248,6 +251,8 @@ def verify(
             typer.echo(f"problem: {p}")
         for n in rep.notes:
             typer.echo(f"note: {n}")
+        if anchor:
+            typer.echo(f"anchor: seq {rep.head_seq} {rep.head or '(no chained record)'}")
     if not rep.ok:
         raise typer.Exit(EXIT_ERROR)
 

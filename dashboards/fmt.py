@@ -118,6 +118,10 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             "seed facades",
             f"{_counts(m.facades, ('pool', 'store', 'bank'))} events" if m.facades else "none",
         ),
+        (
+            "refused writes",
+            ", ".join(f"{n} {safe_text(t)}" for t, n in m.refused.items()) if m.refused else "none",
+        ),
     ]
 
 

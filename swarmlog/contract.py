@@ -141,6 +141,8 @@ class VerifyReport:
         self.corruption: dict[str, object] | None = None
         """Where the first corrupt record is (segment, offset, seq); ``events`` and
         ``last_seq`` then describe the valid prefix before it."""
+        self.head = ""  # hash chain value of the last chained record ("" if none)
+        self.head_seq = 0
 
     @property
     def ok(self) -> bool:
@@ -163,4 +165,6 @@ class VerifyReport:
             "problems": self.problems,
             "notes": self.notes,
             "corruption": self.corruption,
+            "head": self.head,
+            "head_seq": self.head_seq,
         }

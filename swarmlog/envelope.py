@@ -555,7 +555,8 @@ def check_crc(line: bytes) -> bool:
 
 
 def decode_dict(line: bytes) -> dict[str, Any]:
-    """CRC-check and parse a record line into its dict (crc removed, ``more`` kept)."""
+    """CRC-check and parse a record line into its dict (crc and chain removed, ``more``
+    kept)."""
     if not check_crc(line):
         raise InvalidEvent("record fails its crc check")
     try:
@@ -565,6 +566,7 @@ def decode_dict(line: bytes) -> dict[str, Any]:
     if not isinstance(d, dict) or "seq" not in d:
         raise InvalidEvent("record is not an event object")
     del d["crc"]
+    d.pop("chain", None)  # a FileLog's hash chain link (chain.py): a storage detail
     return d
 
 

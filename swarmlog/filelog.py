@@ -38,6 +38,7 @@ from typing import Any, Literal, NoReturn
 import orjson
 
 from . import archive, fileverify, lockfile, repairs
+from . import chain as hashchain
 from . import segment as seg
 from .checkpoint import CheckpointStore, FileCheckpointStore
 from .clock import Clock, split_ts
@@ -102,6 +103,8 @@ _get_id = operator.itemgetter("id")
 _HEAD = b'{"seq":%d,%s%s%s'  # seq, members up to "ts":, the stamped ts, the rest
 _HEAD_MORE = b'{"seq":%d,%s%s%s,"more":%d'
 _LINE = b'%s,"crc":%d}\n'
+_CHAINED = b'%s,"chain":"%s"'
+_link = hashchain.link
 _lseek = os.lseek
 _write = os.write
 _new = object.__new__
@@ -189,6 +192,7 @@ class FileLog(Log):
         self._last_ts = 0.0  # ts of seq _last: the floor of the next stamp
         # readings are floats (time.time's are; an injected clock's are made so)
         self._clock: Clock = time.time if clock is None else _float_clock(clock)
+        self._tip = hashchain.GENESIS  # chain value of record _last (chain.py)
         self._seg_first = 1
         self._seg_end = 0
         self._seg_fd = -1
@@ -340,6 +344,8 @@ class FileLog(Log):
                         if not ts >= self._last_ts:
                             ts = self._last_ts
                         head = _HEAD % (seq, pre, _dumps(ts), post)
+                        tip = _link(self._tip, head)
+                        head = _CHAINED % (head, tip)
                         data = _LINE % (head, _crc32(head))
                         try:
                             written = _write(fd, data)
@@ -350,6 +356,7 @@ class FileLog(Log):
                         self._seg_end = end = end + len(data)
                         self._last = seq
                         self._last_ts = ts
+                        self._tip = tip
                         if seq & 0xFFFF:
                             self._offs.append(end)
                         else:  # (bounded: starts over every 65,536 seqs)
@@ -393,8 +400,11 @@ class FileLog(Log):
         seq = self._last + 1
         ts = self._stamp()
         head = _HEAD % (seq, pre, _dumps(ts), post)
+        tip = _link(self._tip, head)
+        head = _CHAINED % (head, tip)
         self._write(_LINE % (head, _crc32(head)), seq, 1)
         self._last_ts = ts
+        self._tip = tip
         self._ids[eid] = seq
         if "key" in src:
             k = src["key"]
@@ -461,9 +471,10 @@ class FileLog(Log):
                         self._check_expect(expect)
                     first = self._last + 1
                     ts = self._stamp()
-                    data, last = self._encode(parts, first, _dumps(ts))
+                    data, last, tip = self._encode(parts, first, _dumps(ts))
                     self._write(data, last, len(fresh))
                     self._last_ts = ts
+                    self._tip = tip
                     seg_fd = self._seg_fd
                     seg_first = self._seg_first
                     seqs = range(first, last + 1)
@@ -523,12 +534,14 @@ class FileLog(Log):
 
     def _encode(
         self, parts: list[tuple[bytes, bytes]], first: int, ts: bytes
-    ) -> tuple[bytes, int]:
+    ) -> tuple[bytes, int, bytes]:
         """A batch's bytes, seqs from ``first`` on, all stamped ``ts`` (under the lock):
-        ``(data, last seq)``; ``parts``: each event's members cut around its ts.
+        ``(data, last seq, chain value of the last record)``; ``parts``: each event's
+        members cut around its ts.
 
         Each record but the last carries ``"more": n`` (records of the batch still to
-        come). Built by C-level maps over the members, then one ``%`` for all lines.
+        come), each its ``chain`` link (one hash per record, in order). Built by C-level
+        maps over the members, then one ``%`` for all lines.
         """
         n = len(parts)
         last = first + n - 1
@@ -540,8 +553,12 @@ class FileLog(Log):
             )
         )
         heads.append(_HEAD % (last, pres[-1], ts, posts[-1]))
+        tip = self._tip
+        for i, head in enumerate(heads):
+            tip = _link(tip, head)
+            heads[i] = _CHAINED % (head, tip)
         lines = _LINE * n % tuple(chain.from_iterable(zip(heads, map(_crc32, heads), strict=True)))
-        return lines, last
+        return lines, last, tip
 
     def _check_expect(self, expect: Mapping[str, int]) -> None:
         for key, want in expect.items():
@@ -732,6 +749,8 @@ class FileLog(Log):
                         if records:
                             self._last = records[-1]["seq"]
                             self._last_ts = records[-1]["ts"]
+                            c = sc.chain
+                            self._tip = c.encode() if c is not None else hashchain.GENESIS
                         self._seg_end = sc.end
                 finally:
                     self._files.release(pin)
@@ -978,8 +997,13 @@ class FileLog(Log):
     # ------------------------------------------------------------------ verify
 
     def verify(self) -> VerifyReport:
-        """Every record's CRC and seq order, archives included (see fileverify.py)."""
-        return fileverify.verify(self)
+        """Every record's CRC and seq order, archives included (see fileverify.py), then
+        the hash chain over the segments (walked over an intact log only; see chain.py)."""
+        rep = fileverify.verify(self)
+        if rep.corruption is None:
+            names = [seg.segment_name(f) for f in seg.list_segments(self.segdir)]
+            hashchain.verify_files(self._segdir_s, names, rep)
+        return rep
 
 
 def _clip(records: list[dict[str, Any]], lo: int, hi: int | None) -> list[dict[str, Any]]:

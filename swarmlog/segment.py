@@ -108,6 +108,8 @@ class Scan:
     """How many records that batch still owes after ``pending``."""
     line_end: int = 0
     """Offset just past the last complete, valid line (>= ``end``)."""
+    chain: str | None = None
+    """The ``chain`` value of the last record in ``records`` (None: none or unchained)."""
 
 
 def scan(
@@ -217,6 +219,7 @@ def _scan_fast(
         if type(first) is not int or seqs != list(range(first, first + n)):
             return None
         mores = list(map(_pop, ds, repeat("more"), repeat(0)))
+        chains = list(map(_pop, ds, repeat("chain"), repeat(None)))
         batches = _batches(mores, left_in if pending else 0)
     except (AttributeError, TypeError, KeyError):
         return None
@@ -235,6 +238,8 @@ def _scan_fast(
         out.records = [*pending, *ds[:done]]
     else:
         out.records = ds if done == n else ds[:done]
+    if done:
+        out.chain = chains[done - 1]
     if batch_start >= 0:
         out.pending = ds[batch_start:]
         out.left = left
@@ -288,6 +293,7 @@ def _scan_lines(
             ok = False
         if ok:
             more = d.pop("more", 0) if "more" in d else 0
+            link = d.pop("chain", None) if "chain" in d else None
             if batch_start >= 0 and more != left - 1:
                 ok = False
         if not ok:
@@ -309,6 +315,7 @@ def _scan_lines(
         else:
             batch_start = -1
             end = pos
+            out.chain = link
     out.line_end = base + pos
     if batch_start >= 0:
         out.pending = records[batch_start:]

@@ -332,6 +332,7 @@ class Board:
             if expected == 0:
                 raise InvalidEvent("cannot create a fact as retracted")
             rb = {"reason": body["reason"]} if "reason" in body else {}
+            rb["base"] = expected  # the CAS expectation, checked by the fold (authz)
             return Event(agent=who, session=session, type=T.FACT_RETRACTED, key=fact_id, body=rb)
         if not (set(body) - {"reason"}):
             raise InvalidEvent("nothing to change: give content, value, status or evidence")
@@ -344,6 +345,7 @@ class Board:
                 )
         if "evidence" in body:
             body["evidence"] = list(body["evidence"])
+        body["base"] = expected  # the CAS expectation, checked by the fold (authz)
         return Event(agent=who, session=session, type=T.FACT_UPDATED, key=fact_id, body=body)
 
     def _cas(

@@ -11,6 +11,8 @@ import hashlib
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from swarmlog.names import check_name
+
 EMBEDDERS = ("hash", "minilm")
 """Embedder names a configuration may choose (``synthesizer.embed.embedder_for`` makes them)."""
 
@@ -118,6 +120,8 @@ class SynthConfig(BaseModel):
     relevance: the factor is ``1 - w + w * importance`` (w = 1: plain importance, as in
     the seed pool; w = 0: importance ignored). ``embedder`` names the local embedder of
     the swarm (``hash``: the deterministic hashing embedder; ``minilm``: the extra).
+    ``operators`` are the agents that may forget an identity other than their own
+    (``identity.forgotten``; see ``authz``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -128,6 +132,18 @@ class SynthConfig(BaseModel):
     retention: RetentionConfig = RetentionConfig()
     importance_weight: float = Field(1.0, ge=0.0, le=1.0)
     embedder: str = "hash"
+    operators: tuple[str, ...] = ("operator",)
+
+    @field_validator("operators", mode="before")
+    @classmethod
+    def _operator_names(cls, v: object) -> object:
+        """Operators as a list of agent names (``a,b`` from the command line too)."""
+        if isinstance(v, str):
+            v = [x.strip() for x in v.split(",") if x.strip()]
+        if isinstance(v, (list, tuple)):
+            for name in v:
+                check_name("operator", name)
+        return v
 
     @field_validator("embedder")
     @classmethod

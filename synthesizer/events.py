@@ -91,6 +91,7 @@ Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Cosine = Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
 Seq = Annotated[int, Field(ge=1, strict=True)]
+Version = Annotated[int, Field(ge=0, strict=True)]
 Vector = Annotated[list[Finite], AfterValidator(_finite_vector)]
 Status = Literal["active", "contested", "superseded", "retracted"]
 
@@ -157,12 +158,20 @@ class FactUpdated(_Body):
     category: Name | None = None
     importance: Importance | None = None
     subject: Subject | None = None
+    base: Version | None = None  # the version the board's CAS expected (authz)
 
 
 class FactRetracted(_Body):
     """A board retraction; retracted status sticks against later corroboration."""
 
     reason: ShortText | None = None
+    base: Version | None = None
+
+
+class _SynthBody(_Body):
+    """A synthesizer event: ``lease`` is the ``synthesizer`` key version its batch expected."""
+
+    lease: Version | None = None
 
 
 class PoolTick(_Body):
@@ -200,7 +209,7 @@ class BoardConflict(_Body):
 # ---------------------------------------------------------------- synthesizer events
 
 
-class FactCreated(_Body):
+class FactCreated(_SynthBody):
     """A new fact from raw memory ``evidence``; ``related`` feeds retro strengthening."""
 
     evidence: Seq
@@ -208,7 +217,7 @@ class FactCreated(_Body):
     related: list[tuple[Name, Cosine]] = Field(default_factory=list)
 
 
-class FactCorroborated(_Body):
+class FactCorroborated(_SynthBody):
     """Raw memory ``evidence`` is a duplicate (exact or near) of the keyed fact (also the
     body of ``fact.revived``: the duplicate brings the evicted fact back)."""
 
@@ -217,14 +226,14 @@ class FactCorroborated(_Body):
     similarity: Cosine = 1.0
 
 
-class FactContested(_Body):
+class FactContested(_SynthBody):
     """Facts with the same subject and different values."""
 
     subject: Subject
     rivals: list[Name] = Field(default_factory=list)
 
 
-class FactResolved(_Body):
+class FactResolved(_SynthBody):
     """A contest's outcome: winner active, losers superseded (may flip later)."""
 
     subject: Subject
@@ -244,7 +253,7 @@ class SwarmConfigured(_Body):
     changed: dict[str, Any] = Field(default_factory=dict)
 
 
-class SynthProgress(_Body):
+class SynthProgress(_SynthBody):
     """The highest raw seq the synthesizer has decided, and who holds the lease (see lease)."""
 
     upto: Annotated[int, Field(ge=0, strict=True)]

@@ -79,6 +79,11 @@ class Holder:
         )
 
 
+def _genuine(ev: Event) -> bool:
+    """A mark from a synthesizer batch (agent and lease stamp, as ``authz`` requires)."""
+    return ev.agent == T.SYNTH_AGENT and ev.type == T.SYNTH_PROGRESS and "lease" in ev.body
+
+
 class Lease:
     """One worker's view of the lease: the version it has folded and whether it may write."""
 
@@ -102,7 +107,10 @@ class Lease:
             h = None
             if v:
                 ev = next(iter(self.log.read(v, v)), None)
-                if ev is not None:
+                if ev is not None and not _genuine(ev):
+                    # a write the fold refuses (authz) moved the key: it holds nothing
+                    h = Holder(None, ev.ts, ev.ts, v, True)
+                elif ev is not None:
                     b = ev.body if ev.type == T.SYNTH_PROGRESS else {}
                     since = b.get("since")
                     h = Holder(
@@ -166,6 +174,7 @@ class Lease:
             body["since"] = self.since
         if released:
             body["released"] = True
+        body["lease"] = self.version  # the version it is appended under (authz checks it)
         return Event(agent=T.SYNTH_AGENT, type=T.SYNTH_PROGRESS, key=LEASE_KEY, body=body)
 
     def won(self, stored_mark: Event) -> None:

@@ -22,6 +22,9 @@ Definitions:
   status ``contested``); resolved when one claim is active and the others superseded;
 * **seed facades**: events written by the seeds' facades, per facade (pool, store,
   bank);
+* **refused writes**: events stored but not honoured by the fold's write rules
+  (``authz``: a synthesizer event without the lease, a board write without the
+  fact's version, another identity's erasure by a non-operator), by type;
 * **configuration**: the key figures of the configuration in force (the log's): the
   pool's capacity (it never holds more facts), its decay rate per tick, the embedder.
 """
@@ -34,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import events as T
+from .authz import refused_by_type
 from .facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
 from .state import SwarmState
 
@@ -138,6 +142,7 @@ class SwarmMetrics:
     decay_rate: float = 0.0
     embedder: str = ""
     facades: dict[str, int] = field(default_factory=dict)
+    refused: dict[str, int] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (
@@ -325,6 +330,7 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         decay_rate=state.config.pool.decay_rate,
         embedder=state.config.embedder,
         facades=dict(sorted(state.ext.counts.items())),
+        refused=refused_by_type(m.ignored),
     )
 
 

@@ -21,8 +21,8 @@ import orjson
 
 from swarmlog.envelope import Event
 
+from . import authz, pool, revival, tiers
 from . import events as T
-from . import pool, revival, tiers
 from .bulk import paused_gc
 from .config import SynthConfig
 from .configlog import on_configured
@@ -192,6 +192,7 @@ class SwarmState:
         "recalled",
         "signatures",
         "subjects",
+        "synth_version",
     )
 
     def __init__(self, config: SynthConfig | None = None) -> None:
@@ -208,6 +209,7 @@ class SwarmState:
         self.last_ts: float = 0.0
         self.progress: int = 0
         self.config_seq: int = 0
+        self.synth_version: int = 0  # seq of the last record keyed "synthesizer" (authz.py)
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
 
@@ -305,6 +307,7 @@ class SwarmState:
             "recalled": {a: sorted(s) for a, s in self.recalled.items()},
             "metrics": self.metrics.to_dict(),
             **({"facades": self.ext.to_dict()} if self.ext else {}),
+            **({"synth_version": self.synth_version} if self.synth_version else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -339,6 +342,7 @@ class SwarmState:
         s.recalled = {a: set(v) for a, v in d["recalled"].items()}
         s.metrics = Metrics.from_dict(d["metrics"])
         s.ext = Facades.from_dict(d.get("facades"))
+        s.synth_version = d.get("synth_version", 0)
         return s
 
     def digest(self) -> str:
@@ -873,7 +877,7 @@ def _on_progress(s: SwarmState, d: dict[str, Any]) -> None:
         s.progress = upto
 
 
-HANDLERS: dict[str, Handler] = {
+HANDLERS: dict[str, Handler] = authz.guarded({
     T.MEMORY_SHARED: _on_shared,
     T.FACT_CREATED: _on_created,
     T.FACT_CORROBORATED: _on_corroborated,
@@ -892,7 +896,7 @@ HANDLERS: dict[str, Handler] = {
     T.IDENTITY_FORGOTTEN: chain(on_forgotten, on_identity_forgotten),
     T.SWARM_CONFIGURED: on_configured,
     **FACADE_HANDLERS,
-}
+})
 
 _MALFORMED = (KeyError, TypeError, ValueError, IndexError)
 
@@ -946,6 +950,7 @@ _get_type = operator.itemgetter("type")
 _get_agent = operator.itemgetter("agent")
 _get_ts = operator.itemgetter("ts")
 _FORGOTTEN = T.IDENTITY_FORGOTTEN
+_SYNTH_KEY = T.SYNTH_AGENT
 
 
 def _fold_list(state: SwarmState, chunk: list[dict[str, Any]]) -> None:
@@ -1039,6 +1044,8 @@ def _fold_run(
                     f = facts.get(key)
                     if f is not None:
                         f.version = d["seq"]
+                    elif key == _SYNTH_KEY:
+                        state.synth_version = d["seq"]
             done += 1
     finally:
         n = len(run)

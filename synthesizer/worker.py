@@ -72,6 +72,13 @@ class _Overlay:
     contents: dict[str, str] = field(default_factory=dict)
 
 
+def _with_lease(e: Event, lease: int) -> Event:
+    """The event with the lease version it is appended under in its body (``authz``)."""
+    d = e.to_dict()
+    d["body"] = {**d["body"], "lease": lease}
+    return Event(**d)
+
+
 class Synthesizer:
     """The worker (see module docstring). ``state`` is always the exact fold of the log."""
 
@@ -230,6 +237,7 @@ class Synthesizer:
             raws = [self.state.pending[s] for s in sorted(self.state.pending)[: self.batch_size]]
             batch = self.decide(raws)
             batch.append(self.lease.mark(raws[-1].seq))
+            batch = [_with_lease(e, self.lease.version) for e in batch]
             try:
                 stored = self.log.append_many(batch, expect={LEASE_KEY: self.lease.version})
             except VersionConflict:

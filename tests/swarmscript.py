@@ -19,6 +19,11 @@ def _ev(agent: str, type_: str, ts: float, body: dict[str, Any], **kw: Any) -> E
     return Event(agent=agent, type=type_, ts=T0 + ts, body=body, **kw)
 
 
+def _syn(type_: str, ts: float, body: dict[str, Any], **kw: Any) -> Event:
+    """A synthesizer decision under the first lease (version 0 of the key, authz)."""
+    return _ev("synthesizer", type_, ts, {**body, "lease": 0}, **kw)
+
+
 SCRIPT: list[Event] = [
     # seq 1-4: raw memories (an exact duplicate across agents, a contradiction)
     _ev("a1", "memory.shared", 0, {"content": "Cache keys ignore the locale", "importance": 0.8}),
@@ -30,24 +35,23 @@ SCRIPT: list[Event] = [
                                    "value": "20"}),
     # seq 5-11: the synthesizer's decisions (latencies 1.5, 1.0, 2.0, 1.0 s); times never
     # decrease along seq (the log's clock)
-    _ev("synthesizer", "fact.created", 1.5, {"evidence": 1, "signature": "s1"}, key="f1"),
-    _ev("synthesizer", "fact.corroborated", 1.5, {"evidence": 2, "kind": "exact"}, key="f1"),
-    _ev("synthesizer", "fact.created", 2.5, {"evidence": 3, "signature": "s3"}, key="f3"),
-    _ev("synthesizer", "fact.created", 2.5, {"evidence": 4, "signature": "s4"}, key="f4"),
-    _ev("synthesizer", "fact.contested", 4, {"subject": "db.pool_size", "rivals": ["f3"]},
-        key="f4"),
-    _ev("synthesizer", "fact.resolved", 4, {"subject": "db.pool_size", "winner": "f3",
-                                            "losers": ["f4"], "reason": "tie"}, key="f3"),
-    _ev("synthesizer", "synth.progress", 4, {"upto": 4}, key="synthesizer"),
+    _syn("fact.created", 1.5, {"evidence": 1, "signature": "s1"}, key="f1"),
+    _syn("fact.corroborated", 1.5, {"evidence": 2, "kind": "exact"}, key="f1"),
+    _syn("fact.created", 2.5, {"evidence": 3, "signature": "s3"}, key="f3"),
+    _syn("fact.created", 2.5, {"evidence": 4, "signature": "s4"}, key="f4"),
+    _syn("fact.contested", 4, {"subject": "db.pool_size", "rivals": ["f3"]}, key="f4"),
+    _syn("fact.resolved", 4, {"subject": "db.pool_size", "winner": "f3",
+                              "losers": ["f4"], "reason": "tie"}, key="f3"),
+    _syn("synth.progress", 4, {"upto": 4}, key="synthesizer"),
     # seq 12-13: a3 recalls f1 (a1's and a2's evidence) and builds on it
     _ev("a3", "memory.recalled", 5, {"query": "cache locale", "hits": ["f1"]}),
     _ev("a3", "memory.shared", 6, {"content": "Locale-aware cache keys fix the stale pages"},
         causes=[1]),
     # seq 14-16: board writes on the plan (a2 loses one CAS, then retries)
-    _ev("a1", "fact.updated", 7, {"content": "Plan: fix caching first", "value": "a1"},
-        key="plan"),
+    _ev("a1", "fact.updated", 7, {"content": "Plan: fix caching first", "value": "a1",
+                                  "base": 0}, key="plan"),
     _ev("a2", "board.conflict", 8, {"target": "plan", "expected": 0, "actual": 14}),
-    _ev("a2", "fact.updated", 8, {"value": "a1, a2"}, key="plan"),
+    _ev("a2", "fact.updated", 8, {"value": "a1, a2", "base": 14}, key="plan"),
 ]
 """16 events; expected: 5 raw, 1 duplicate (20.0%), 1 rediscovery (f1), correlation
 1 of 5 (20.0%), latency p50 1.00 s / p99 2.00 s, CAS 3 attempts / 1 conflict, 1 contest

@@ -146,9 +146,11 @@ def test_stale_cas_never_applies_and_reports_intervening_events(swarm: Swarm) ->
 def test_retract_sticks_and_a_duplicate_adds_evidence(swarm: Swarm) -> None:
     fid = _fact(swarm)
     b = swarm.board
-    v = b.cas(fid, b.get(fid).version, status="retracted", reason="wrong port", agent="a2")
+    base = b.get(fid).version
+    v = b.cas(fid, base, status="retracted", reason="wrong port", agent="a2")
     last = next(iter(swarm.log.read(v)))
-    assert (last.type, last.key, last.body) == (T.FACT_RETRACTED, fid, {"reason": "wrong port"})
+    want = {"reason": "wrong port", "base": base}  # base: the CAS expectation (authz)
+    assert (last.type, last.key, last.body) == (T.FACT_RETRACTED, fid, want)
     dup = swarm.agent("a3").share("The API listens on port 8080").seq  # exact duplicate
     near = swarm.agent("a4").share("The API is listening on port 8080").seq  # paraphrase
     swarm.synthesize()
@@ -197,7 +199,8 @@ def test_history_lists_synthesizer_and_agent_events_in_seq_order(swarm: Swarm) -
     seqs = [h.seq for h in hist]
     assert seqs == sorted(seqs) and seqs[-2:] == [v1, v2]
     assert [ev.seq for ev in swarm.log.read() if ev.key == fid] == seqs
-    assert hist[2].body == {"value": "8080"} and hist[3].body == {"reason": "moved"}
+    assert hist[2].body == {"value": "8080", "base": seqs[1]}
+    assert hist[3].body == {"reason": "moved", "base": v1}
     assert hist[0].to_dict()["type"] == T.FACT_CREATED
     with pytest.raises(UnknownFact):
         b.history("nope")

@@ -187,7 +187,8 @@ def test_forgetting_an_agent_drops_its_bank_memories(tmp_path: Path) -> None:
     with MemoryBank(str(tmp_path / "swarm")) as bank:
         gone = bank.store_memory("leaver", "a memory to erase")
         kept = bank.store_memory("stayer", "a memory to keep")
-        bank.log.append(Event(agent="ops", type=T.IDENTITY_FORGOTTEN, body={"agent": "leaver"}))
+        forget = Event(agent="operator", type=T.IDENTITY_FORGOTTEN, body={"agent": "leaver"})
+        bank.log.append(forget)
         state = bank.refresh()
         assert gone not in state.facts and gone not in state.ext.bank
         assert "leaver" not in state.ext.bank.values() and state.ext.bank[kept] == "stayer"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from swarmlog import Event, FileLog
+from swarmlog import chain as hashchain
 from swarmlog import envelope as env
 from swarmlog.errors import InvalidEvent
 from swarmlog.filelog import _MARK
@@ -84,11 +86,16 @@ def test_append_many_bytes_equal_single_appends(tmp_path: Path) -> None:
     with FileLog(tmp_path / "many", name="s", notify=False, clock=lambda: 1234.5) as log:
         out = log.append_many(evs)
     with FileLog(tmp_path / "one", name="s", notify=False) as log:
+        tip = b""
         for i, e in enumerate(evs):
             more = len(evs) - 1 - i
-            # the reference: the event as written, with the log's ts in place of the writer's
+            # the reference: the event as written, with the log's ts in place of the writer's,
+            # plus the hash chain (chain.py)
             line = env.encode(e.replace(ts=1234.5), seq=i + 1, swarm=e.swarm or "s", more=more)
-            log._write(line, i + 1, 1)
+            head = line[: line.rindex(env.CRC_SEP)]
+            tip = hashchain.link(tip, head)
+            head += b',"chain":"%s"' % tip
+            log._write(head + b',"crc":%d}\n' % zlib.crc32(head), i + 1, 1)
     assert _segment_bytes(tmp_path / "many") == _segment_bytes(tmp_path / "one")
     with FileLog(tmp_path / "many", notify=False) as log:
         back = list(log.read())

@@ -42,10 +42,18 @@ def build(ops: list[Op]) -> list[Event]:
     raws: list[int] = []
     ts = 1_000_000.0
 
+    versions: dict[str, int] = {}  # key -> seq of its last record (the log's CAS versions)
+
     def emit(type_: str, body: dict[str, Any], agent: str, **kw: Any) -> int:
         nonlocal ts
         seq = len(out) + 1
+        if agent == T.SYNTH_AGENT:  # as the worker stamps its batches (authz)
+            body = {**body, "lease": versions.get(T.SYNTH_AGENT, 0)}
+        elif type_ in (T.FACT_UPDATED, T.FACT_RETRACTED):  # as the board does
+            body = {**body, "base": versions.get(kw["key"], 0)}
         out.append(Event(agent=agent, type=type_, body=body, seq=seq, ts=ts, swarm="t", **kw))
+        if kw.get("key") is not None:
+            versions[kw["key"]] = seq
         return seq
 
     def fid(i: int) -> str:
@@ -107,7 +115,9 @@ def build(ops: list[Op]) -> list[Event]:
             emit(T.SYNTH_PROGRESS, {"upto": len(out)}, T.SYNTH_AGENT, key=T.SYNTH_AGENT)
         elif kind == 15:
             if i == 7:
-                emit(T.IDENTITY_FORGOTTEN, {"agent": AGENTS[k]}, "admin")
+                emit(T.IDENTITY_FORGOTTEN, {"agent": AGENTS[k]}, "operator")
+            elif i == 8:  # not an operator: stored, refused by the fold
+                emit(T.IDENTITY_FORGOTTEN, {"agent": AGENTS[k]}, "mallory")
             else:
                 cite = [raws[j % len(raws)]] if raws else [max(1, len(out))]
                 emit("custom.note", {"n": i}, agent, causes=cite)
@@ -185,7 +195,7 @@ def test_chunk_with_a_forgotten_identity_equals_one_by_one() -> None:
     assert events[2].type == T.IDENTITY_FORGOTTEN and events[2].body == {"agent": "a"}
     one = fold(events, SwarmState(CFG))
     chunked = fold_dicts(SwarmState(CFG), [decode(encode(e))[0].envelope for e in events])
-    assert chunked.metrics.by_agent == one.metrics.by_agent == {"b": 1, "admin": 1, "a": 1}
+    assert chunked.metrics.by_agent == one.metrics.by_agent == {"b": 1, "operator": 1, "a": 1}
     assert chunked.digest() == one.digest()
     # an agent forgetting itself: its own event is counted, then dropped with the rest
     selfish = Event(
@@ -193,7 +203,7 @@ def test_chunk_with_a_forgotten_identity_equals_one_by_one() -> None:
     )
     apply(one, selfish)
     fold_dicts(chunked, [decode(encode(selfish))[0].envelope])
-    assert chunked.metrics.by_agent == one.metrics.by_agent == {"admin": 1, "a": 1}
+    assert chunked.metrics.by_agent == one.metrics.by_agent == {"operator": 1, "a": 1}
     assert chunked.digest() == one.digest()
 
 

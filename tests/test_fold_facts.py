@@ -42,10 +42,16 @@ class Stream:
         """Append (validate, number, fold) one event; ``at`` sets an absolute ts."""
         self.seq += 1
         self.ts = at if at is not None else self.ts + dt
+        body = dict(body or {})
+        if agent == T.SYNTH_AGENT and "lease" not in body:  # as the worker does (authz)
+            body["lease"] = self.state.synth_version
+        if type in (T.FACT_UPDATED, T.FACT_RETRACTED) and "base" not in body:  # as the board
+            f = self.state.facts.get(key or "")
+            body["base"] = f.version if f is not None else 0
         e = Event(
             agent=agent,
             type=type,
-            body=body or {},
+            body=body,
             key=key,
             session=session,
             thread=thread,
@@ -398,7 +404,7 @@ def test_identity_forgotten() -> None:
     st.corroborate(shared, st.share("a and b", agent="b"))
     pend = st.share("pending from a", agent="a")
     st.reinforce(shared, "a")
-    st.ev(T.IDENTITY_FORGOTTEN, {"agent": "a"}, agent="admin")
+    st.ev(T.IDENTITY_FORGOTTEN, {"agent": "a"}, agent="operator")
     s = st.state
     assert solo not in s.facts and "sig1" not in s.signatures
     assert [e.agent for e in s.facts[shared].evidence] == ["b"]

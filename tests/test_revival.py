@@ -122,7 +122,7 @@ def test_erasure_reaches_evicted_facts_and_revivable_bounds_them(log_target: Log
         sw.synthesize()
         assert f"f{again}" in sw.state().facts and f1 not in sw.state().facts
         # erasure of b removes its evicted fact and the signature
-        sw.log.append(Event(agent="admin", type="identity.forgotten", body={"agent": "b"}))
+        sw.log.append(Event(agent="operator", type="identity.forgotten", body={"agent": "b"}))
         st = sw.state()
         assert f2 not in st.evicted
         b.share("second finding about queues")

@@ -1,0 +1,133 @@
+"""Who may write what: the fold's write rules (DESIGN 7), checked from stored events alone.
+
+The log stores anything a writer with file access appends; these rules decide what the
+fold *honours*. A refused event stays in the log (it is history), its handler does not
+run, and it is counted under ``metrics.ignored["refused:<type>"]`` (the dashboard's
+"refused writes"). Its key still moves that key's version, because the log's CAS index
+counts every keyed record and the fold's versions must agree with the log's.
+
+* **Synthesizer events** (``fact.created``, ``fact.corroborated``, ``fact.contested``,
+  ``fact.resolved``, ``fact.revived``, ``synth.progress``): honoured only when written by
+  agent ``synthesizer`` and the body's ``lease`` equals the version of the
+  ``synthesizer`` key at that point in the log (the seq of the last earlier record keyed
+  ``synthesizer``, 0 if none). The worker appends each batch with
+  ``expect={"synthesizer": lease}`` and stamps that same ``lease`` in every event of
+  the batch, so a batch the log's CAS accepted always passes; one written without the
+  CAS, or by a stale worker, names an old version and is refused.
+* **Board writes** (``fact.updated``, ``fact.retracted``): the body's ``base`` is the
+  version the writer expected (the board's CAS expectation). On a live fact it must
+  equal the fact's version; on a key that is not a live fact it must be present (0
+  creates). A raw append without ``base`` or with a stale one is refused.
+* **Erasure** (``identity.forgotten``): an agent may forget its own identity (body
+  agent = the writer, and/or body session = the writer's envelope session, no thread);
+  anything else only an agent listed in the configuration's ``operators``.
+
+These rules stop agents that name another, race without the CAS or mistype; they do not
+stop a writer who forges all the fields: on one machine the OS user who can write the
+log's directory is the trust boundary (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import events as T
+
+SwarmState = Any
+"""The fold's state (``state.SwarmState``; not imported: state.py imports this module)."""
+
+Handler = Callable[[SwarmState, dict[str, Any]], None]
+
+SYNTH_TYPES = frozenset(
+    (
+        T.FACT_CREATED,
+        T.FACT_CORROBORATED,
+        T.FACT_CONTESTED,
+        T.FACT_RESOLVED,
+        T.FACT_REVIVED,
+        T.SYNTH_PROGRESS,
+    )
+)
+"""Event types only the synthesizer (the lease holder) may write."""
+
+BOARD_TYPES = frozenset((T.FACT_UPDATED, T.FACT_RETRACTED))
+"""Agent writes that go through the board's CAS on the fact."""
+
+REFUSED = "refused:"
+"""Prefix of the ``metrics.ignored`` counters of refused writes."""
+
+
+def refuse(s: SwarmState, d: dict[str, Any]) -> None:
+    """Count a refused write by type (the handler does not run)."""
+    ign = s.metrics.ignored
+    k = REFUSED + d["type"]
+    ign[k] = ign.get(k, 0) + 1
+
+
+def synth_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """A synthesizer event from the lease holder: agent and lease version check."""
+    return d["agent"] == T.SYNTH_AGENT and d["body"].get("lease") == s.synth_version
+
+
+def board_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """A board write whose stated base is the fact's version (any base for a new key)."""
+    base = d["body"].get("base")
+    if type(base) is not int:
+        return False
+    key = d.get("key")
+    f = s.facts.get(key) if key is not None else None
+    return f is None or base == f.version
+
+
+def forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """An erasure of the writer's own identity, or any erasure by an operator."""
+    b = d["body"]
+    who = d["agent"]
+    agent, session = b.get("agent"), b.get("session")
+    own = (
+        b.get("thread") is None
+        and (agent is not None or session is not None)
+        and agent in (None, who)
+        and (session is None or session == d.get("session"))
+    )
+    return own or who in s.config.operators
+
+
+def _guard(check: Callable[[SwarmState, dict[str, Any]], bool], h: Handler) -> Handler:
+    """``h`` behind ``check``: a refused event is counted and otherwise skipped."""
+
+    def guarded(s: SwarmState, d: dict[str, Any]) -> None:
+        if check(s, d):
+            h(s, d)
+        else:
+            refuse(s, d)
+
+    guarded.__doc__ = h.__doc__
+    return guarded
+
+
+def guarded(handlers: dict[str, Handler]) -> dict[str, Handler]:
+    """The fold's handler table with the write rules in front of the guarded types.
+
+    Only the guarded types pay for a check; every other handler is unchanged.
+    """
+    out = dict(handlers)
+    for t, h in handlers.items():
+        if t in SYNTH_TYPES:
+            out[t] = _guard(synth_ok, h)
+        elif t in BOARD_TYPES:
+            out[t] = _guard(board_ok, h)
+        elif t == T.IDENTITY_FORGOTTEN:
+            out[t] = _guard(forget_ok, h)
+    return out
+
+
+def refused_total(ignored: dict[str, int]) -> int:
+    """How many writes the rules refused (from ``metrics.ignored``)."""
+    return sum(n for k, n in ignored.items() if k.startswith(REFUSED))
+
+
+def refused_by_type(ignored: dict[str, int]) -> dict[str, int]:
+    """Refused writes by event type."""
+    return {k[len(REFUSED) :]: n for k, n in sorted(ignored.items()) if k.startswith(REFUSED)}

@@ -939,7 +939,11 @@ class FileLog(Log):
                         nxt = firsts[0]
                     if firsts:
                         first = firsts[max(0, bisect.bisect_right(firsts, nxt) - 1)]
-                        pin = self._files.swap(pin, first, seg.segment_name(first))
+                        try:
+                            pin = self._files.swap(pin, first, seg.segment_name(first))
+                        except FileNotFoundError:  # compacted since the listing: list again
+                            first = -1
+                            continue
                         fd = pin.fd
                         offset, nxt = self._locate(fd, os.fstat(fd).st_size, first, nxt)
                         # a sought offset is trusted once a complete batch was read from it
@@ -968,7 +972,11 @@ class FileLog(Log):
                     if not confirmed:
                         first = -1  # not there yet: seek again on the next wake-up
                     elif offset >= self.segment_bytes and os.path.exists(self._seg_path(nxt)):
-                        pin = self._files.swap(pin, nxt, seg.segment_name(nxt))
+                        try:
+                            pin = self._files.swap(pin, nxt, seg.segment_name(nxt))
+                        except FileNotFoundError:  # compacted between the check and the open
+                            got, first = True, -1
+                            break
                         first, fd, offset = nxt, pin.fd, 0
                         continue
                     elif offset >= self.segment_bytes and not os.path.exists(self._seg_path(first)):

@@ -1,7 +1,8 @@
 """Processes the retention tests run: a compaction to kill, appenders and a follower.
 
 ``python -m tests.retentionworkers compact ROOT POINT MODE`` prints "ready" once the log
-is open, then compacts up to POINT (the crash test kills it at a random moment).
+is open, then compacts up to POINT one segment at a time, printing "step" after each (the
+crash test kills it after a random number of steps).
 ``append ROOT WID N OUT`` appends N events with ids ``w<wid>-<i>`` and writes the
 acknowledged seqs to OUT; ``follow ROOT N OUT`` follows from seq 1 until it has seen N
 events and writes their (seq, id) pairs to OUT; ``readall ROOT R OUT`` reads the whole
@@ -22,7 +23,15 @@ def main(argv: list[str]) -> None:
     cmd, root = argv[0], argv[1]
     log = FileLog(root, create=False)
     if cmd == "compact":
+        # one segment at a time, a "step" line after each: the crash test kills at a
+        # point of the compaction's own progress, not at a wall-clock moment
+        from swarmlog.compact import eligible
+
+        spans = eligible(log, int(argv[2]))
         print("ready", flush=True)
+        for s in spans:
+            compact(log, s.last, argv[3])
+            print("step", flush=True)
         compact(log, int(argv[2]), argv[3])
     elif cmd == "append":
         wid, n, out = argv[2], int(argv[3]), argv[4]

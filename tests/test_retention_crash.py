@@ -46,9 +46,12 @@ def test_kill_during_compaction_at_random_points(tmp_path: Path, mode: str) -> N
         point = log.last_seq - 30
         log.checkpoints.save(point, b"state", "test/1")
         before = len(os.listdir(tmp_path / "segments"))
+        steps = rng.randint(1, max(1, len(eligible(log, point)) - 1))
         p = _spawn("compact", str(tmp_path), str(point), mode)
         assert p.stdout is not None and p.stdout.readline() == b"ready\n"
-        time.sleep(rng.uniform(0.0, 0.6))
+        for _ in range(steps):  # a random point of its own progress, then a little more
+            p.stdout.readline()
+        time.sleep(rng.uniform(0.0, 0.005))
         p.send_signal(signal.SIGKILL)
         p.wait()
         # mid-compaction: it removed segments but left some it would still take

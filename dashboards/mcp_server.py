@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import threading
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -216,10 +218,6 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     return srv
 
 
-def _interrupt(*_: object) -> None:
-    raise KeyboardInterrupt
-
-
 def serve(
     target: str | os.PathLike[str],
     agent: str | None = None,
@@ -231,7 +229,14 @@ def serve(
     """Open the swarm, start the background synthesizer (unless off), serve on stdio.
 
     The synthesizer is named after the agent and this process in the lease, so
-    ``swarm_stats`` of a standing-by server says which server holds it."""
+    ``swarm_stats`` of a standing-by server says which server holds it.
+
+    The stdio server runs in a daemon thread; this thread waits for it to end
+    (stdin closed) or for SIGTERM/SIGINT. Either way the synthesizer folds what is
+    left, checkpoints and releases its lease before this returns. A signal cannot
+    unwind the server's event loop cleanly (its stdin reader sits in a blocking
+    read in a worker thread), so after a signal the process exits here with 0,
+    once the clean-up is done, instead of hanging on that thread at exit."""
     if agent is not None:
         check_name("agent", agent)
     if session is not None:
@@ -241,17 +246,39 @@ def serve(
     if synth:
         name = f"mcp:{agent or 'client'}:{os.getpid()}"
         worker = BackgroundSynth(target, name=name, lease_timeout_s=lease_timeout_s).start()
-    old = signal.signal(signal.SIGTERM, _interrupt)  # a clean stop on SIGTERM too
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            tools = MemoryTools(swarm, agent, session, decide_wait=decide_wait, synth=worker)
+            build_server(tools).run("stdio")
+        except BaseException as exc:  # handed to the main thread, re-raised there
+            failure.append(exc)
+        finally:
+            done.set()
+
+    def on_signal(*_: object) -> None:
+        done.set()
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    server = threading.Thread(target=run, name="swarmlog-mcp", daemon=True)
+    server.start()
     try:
-        tools = MemoryTools(swarm, agent, session, decide_wait=decide_wait, synth=worker)
-        build_server(tools).run("stdio")
-    except KeyboardInterrupt:
-        pass
+        while not done.wait(1.0):
+            pass
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
         if worker is not None:
             worker.stop()
         swarm.close()
+    if server.is_alive():  # stopped by a signal: the clean-up is done, leave now
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    if failure:
+        raise failure[0]
 
 
 __all__ = ["SwarmMCPServer", "build_server", "serve"]

@@ -119,6 +119,18 @@ class Log(abc.ABC):
         time.sleep(timeout)
         return False
 
+    def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
+        """Erase content in place (DESIGN 7): rewrite the records at these seqs.
+
+        ``changes[seq]`` is None to turn the event into a redaction tombstone (it keeps
+        seq, id, type and a hash of the original, nothing of its content), or a body to
+        store instead of the original's (a derived event scrubbed of erased content).
+        Seqs never move; every other record is untouched; a record already redacted the
+        same way is left alone, so re-running after a crash completes the job. Returns
+        how many records were rewritten. Backends that cannot rewrite say so.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot redact records")
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (threads, connections); the log is unusable afterwards."""
 

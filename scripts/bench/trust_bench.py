@@ -2,9 +2,10 @@
 chain vs without it, in the same run, on the same machine.
 
 "Without" replaces the one hash per record by a constant of the same length
-(``filelog._link``; the records keep the same bytes and size) and skips the chain walk
-in ``verify``: so the difference is exactly the chain's hashing. Interleaved A/B, best
-of ``--repeat``. Usage: ``python scripts/bench/trust_bench.py [--events N] [--repeat R]``.
+(``filelog._link`` and ``filewriter._link``; the records keep the same bytes and size)
+and skips the chain walk in ``verify``: so the difference is exactly the chain's
+hashing. Interleaved A/B, best of ``--repeat``.
+Usage: ``python scripts/bench/trust_bench.py [--events N] [--repeat R]``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from _table import write_table
 from swarmlog import (
     Event,
     filelog,
+    filewriter,
     open_log,
 )
 from swarmlog import chain as hashchain
@@ -34,7 +36,7 @@ _FAKE = b"0" * hashchain.HEX_LEN
 
 
 def _chain(on: bool) -> None:
-    filelog._link = _real_link if on else (lambda prev, head: _FAKE)
+    filelog._link = filewriter._link = _real_link if on else (lambda prev, head: _FAKE)
     hashchain.verify_files = _real_verify if on else (lambda *a: None)
 
 

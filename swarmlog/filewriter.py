@@ -1,0 +1,177 @@
+"""FileLog's writing role: encode a batch, write it in one ``write()``, rotate, cut torn tails.
+
+Everything here runs under the append flock (``_locked``) with the writer view caught up
+(filecatchup), so the handle's ``_last``, ``_seg_end`` and ``_tip`` are the log's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from array import array
+from collections.abc import Mapping
+from itertools import chain, repeat
+from typing import NoReturn
+
+from . import chain as hashchain
+from . import lockfile, repairs
+from . import segment as seg
+from .errors import SwarmlogError, VersionConflict
+from .filesync import GroupSync
+from .fsguard import fsync_dir, open_nofollow
+
+_HEAD = b'{"seq":%d,%s%s%s'  # seq, members up to "ts":, the stamped ts, the rest
+_HEAD_MORE = b'{"seq":%d,%s%s%s,"more":%d'
+_LINE = b'%s,"crc":%d}\n'
+_CHAINED = b'%s,"chain":"%s"'
+_crc32 = zlib.crc32
+_link = hashchain.link
+
+
+class SegmentWriter(GroupSync):
+    """Appends whole batches to the current segment (see module docstring)."""
+
+    # ------------------------------------------------------------------ the append lock
+
+    def _write_lock(self) -> int:
+        """The append lock's descriptor, opened (read-write) by the first write."""
+        if self._closed:
+            raise SwarmlogError("log is closed")
+        if self._lock_fd < 0:
+            self._lock_fd = lockfile.open_write_lock(self._root_s)
+        return self._lock_fd
+
+    def _locked(self, write: bool = True) -> lockfile.Flock:
+        """The append lock for a ``with`` block; a reader (``write=False``) that has not
+        written flocks a read-only descriptor of it for the block (no write access)."""
+        if write or self._lock_fd >= 0 or self._closed:
+            return lockfile.Flock(self._write_lock())
+        return lockfile.Flock(lockfile.open_read_lock(self._root_s), owned=True)
+
+    # ------------------------------------------------------------------ before writing
+
+    def _check_expect(self, expect: Mapping[str, int]) -> None:
+        for key, want in expect.items():
+            have = self._versions.get(key, 0)
+            if have != want:
+                raise VersionConflict(key, want, have)
+
+    def _stamp(self) -> float:
+        """The ts of the next batch (under the lock, caught up): ``max(clock(), last ts)``."""
+        ts = self._clock()
+        return ts if ts >= self._last_ts else self._last_ts
+
+    def _encode(
+        self, parts: list[tuple[bytes, bytes]], first: int, ts: bytes
+    ) -> tuple[bytes, int, bytes]:
+        """A batch's bytes, seqs from ``first`` on, all stamped ``ts`` (under the lock):
+        ``(data, last seq, chain value of the last record)``; ``parts``: each event's
+        members cut around its ts.
+
+        Each record but the last carries ``"more": n`` (records of the batch still to
+        come), each its ``chain`` link (one hash per record, in order). Built by C-level
+        maps over the members, then one ``%`` for all lines.
+        """
+        n = len(parts)
+        last = first + n - 1
+        pres, posts = zip(*parts, strict=True)
+        heads = list(
+            map(
+                _HEAD_MORE.__mod__,
+                zip(range(first, last), pres, repeat(ts), posts, range(n - 1, 0, -1), strict=False),
+            )
+        )
+        heads.append(_HEAD % (last, pres[-1], ts, posts[-1]))
+        tip = self._tip
+        for i, head in enumerate(heads):
+            tip = _link(tip, head)
+            heads[i] = _CHAINED % (head, tip)
+        lines = _LINE * n % tuple(chain.from_iterable(zip(heads, map(_crc32, heads), strict=True)))
+        return lines, last, tip
+
+    # ------------------------------------------------------------------ writing
+
+    def _write(self, data: bytes, last: int, count: int) -> None:
+        """One ``write()`` of a whole batch to the current segment (rotating a full one)."""
+        if self._seg_fd < 0 or self._seg_end >= self.segment_bytes:
+            self._rotate(last - count + 1)
+        try:
+            written = os.write(self._seg_fd, data)
+        except OSError as e:
+            self._undo_write(e)
+        if written != len(data):
+            self._write_rest(data, written)
+        self._seg_end += len(data)
+        self._last = last
+        self._hint(self._seg_first, last + 1, self._seg_end)
+        self._offs_new()
+        if self.durability == "fsync":
+            # (last written seq, its segment): exists before the lock is released, so
+            # rotations see it, and tells the next syncer what its fdatasync covers
+            self._note_written(last, self._seg_first)
+
+    def _write_rest(self, data: bytes, written: int) -> None:
+        """Finish a short write (the kernel may write less than asked)."""
+        try:
+            while written < len(data):
+                written += os.write(self._seg_fd, memoryview(data)[written:])
+        except OSError as e:
+            self._undo_write(e)
+
+    def _undo_write(self, e: OSError) -> NoReturn:
+        """Nothing of a failed batch may stay: cut back to the last good end and raise."""
+        try:
+            os.ftruncate(self._seg_fd, self._seg_end)
+        except OSError:
+            pass
+        where = self._seg_path(self._seg_first)
+        raise SwarmlogError(f"append failed, nothing written to {where}: {e}") from None
+
+    def _offs_new(self) -> None:
+        """Start ``_offs`` over at the writer view's end (after anything but a fast append)."""
+        self._offs = array("q", (self._seg_end,))
+        self._offs_base = self._last + 1
+
+    def _hint(self, first: int, seq: int, offset: int) -> None:
+        """Record that seq ``seq`` starts at ``offset`` of segment ``first`` (sparse index)."""
+        hints = self._hints.setdefault(first, {})
+        if len(hints) > 4096:
+            hints.clear()
+        hints[seq] = offset
+
+    # ------------------------------------------------------------------ segments
+
+    def _seg_path(self, first: int) -> str:
+        return os.path.join(self._segdir_s, seg.segment_name(first))
+
+    def _rotate(self, first: int) -> None:
+        """Open (creating if needed) the segment new records go to.
+
+        A full segment (at or past ``segment_bytes``) is closed (made durable first if any
+        writer of this log uses ``durability="fsync"``), and a new one named by ``first``
+        is started; segments are only ever rotated when full, so
+        any reader seeing a segment below that size knows it is the last one.
+        """
+        durable = self.durability == "fsync" or os.path.exists(os.path.join(self._root_s, "sync"))
+        if self._seg_fd >= 0 and self._seg_end >= self.segment_bytes:
+            if durable:
+                # fsync writers use this log: their group commit only syncs the segment
+                # written last, so a segment closed under them must be durable first
+                self._fsync(self._seg_fd)
+            os.close(self._seg_fd)
+            self._seg_fd = -1
+            self._seg_first, self._seg_end = first, 0
+        path = self._seg_path(self._seg_first)
+        new = not os.path.exists(path)
+        os.makedirs(self._segdir_s, exist_ok=True)
+        self._seg_fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        if new and durable:
+            fsync_dir(self._segdir_s)
+
+    def _cut(self, end: int, size: int, reason: str) -> None:
+        """Cut a torn tail off the current segment, noting it in ``repairs.jsonl`` first."""
+        name = seg.segment_name(self._seg_first)
+        note = {"segment": name, "offset": end, "bytes": size - end, "reason": reason}
+        repairs.record(self._root_s, {**note, "after_seq": self._last, "ts": time.time()})
+        os.ftruncate(self._seg_fd, end)  # (after the note: a refused note cuts nothing)

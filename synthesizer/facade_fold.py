@@ -1,6 +1,6 @@
 """Fold handlers of the facades' events (types in ``facade_events.py``).
 
-``state.py`` registers ``HANDLERS`` beside its own; like those, they use only the
+``handlers.py`` registers ``HANDLERS`` beside its own; like those, they use only the
 event (its ``seq``, ``ts``, ``agent``, body): no wall clock, no randomness. Pool and
 bank memories are the fold's own facts (strength, capacity, decay, eviction are the
 pool's); the store's entries live in ``SwarmState.ext`` (``facade_state.Facades``).

@@ -31,6 +31,7 @@ from .facts import (
     Evidence,
     Fact,
     RawMemory,
+    new_fact,
 )
 from .foldstate import DECAY, EXPIRED, LATENCY_WINDOW, TTL, SwarmState, bump
 
@@ -54,65 +55,35 @@ def _f(v: Any) -> float | None:
     return None if v is None else float(v)
 
 
-_SHARED_PLAIN = frozenset(("content", "category", "importance"))
-
-
 def _on_shared(s: SwarmState, d: dict[str, Any]) -> None:
     """memory.shared: remember the raw memory until a synth event consumes it."""
     b = d["body"]
     m = s.metrics
     m.raw_total += 1
     agent = d["agent"]
-    sh = m.shared
-    try:
-        sh[agent] += 1
-    except KeyError:
-        sh[agent] = 1
-    get = b.get
-    imp = get("importance", 0.5)
-    imp = imp if type(imp) is float else float(imp)
-    category = get("category", "general")
-    if len(b) <= 3 and _SHARED_PLAIN.issuperset(b):  # the usual body: no optional fields
-        seq = d["seq"]
-        s.pending[seq] = _tuple_new(
-            RawMemory,
-            (
-                seq,
-                agent,
-                d.get("session"),
-                d.get("thread"),
-                d["ts"],
-                b["content"],
-                category,
-                imp,
-                None,
-                None,
-                None,
-                None,
-                None,
-            ),
-        )
-        return
+    bump(m.shared, agent)
+    importance = float(b.get("importance", 0.5))
+    category = b.get("category", "general")
+    seq = d["seq"]
     thread = d.get("thread")
     if thread is None:
-        thread = get("thread")
-    ttl = get("ttl_s")
-    emb = get("embedding")
-    seq = d["seq"]
+        thread = b.get("thread")
+    ttl = b.get("ttl_s")
+    emb = b.get("embedding")
     s.pending[seq] = RawMemory(
-        seq,
-        agent,
-        d.get("session"),
-        thread,
-        d["ts"],
-        b["content"],
-        category,
-        imp,
-        get("subject"),
-        get("value"),
-        None if ttl is None else float(ttl),
-        None if emb is None else [float(x) for x in emb],
-        get("embedder"),
+        seq=seq,
+        agent=agent,
+        session=d.get("session"),
+        thread=thread,
+        ts=d["ts"],
+        content=b["content"],
+        category=category,
+        importance=importance,
+        subject=b.get("subject"),
+        value=b.get("value"),
+        ttl_s=None if ttl is None else float(ttl),
+        embedding=None if emb is None else [float(x) for x in emb],
+        embedder=b.get("embedder"),
     )
 
 
@@ -137,71 +108,36 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
         _ignore(s, "fact.created:duplicate")
         return
     ts = d["ts"]
-    raw = s.pending.pop(b["evidence"], None)  # _consume, inlined
+    raw = _consume(s, ts, b["evidence"])
     if raw is None:
         _ignore(s, "fact.created:no_raw")
         return
-    (
-        rseq,
-        ragent,
-        session,
-        thread,
-        rts,
-        content,
-        category,
-        imp,
-        subject,
-        value,
-        ttl,
-        emb,
-        embedder,
-    ) = raw
-    lat = s.metrics.latencies
-    lat.append(ts - rts)
-    if len(lat) > 2 * LATENCY_WINDOW:
-        del lat[:-LATENCY_WINDOW]
-    seq = d["seq"]
     sig = b.get("signature")
     if sig is not None:
         s.signatures[sig] = fid
     k = s._k
-    max_strength = k.max_strength
-    f = Fact(
-        fid,
-        content,
-        category,
-        imp,
-        seq,  # created_seq
-        ts,  # created_ts
-        seq,  # version
-        subject,
-        value,
-        ACTIVE,
-        [_tuple_new(Evidence, (rseq, ragent, session, rts))],
-        [],  # cited
-        1.0 if max_strength >= 1.0 else max_strength,  # pool.initial_strength
-        0,  # reinforcements
-        [],  # reinforced_by
-        1.0,  # energy
-        WORKING,
-        ts,  # energy_ts
-        0.0,  # feedback_sum
-        0,  # feedback_count
-        0,  # access_count
-        None,  # last_access
-        None if ttl is None else rts + ttl,  # expires_at
-        thread,
-        session,
-        None,  # cluster
-        sig,
-        emb,
-        embedder,
-        [],  # history
+    f = new_fact(
+        id=fid,
+        content=raw.content,
+        category=raw.category,
+        importance=raw.importance,
+        seq=d["seq"],
+        ts=ts,
+        evidence=[raw.evidence()],
+        strength=pool.initial_strength(k.max_strength),
+        subject=raw.subject,
+        value=raw.value,
+        expires_at=None if raw.ttl_s is None else raw.ts + raw.ttl_s,
+        thread=raw.thread,
+        session=raw.session,
+        signature=sig,
+        embedding=raw.embedding,
+        embedder=raw.embedder,
     )
     if len(facts) >= k.capacity:
         s._make_room()
     facts[fid] = f
-    if subject is not None:
+    if f.subject is not None:
         s._index_subject(f)
     related = b.get("related")
     if related:
@@ -301,19 +237,17 @@ def _on_updated(s: SwarmState, d: dict[str, Any]) -> None:
         imp = b.get("importance")
         ts = d["ts"]
         session = d.get("session")
-        f = Fact(
+        f = new_fact(
             id=fid,
             content=content,
             category=b.get("category") or "general",
             importance=0.5 if imp is None else float(imp),
-            created_seq=seq,
-            created_ts=ts,
-            version=seq,
+            seq=seq,
+            ts=ts,
+            evidence=[Evidence(seq=seq, agent=d["agent"], session=session, ts=ts)],
+            strength=pool.initial_strength(s.config.pool.max_strength),
             subject=b.get("subject"),
             value=b.get("value"),
-            evidence=[Evidence(seq, d["agent"], session, ts)],
-            strength=pool.initial_strength(s.config.pool.max_strength),
-            energy_ts=ts,
             thread=d.get("thread"),
             session=session,
         )

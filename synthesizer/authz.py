@@ -35,7 +35,7 @@ from typing import Any
 from . import events as T
 
 SwarmState = Any
-"""The fold's state (``state.SwarmState``; not imported: state.py imports this module)."""
+"""The fold's state (``foldstate.SwarmState``; not imported: handlers.py imports this module)."""
 
 Handler = Callable[[SwarmState, dict[str, Any]], None]
 

@@ -1,6 +1,6 @@
 """Fold handlers of the facades' events (types in ``facade_events.py``).
 
-``state.py`` registers ``HANDLERS`` beside its own; like those, they use only the
+``handlers.py`` registers ``HANDLERS`` beside its own; like those, they use only the
 event (its ``seq``, ``ts``, ``agent``, body): no wall clock, no randomness. Pool and
 bank memories are the fold's own facts (strength, capacity, decay, eviction are the
 pool's); the store's entries live in ``SwarmState.ext`` (``facade_state.Facades``).
@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from . import facade_events as FE
 from .facade_state import MAX_PUT_SEQS, Facades
-from .facts import Evidence, Fact
+from .facts import Evidence, Fact, new_fact
 from .pool import initial_strength
 
 DAY_S = 86400.0
@@ -60,17 +60,15 @@ def expired(entry: dict[str, Any], at_ms: int) -> bool:
 def _new_fact(s: _State, d: dict[str, Any], content: str, category: str, imp: float) -> Fact:
     """A fact ``f<seq>`` evidenced by this very event (ids never repeat in one log)."""
     seq, ts, session = d["seq"], d["ts"], d.get("session")
-    return Fact(
+    return new_fact(
         id="f" + str(seq),
         content=content,
         category=category,
         importance=float(imp),
-        created_seq=seq,
-        created_ts=ts,
-        version=seq,
-        evidence=[Evidence(seq, d["agent"], session, ts)],
+        seq=seq,
+        ts=ts,
+        evidence=[Evidence(seq=seq, agent=d["agent"], session=session, ts=ts)],
         strength=initial_strength(s.config.pool.max_strength),
-        energy_ts=ts,
         thread=d.get("thread"),
         session=session,
     )

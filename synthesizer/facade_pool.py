@@ -2,7 +2,7 @@
 
 A share is a ``pool.memory.shared`` event that the fold turns into a fact at once, so
 strength, reinforcement, decay (``pool.tick``), eviction, capacity and stats are the
-fold's own (``state.py`` / ``pool.py``): no second copy of the pool math. The decay and
+fold's own (``handlers.py`` / ``pool.py``): no second copy of the pool math. The decay and
 capacity numbers are the swarm's configuration (recorded on a new log; an existing log's
 must agree; a new log also turns off the tiers' energy expiry, so memories leave by
 strength only, as in the seed). Ids are ``f<seq>``: they never repeat within one log.

@@ -85,6 +85,9 @@ _RAW_FIELDS = RawMemory._fields
 class Fact:
     """A synthesized fact: claim, provenance, pool strength, tier energy, feedback.
 
+    Build one by keyword (``Fact(id=..., ...)``) or with ``new_fact``; ``from_row`` /
+    ``from_dict`` rebuild one from its serial forms.
+
     ``version`` is the seq of the last event keyed on this fact (= ``log.version(id)``).
     ``history`` lists status changes as ``[seq, status, reason]``.
     """
@@ -185,6 +188,53 @@ class Fact:
         """Inverse of ``to_row``."""
         row[_EVIDENCE_AT] = [Evidence(*v) for v in row[_EVIDENCE_AT]]
         return cls(*row)
+
+
+def new_fact(
+    *,
+    id: str,
+    content: str,
+    category: str,
+    importance: float,
+    seq: int,
+    ts: float,
+    evidence: list[Evidence],
+    strength: float,
+    subject: str | None = None,
+    value: str | None = None,
+    expires_at: float | None = None,
+    thread: str | None = None,
+    session: str | None = None,
+    signature: str | None = None,
+    embedding: list[float] | None = None,
+    embedder: str | None = None,
+) -> Fact:
+    """A fact born of the event at ``seq`` / ``ts``: the factory the fold's handlers use.
+
+    That event is its creation and its version; its energy clock starts at ``ts``; it
+    starts active in the working tier with no reinforcement, feedback or access.
+    ``strength`` is the pool's initial strength (``pool.initial_strength``).
+    """
+    return Fact(
+        id=id,
+        content=content,
+        category=category,
+        importance=importance,
+        created_seq=seq,
+        created_ts=ts,
+        version=seq,
+        subject=subject,
+        value=value,
+        evidence=evidence,
+        strength=strength,
+        energy_ts=ts,
+        expires_at=expires_at,
+        thread=thread,
+        session=session,
+        signature=signature,
+        embedding=embedding,
+        embedder=embedder,
+    )
 
 
 _FACT_FIELDS = tuple(f.name for f in fields(Fact))

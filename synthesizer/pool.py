@@ -1,6 +1,6 @@
 """Pure math of the seed memory pool (seed 000): strength, decay, boost, eviction, capacity.
 
-No state here: the fold (``state.py``) and the compatibility facade both call these, so
+No state here: the fold (``handlers.py``) and the compatibility facade both call these, so
 the formulas live in exactly one place.
 """
 

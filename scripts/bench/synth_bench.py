@@ -124,7 +124,7 @@ def fact_log(
                 agent="synthesizer",
                 type="fact.created",
                 key=f"f{seq - 1}",
-                body={"evidence": seq - 1, "signature": f"sig{i}", "related": []},
+                body={"evidence": seq - 1, "signature": f"sig{i}", "related": [], "lease": 0},
             )
         )
         if len(batch) >= 20_000:

@@ -13,31 +13,23 @@ with a worked example, is docs/record-format.md.
 
 from __future__ import annotations
 
-import collections
-import functools
-import itertools
 import math
-import operator
 import os
-import re
 import time
-import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
-
-import orjson
 
 if TYPE_CHECKING:  # pydantic comes with the first registered body model (see register_body)
     from pydantic import BaseModel, ValidationError
 
+from . import codec
+from .codec import CRC_SEP as CRC_SEP  # (re-exported: the format lives in codec)
+from .codec import check_crc as check_crc
 from .depth import SCALARS as _SCALARS
 from .depth import check_depth
 from .errors import InvalidEvent
 from .names import check_name, check_type
-
-CRC_SEP = b',"crc":'
-_SORT = orjson.OPT_SORT_KEYS
 
 
 @dataclass(frozen=True)
@@ -356,216 +348,26 @@ def _check_content(body: dict[str, Any], limits: Limits) -> None:
 
 
 def encode(ev: Event, seq: int | None = None, swarm: str | None = None, more: int = 0) -> bytes:
-    """Serialize to one record line (crc and newline included); ``seq``/``swarm`` override."""
+    """Serialize to one record line (crc and newline included); ``seq``/``swarm`` override.
+
+    The reference encoding (``codec.encode_record``), unchained."""
     src = ev._d
-    d: dict[str, Any] = {"seq": src.get("seq") if seq is None else seq}
-    for k in _ORDER[1:]:
-        if k == "swarm" and swarm is not None:
-            d["swarm"] = swarm
-        elif k in src:
-            d[k] = src[k]
+    d: dict[str, Any] = {**src, "seq": src.get("seq") if seq is None else seq}
+    if swarm is not None:
+        d["swarm"] = swarm
     try:
-        d["body"] = orjson.Fragment(orjson.dumps(src["body"], option=_SORT))
-        if more:
-            d["more"] = more
-        head = orjson.dumps(d)
+        return codec.encode_record(d, more)
     except TypeError as e:
         raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
-    crc = zlib.crc32(memoryview(head)[:-1])
-    return head[:-1] + b',"crc":%d}\n' % crc
-
-
-@dataclass(init=False)
-class _Members:
-    """A view that makes orjson write an envelope dict in one call, without copying it.
-
-    orjson writes a dataclass instance from its ``__dict__`` in insertion order and
-    ``OPT_SORT_KEYS`` only sorts the plain dicts inside it, so an instance whose
-    ``__dict__`` *is* the envelope dict serializes with the envelope's order and the
-    body's keys sorted: exactly a record without its crc. ``_MEMBERS_OK`` checks this
-    at import; without it the append path falls back to a body Fragment (same bytes).
-    """
-
-    # object's own (C) __init__: ``_Members()`` then costs less than ``object.__new__``
-    __init__ = object.__init__
-
-
-_new = object.__new__
-
-
-def _members(d: dict[str, Any]) -> _Members:
-    m = _Members()
-    m.__dict__ = d
-    return m
-
-
-def _members_ok() -> bool:
-    d = {"seq": 1, "id": "x", "body": {"b": [{"d": 1, "c": None}], "a": 1.5}, "agent": "a"}
-    want = b'{"seq":1,"id":"x","body":{"a":1.5,"b":[{"c":null,"d":1}]},"agent":"a"}'
-    try:
-        return orjson.dumps(_members(d), option=_SORT) == want
-    except Exception:  # pragma: no cover - an orjson that does not do this
-        return False
-
-
-_MEMBERS_OK = _members_ok()
-_dumps = orjson.dumps
-# the cheapest "b'null' in raw" (``in`` on bytes first tries the needle as an int and pays
-# for an exception; a compiled search also beats ``bytes.find``'s argument parsing)
-_has_null = re.compile(b"null").search
-_AGENT = b',"agent":'
-
-
-def record_members(d: dict[str, Any], swarm: bytes, limits: Limits = DEFAULT_LIMITS) -> bytes:
-    """Validate an event's dict for append and serialize it once (the append hot path).
-
-    Returns the record's JSON members without braces, ``seq`` and ``crc``:
-    ``"id":…,"ts":…,"swarm":…,…,"body":{…}`` with ``swarm`` (JSON bytes) filled in where
-    the event has none. Runs the checks of ``validate_for_append`` plus the event size
-    limit, with the same errors in the same order, but reads the serialized bytes to skip
-    what cannot fail: orjson writes NaN and infinities as ``null`` (and refuses non-string
-    keys), so the finiteness walk only runs when ``null`` occurs, and the size checks
-    only when the record is longer than ``fast_limit(limits)``.
-    """
-    return members_with(d, _with_swarm(swarm), limits, fast_limit(limits))
-
-
-def fast_limit(limits: Limits) -> int:
-    """Longest serialized event (with braces and swarm) that no size limit can refuse.
-
-    The content of a body is part of the record, so a record no longer than
-    ``max_content`` has no content over it; ``+ 48`` is the room kept for seq and crc.
-    """
-    return min(limits.max_content, limits.max_event - 48)
-
-
-def members_with(d: dict[str, Any], with_swarm: bytes, limits: Limits, fast: int) -> bytes:
-    """``record_members`` with its per-log constants ready: ``with_swarm`` is
-    ``_with_swarm(swarm)`` and ``fast`` is ``fast_limit(limits)`` (what ``FileLog``
-    keeps, so a single append computes neither)."""
-    if "seq" in d:
-        d = {k: v for k, v in d.items() if k != "seq"}
-    try:
-        if _MEMBERS_OK:
-            m = _Members()
-            m.__dict__ = d
-            raw = _dumps(m, None, _SORT)
-        else:  # pragma: no cover
-            body = d["body"]
-            raw = orjson.dumps({**d, "body": orjson.Fragment(orjson.dumps(body, option=_SORT))})
-    except TypeError as e:  # (orjson refuses nesting past 254 levels, among others)
-        body = d["body"]
-        check_depth(body)
-        _check_finite(body, "body")
-        _check_body(d["type"], body)
-        _check_content(body, limits)
-        raise InvalidEvent(f"body is not JSON-serializable: {e}") from None
-    if _has_null(raw):
-        check_depth(d["body"])
-        _check_finite(d["body"], "body")
-    if d["type"] in _BODIES:
-        _check_body(d["type"], d["body"])
-    if "swarm" not in d:
-        # the first is the envelope's agent: only id and ts (no such bytes) come before it
-        raw = raw.replace(_AGENT, with_swarm, 1)
-    if len(raw) > fast:
-        # may be over a limit (a swarm filled in only makes this test looser)
-        if len(raw) > limits.max_content:
-            _check_content(d["body"], limits)
-        if len(raw) + 48 > limits.max_event:
-            raise InvalidEvent(
-                f"event {d['id']} is {len(raw)} bytes encoded (max {limits.max_event})"
-            )
-    return raw[1:-1]
-
-
-@functools.lru_cache(maxsize=64)
-def _with_swarm(swarm: bytes) -> bytes:
-    """``,"swarm":<swarm>,"agent":`` — what a record without a swarm gets before its agent."""
-    return b',"swarm":%s%s' % (swarm, _AGENT)
-
-
-_SEP = orjson.Fragment(b"\x00")  # never in orjson's own output: it escapes control characters
-_BOUNDARY = b"},\x00,{"
-
-
-def batch_members(
-    ds: list[dict[str, Any]], swarm: bytes, limits: Limits = DEFAULT_LIMITS
-) -> list[bytes] | None:
-    """``record_members`` of a whole batch in one orjson call, or None to do it one by one.
-
-    The fast path covers batches of plain events (no ``seq``, all or none with a
-    ``swarm``) whose bytes need no closer look: no ``null`` anywhere, nothing near a
-    size limit, no body of a registered type failing validation. Anything else returns
-    None and the caller takes the per-event path, which raises the same errors in order.
-    """
-    n = len(ds)
-    if not _MEMBERS_OK or n < 2:
-        return None
-    has_swarm = sum(map(dict.__contains__, ds, _repeat("swarm", n)))
-    if (has_swarm and has_swarm != n) or any(map(dict.__contains__, ds, _repeat("seq", n))):
-        return None
-    if not _BODIES.keys().isdisjoint(map(_get_type, ds)):
-        try:
-            for d in ds:
-                _check_body(d["type"], d["body"])
-        except InvalidEvent:
-            return None
-    items: list[Any] = [_SEP] * (2 * n - 1)
-    items[::2] = map(_members, ds)
-    try:
-        raw = orjson.dumps(items, option=_SORT)
-    except TypeError:
-        return None
-    if b"null" in raw:
-        return None
-    if not has_swarm:
-        with_swarm = b',"swarm":%s%s' % (swarm, _AGENT)
-        size = len(raw)
-        raw = raw.replace(_AGENT, with_swarm)
-        # every record has one envelope agent; n replacements means there was no other
-        if len(raw) - size != n * (len(with_swarm) - len(_AGENT)):
-            return None
-    members = raw[2:-2].split(_BOUNDARY)
-    if len(members) != n:
-        return None
-    longest = max(map(len, members))
-    if longest > limits.max_content or longest + 50 > limits.max_event:
-        return None
-    return members
-
-
-def _repeat(x: Any, n: int) -> Any:
-    return itertools.repeat(x, n)
-
-
-_get_type = operator.itemgetter("type")
-
-
-def check_crc(line: bytes) -> bool:
-    """True when ``line`` (with or without its newline) carries a matching crc."""
-    end = len(line) - 1 if line.endswith(b"\n") else len(line)
-    i = line.rfind(CRC_SEP, 0, end)
-    if i < 0 or line[end - 1 : end] != b"}":
-        return False
-    digits = line[i + 7 : end - 1]
-    if not digits.isdigit():
-        return False
-    return zlib.crc32(memoryview(line)[:i]) == int(digits)
 
 
 def decode_dict(line: bytes) -> dict[str, Any]:
     """CRC-check and parse a record line into its dict (crc and chain removed, ``more``
     kept)."""
-    if not check_crc(line):
-        raise InvalidEvent("record fails its crc check")
     try:
-        d = orjson.loads(line)
-    except orjson.JSONDecodeError as e:
-        raise InvalidEvent(f"record is not valid JSON: {e}") from None
-    if not isinstance(d, dict) or "seq" not in d:
-        raise InvalidEvent("record is not an event object")
-    del d["crc"]
+        d = codec.decode_record(line)
+    except codec.RecordError as e:
+        raise InvalidEvent(str(e)) from None
     d.pop("chain", None)  # a FileLog's hash chain link (chain.py): a storage detail
     return d
 
@@ -577,73 +379,10 @@ def decode(line: bytes) -> tuple[Event, int]:
     return from_stored(d), more
 
 
-_set_d = Event.__dict__["_d"].__set__  # the slot's setter: skips Event.__setattr__
-_get_d = Event.__dict__["_d"].__get__
-
-
 def from_stored(d: dict[str, Any]) -> Event:
-    """Wrap a stored, CRC-checked dict as an Event without re-validating it (hot path)."""
-    ev = _new(Event)
-    _set_d(ev, d)
+    """Wrap a stored, CRC-checked dict as an Event without re-validating it.
+
+    The read paths use ``_fast.from_stored`` (same result, fewer cycles)."""
+    ev = Event.__new__(Event)
+    object.__setattr__(ev, "_d", d)
     return ev
-
-
-class _Appended(Event):
-    """A stored event as ``append`` returns it: its dict is built on first use.
-
-    Appending knows the stored event as (seq, the event's own dict, the log's swarm
-    when the event had none, the ts the log stamped); building the stored dict is left to
-    the first reader, so a batch whose results are not looked at does not pay for a
-    thousand dict copies.
-    """
-
-    __slots__ = ("_p",)
-    _p: tuple[int, dict[str, Any], str | None, float]
-
-    # ``_Appended()`` makes a bare instance at C level (cheaper than ``object.__new__``);
-    # ``_p`` is then set through ``_set_p`` (Event's ``__setattr__`` refuses)
-    __init__ = object.__init__
-
-    @property
-    def _d(self) -> dict[str, Any]:  # type: ignore[override]
-        try:
-            return cast("dict[str, Any]", _get_d(self, _Appended))
-        except AttributeError:
-            pass
-        seq, src, swarm, ts = self._p
-        d: dict[str, Any] = {"seq": seq}
-        if swarm is not None:
-            d["id"] = src["id"]
-            d["ts"] = ts
-            d["swarm"] = swarm
-        d.update(src)
-        d["seq"] = seq
-        d["ts"] = ts  # the log's clock, never the writer's
-        _set_d(self, d)
-        return d
-
-
-_set_p = _Appended.__dict__["_p"].__set__
-
-
-def appended(seq: int, src: dict[str, Any], swarm: str | None, ts: float) -> Event:
-    """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none;
-    ``ts``: the time the log stamped)."""
-    ev = _Appended()
-    _set_p(ev, (seq, src, swarm, ts))
-    return ev
-
-
-def appended_batch(
-    first: int, srcs: list[dict[str, Any]], swarms: Iterable[str | None], ts: float
-) -> list[Event]:
-    """``appended`` for a batch with seqs from ``first`` on, all stamped ``ts`` (C-level
-    loops: no frames)."""
-    n = len(srcs)
-    out: list[Event] = list(map(_new, itertools.repeat(_Appended, n)))
-    ps = zip(range(first, first + n), srcs, swarms, itertools.repeat(ts, n), strict=False)
-    _drain(map(_set_p, out, ps))
-    return out
-
-
-_drain: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend

@@ -24,7 +24,6 @@ follow); this one opens and closes a handle and runs ``append``/``append_many``.
 from __future__ import annotations
 
 import fcntl
-import operator
 import os
 import threading
 import time
@@ -40,27 +39,11 @@ import orjson
 from . import archive, fileverify, lockfile
 from . import chain as hashchain
 from . import segment as seg
+from ._fast import Serializer, appended, appended_batch, encode_batch, encode_one, hashed_dict
 from .checkpoint import CheckpointStore, FileCheckpointStore
 from .clock import Clock, split_ts
 from .contract import Log, VerifyReport
-from .envelope import (
-    _AGENT,
-    _BODIES,
-    _MEMBERS_OK,
-    DEFAULT_LIMITS,
-    Event,
-    Limits,
-    _Appended,
-    _has_null,
-    _Members,
-    _set_p,
-    _with_swarm,
-    appended_batch,
-    batch_members,
-    fast_limit,
-    members_with,
-    record_members,
-)
+from .envelope import DEFAULT_LIMITS, Event, Limits
 from .errors import (
     DurabilityError,
     InvalidEvent,
@@ -71,28 +54,14 @@ from .filecatchup import CatchUp
 from .filemeta import clean_meta_tmp, new_swarm_id, write_meta
 from .filereader import SegmentReader
 from .filestate import Durability
-from .filesync import _MARK, _SYNC
-from .filewriter import _CHAINED, _HEAD, _LINE, _crc32, _link
+from .filesync import _MARK as _MARK  # (tests read the shared mark through filelog)
 from .fsguard import check_local, check_real_dir, os_error, read_nofollow
 from .names import check_name, default_swarm_name
 from .segfiles import SegmentFiles
 
-__all__ = ["DEFAULT_SEGMENT_BYTES", "FORMAT", "_MARK", "_SYNC", "Durability", "FileLog"]
-
 FORMAT = "swarmlog-file/1"
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
-_flock = fcntl.flock
-_LOCK_EX = fcntl.LOCK_EX
-_LOCK_UN = fcntl.LOCK_UN
-_dumps = orjson.dumps
-_SORT = orjson.OPT_SORT_KEYS
 _OPEN: weakref.WeakSet[FileLog] = weakref.WeakSet()
-_get_d = operator.attrgetter("_d")
-_get_id = operator.itemgetter("id")
-_lseek = os.lseek
-_write = os.write
-_SEEK_END = os.SEEK_END
-_TS = b',"ts":'
 
 
 def _reopen_locks_after_fork() -> None:
@@ -158,17 +127,10 @@ class FileLog(SegmentReader, CatchUp, Log):
         self._failed = None
         clean_meta_tmp(self.root)
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints", owner=self)
-        self._swarm_json = orjson.dumps(self.name)
-        self._with_swarm = _with_swarm(self._swarm_json)
-        # append's serializer view (see envelope._Members), reused under the thread lock;
-        # _members_src holds the dict it shows too, so that pointing it at the next event
-        # never drops a last reference (no finalizer can run between that and the dump)
-        self._members = _Members()
-        self._members_src: dict[str, Any] = {}
-        self._members.__dict__ = self._members_src
+        self._serializer = Serializer(orjson.dumps(self.name), limits)
         self.limits = limits
         # writer view of the log (kept current under the lock)
-        self._ids = _hashed_dict()
+        self._ids = hashed_dict()
         self._versions = {}
         self._last = 0
         self._last_ts = 0.0  # ts of seq _last: the floor of the next stamp
@@ -251,144 +213,59 @@ class FileLog(SegmentReader, CatchUp, Log):
     @limits.setter
     def limits(self, limits: Limits) -> None:
         self._limits = limits
-        self._fast_limit = fast_limit(limits)
-        # the same bound before the swarm is filled in (``append``'s inlined serializer)
-        self._fast_raw = self._fast_limit - (len(self._with_swarm) - len(_AGENT))
+        self._serializer.set_limits(limits)
 
     # ------------------------------------------------------------------ append
 
     def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
         """Append one event (the hot path: one flock pair, one lseek, one write).
 
-        The common case is inlined: the segment's end is where this handle left it (no
-        other writer appended, nothing to catch up), the segment is not full and the
-        durability is "process". Anything else goes through ``_append_locked``.
+        The event is serialized once, outside the flock. Under it, the common case is
+        that the segment's end is where this handle left it (no other writer appended,
+        nothing to catch up), the segment is not full and the durability is "process":
+        then the record is written at once (``_write_one``); anything else catches up
+        first and goes through ``_write``.
         """
         if self._failed:
             raise DurabilityError(self._failed)
-        if type(event) is not Event and not isinstance(event, Event):
+        if not isinstance(event, Event):
             raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
         src = event._d
-        self._tacquire()
-        try:
-            # ``members_with`` inlined for events that need no closer look (no seq, no
-            # ``null`` in their bytes, no registered body model, well under the size
-            # limits); any other goes to it, which checks everything and raises the
-            # errors in order
-            if "seq" in src or not _MEMBERS_OK:
-                raw = b"null"
-            else:
-                m = self._members  # the handle's own: used under the thread lock only
-                m.__dict__ = src  # (never frees the one it had: see _members_src)
-                try:
-                    raw = _dumps(m, None, _SORT)
-                except TypeError:
-                    raw = b"null"
-                self._members_src = src
-            swarm = None if "swarm" in src else self.name  # the log's, if the event has none
-            if _has_null(raw) or src["type"] in _BODIES or len(raw) > self._fast_raw:
-                inner = members_with(src, self._with_swarm, self._limits, self._fast_limit)
-            elif swarm is None:
-                inner = raw[1:-1]
-            else:
-                inner = raw.replace(_AGENT, self._with_swarm, 1)[1:-1]
-            eid = src["id"]
-            i = inner.index(_TS) + 6  # clock.split_ts, inlined
-            pre, post = inner[:i], inner[inner.index(b",", i) :]
-            lock_fd = self._lock_fd
-            if lock_fd < 0:
-                lock_fd = self._write_lock()
-            _flock(lock_fd, _LOCK_EX)
+        eid = src["id"]
+        with self._tlock:
+            pre, post = split_ts(self._serializer.members(src))
+            lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
-                fd = self._seg_fd
-                end = self._seg_end
-                if (
-                    fd < 0
-                    or end >= self.segment_bytes
-                    or self.durability != "process"
-                    or _lseek(fd, 0, _SEEK_END) != end
-                ):
-                    known, seq, sync, ts = self._append_locked(src, pre, post, eid, expect)
-                else:
-                    sync = None
-                    known = self._ids.get(eid)
-                    if known is None:  # ``_write`` of one record, inlined
-                        if expect:
-                            self._check_expect(expect)
-                        seq = self._last + 1
-                        ts = self._clock()  # the log's clock (see clock.stamp)
-                        if not ts >= self._last_ts:
-                            ts = self._last_ts
-                        head = _HEAD % (seq, pre, _dumps(ts), post)
-                        tip = _link(self._tip, head)
-                        head = _CHAINED % (head, tip)
-                        data = _LINE % (head, _crc32(head))
-                        try:
-                            written = _write(fd, data)
-                        except OSError as e:
-                            self._undo_write(e)
-                        if written != len(data):
-                            self._write_rest(data, written)
-                        self._seg_end = end = end + len(data)
-                        self._last = seq
-                        self._last_ts = ts
-                        self._tip = tip
-                        if seq & 0xFFFF:
-                            self._offs.append(end)
-                        else:  # (bounded: starts over every 65,536 seqs)
-                            self._offs_new()
-                        self._ids[eid] = seq
-                        if "key" in src:
-                            k = src["key"]
-                            if k is not None:
-                                self._versions[k] = seq
+                at_end = self._at_known_end()
+                if not at_end:
+                    self._catch_up(locked=True)
+                seq = self._ids.get(eid)
+                known = seq is not None
+                if seq is None:
+                    if expect:
+                        self._check_expect(expect)
+                    seq = self._last + 1
+                    ts = self._stamp()
+                    line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+                    if at_end:
+                        self._write_one(line, seq)
+                    else:
+                        self._write(line, seq, 1)
+                    self._last_ts = ts
+                    self._tip = tip
+                    self._ids[eid] = seq
+                    key = src.get("key")
+                    if key is not None:
+                        self._versions[key] = seq
+                    seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
-                _flock(lock_fd, _LOCK_UN)
-            if sync is not None:  # durability "fsync": sync the segment written to
-                self._group_sync(seq, sync[0], sync[1])
-        finally:
-            self._trelease()
-        if known is not None:
-            return self._read_one(known)
-        ev = _Appended()  # appended(), inlined
-        _set_p(ev, (seq, src, swarm, ts))
-        return ev
-
-    def _append_locked(
-        self,
-        src: dict[str, Any],
-        pre: bytes,
-        post: bytes,
-        eid: str,
-        expect: Mapping[str, int] | None,
-    ) -> tuple[int | None, int, tuple[int, int] | None, float]:
-        """``append`` past its fast path, both locks held: ``(known seq, 0, None, 0.0)``
-        for an id already stored, else ``(None, seq, sync, ts)``; ``sync`` is None or, with
-        durability "fsync", (fd, first seq) of the segment written to, for the caller's
-        ``_group_sync`` once the flock is released; ``pre``/``post``: the event's members
-        around its ts (``clock.split_ts``)."""
-        self._catch_up(locked=True)
-        known = self._ids.get(eid)
-        if known is not None:
-            return known, 0, None, 0.0
-        if expect:
-            self._check_expect(expect)
-        seq = self._last + 1
-        ts = self._stamp()
-        head = _HEAD % (seq, pre, _dumps(ts), post)
-        tip = _link(self._tip, head)
-        head = _CHAINED % (head, tip)
-        self._write(_LINE % (head, _crc32(head)), seq, 1)
-        self._last_ts = ts
-        self._tip = tip
-        self._ids[eid] = seq
-        if "key" in src:
-            k = src["key"]
-            if k is not None:
-                self._versions[k] = seq
-        if self.durability == "fsync":
-            return None, seq, (self._seg_fd, self._seg_first), ts
-        return None, seq, None, ts
+                fcntl.flock(lock_fd, fcntl.LOCK_UN)
+            if not known and self.durability == "fsync":
+                self._group_sync(seq, seg_fd, seg_first)  # (the segment written to)
+        if known:
+            return self._read_one(seq)
+        return appended(seq, src, None if "swarm" in src else self.name, ts)
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
@@ -403,7 +280,7 @@ class FileLog(SegmentReader, CatchUp, Log):
                     self._check_expect(expect)
             return []
         inners, srcs, ids = self._prepare_many(evs)
-        parts = list(map(split_ts, inners))
+        parts = [split_ts(inner) for inner in inners]
         with self._tlock:
             with self._locked():
                 self._catch_up(locked=True)
@@ -420,15 +297,16 @@ class FileLog(SegmentReader, CatchUp, Log):
                         self._check_expect(expect)
                     first = self._last + 1
                     ts = self._stamp()
-                    data, last, tip = self._encode(parts, first, _dumps(ts))
+                    data, last, tip = encode_batch(parts, first, orjson.dumps(ts), self._tip)
+                    assert tip is not None
                     self._write(data, last, len(fresh))
                     self._last_ts = ts
                     self._tip = tip
                     seg_fd = self._seg_fd
                     seg_first = self._seg_first
                     seqs = range(first, last + 1)
-                    index.update(zip(map(_get_id, fresh), seqs, strict=True))
-                    keys = list(map(dict.get, fresh, repeat("key", len(fresh))))
+                    index.update(zip([d["id"] for d in fresh], seqs, strict=True))
+                    keys = [d.get("key") for d in fresh]
                     if keys.count(None) != len(keys):
                         self._versions.update(
                             (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
@@ -436,11 +314,11 @@ class FileLog(SegmentReader, CatchUp, Log):
             if fresh and self.durability == "fsync":
                 self._group_sync(last, seg_fd, seg_first)
         if fresh:
-            n = len(fresh)
-            if any(map(dict.__contains__, fresh, repeat("swarm", n))):
-                out = appended_batch(first, fresh, map(self._swarm_of, fresh), ts)
-            else:  # the common case: the log's own swarm for all (no call per event)
-                out = appended_batch(first, fresh, repeat(self.name, n), ts)
+            if any("swarm" in d for d in fresh):
+                swarms = [None if "swarm" in d else self.name for d in fresh]
+                out = appended_batch(first, fresh, swarms, ts)
+            else:  # the common case: the log's own swarm for all
+                out = appended_batch(first, fresh, repeat(self.name), ts)
         if known is None:
             return out
         if not fresh:
@@ -448,31 +326,28 @@ class FileLog(SegmentReader, CatchUp, Log):
         it = iter(out)
         return [self._read_one(s) if s is not None else next(it) for s in known]
 
-    def _swarm_of(self, src: dict[str, Any]) -> str | None:
-        return None if "swarm" in src else self.name
-
     def _prepare_many(
         self, evs: list[Event]
     ) -> tuple[list[bytes], list[dict[str, Any]], list[str]]:
         """Validate and pre-serialize a batch outside the lock: (members, dicts, ids).
 
-        One orjson call for the whole batch when it is plain (see ``batch_members``),
+        One orjson call for the whole batch when it is plain (see ``_fast.batch_members``),
         else event by event, raising the first problem in batch order.
         """
-        if set(map(type, evs)) == {Event}:
-            srcs: list[dict[str, Any]] = list(map(_get_d, evs))
-            ids: list[str] = list(map(_get_id, srcs))
+        if all(type(ev) is Event for ev in evs):
+            srcs = [ev._d for ev in evs]
+            ids = [d["id"] for d in srcs]
             if len(set(ids)) == len(ids):
-                inners = batch_members(srcs, self._swarm_json, self.limits)
+                inners = self._serializer.batch(srcs)
                 if inners is not None:
                     return inners, srcs, ids
         seen: set[str] = set()
         inners, srcs, ids = [], [], []
         for ev in evs:
-            if type(ev) is not Event and not isinstance(ev, Event):
+            if not isinstance(ev, Event):
                 raise InvalidEvent(f"append takes Event objects, got {type(ev).__name__}")
             src = ev._d
-            inners.append(record_members(src, self._swarm_json, self.limits))
+            inners.append(self._serializer.checked(src))
             eid = src["id"]
             if eid in seen:
                 raise InvalidEvent(f"event id {eid!r} appears twice in one batch")
@@ -519,16 +394,3 @@ class FileLog(SegmentReader, CatchUp, Log):
 def _float_clock(clock: Clock) -> Clock:
     """An injected clock whose readings are floats (as ``ts`` always is)."""
     return lambda: float(clock())
-
-
-def _hashed_dict() -> dict[str, int]:
-    """An empty dict that keeps each key's hash in its table, as dicts with a non-str key do.
-
-    CPython gives a dict of only str keys a compact table without hashes, so a lookup
-    that misses (every fresh id) reads the key object of each slot it probes to compare
-    hashes: a cache miss per probe once the id index outgrows the cache. Having held a
-    non-str key, the dict keeps the general table (hashes stored) when it grows.
-    """
-    d: dict[Any, int] = {0: 0}
-    del d[0]
-    return d

@@ -17,7 +17,8 @@ from typing import Any
 
 from . import archive
 from . import segment as seg
-from .envelope import Event, from_stored
+from ._fast import from_stored
+from .envelope import Event
 from .errors import CorruptionError
 from .filewriter import SegmentWriter
 from .segfiles import Pinned

@@ -8,25 +8,15 @@ from __future__ import annotations
 
 import os
 import time
-import zlib
 from array import array
 from collections.abc import Mapping
-from itertools import chain, repeat
 from typing import NoReturn
 
-from . import chain as hashchain
 from . import lockfile, repairs
 from . import segment as seg
 from .errors import SwarmlogError, VersionConflict
 from .filesync import GroupSync
 from .fsguard import fsync_dir, open_nofollow
-
-_HEAD = b'{"seq":%d,%s%s%s'  # seq, members up to "ts":, the stamped ts, the rest
-_HEAD_MORE = b'{"seq":%d,%s%s%s,"more":%d'
-_LINE = b'%s,"crc":%d}\n'
-_CHAINED = b'%s,"chain":"%s"'
-_crc32 = zlib.crc32
-_link = hashchain.link
 
 
 class SegmentWriter(GroupSync):
@@ -62,35 +52,33 @@ class SegmentWriter(GroupSync):
         ts = self._clock()
         return ts if ts >= self._last_ts else self._last_ts
 
-    def _encode(
-        self, parts: list[tuple[bytes, bytes]], first: int, ts: bytes
-    ) -> tuple[bytes, int, bytes]:
-        """A batch's bytes, seqs from ``first`` on, all stamped ``ts`` (under the lock):
-        ``(data, last seq, chain value of the last record)``; ``parts``: each event's
-        members cut around its ts.
-
-        Each record but the last carries ``"more": n`` (records of the batch still to
-        come), each its ``chain`` link (one hash per record, in order). Built by C-level
-        maps over the members, then one ``%`` for all lines.
-        """
-        n = len(parts)
-        last = first + n - 1
-        pres, posts = zip(*parts, strict=True)
-        heads = list(
-            map(
-                _HEAD_MORE.__mod__,
-                zip(range(first, last), pres, repeat(ts), posts, range(n - 1, 0, -1), strict=False),
-            )
-        )
-        heads.append(_HEAD % (last, pres[-1], ts, posts[-1]))
-        tip = self._tip
-        for i, head in enumerate(heads):
-            tip = _link(tip, head)
-            heads[i] = _CHAINED % (head, tip)
-        lines = _LINE * n % tuple(chain.from_iterable(zip(heads, map(_crc32, heads), strict=True)))
-        return lines, last, tip
-
     # ------------------------------------------------------------------ writing
+
+    def _at_known_end(self) -> bool:
+        """Under the lock: the segment ends where this handle left it, is not full, and
+        durability is "process" (one lseek): a record can be written with no catch-up."""
+        return (
+            self._seg_fd >= 0
+            and self._seg_end < self.segment_bytes
+            and self.durability == "process"
+            and os.lseek(self._seg_fd, 0, os.SEEK_END) == self._seg_end
+        )
+
+    def _write_one(self, data: bytes, seq: int) -> None:
+        """``_write`` of one record when ``_at_known_end``: no rotation, and its offset
+        kept in ``_offs`` for reads (started over every 65,536 seqs)."""
+        try:
+            written = os.write(self._seg_fd, data)
+        except OSError as e:
+            self._undo_write(e)
+        if written != len(data):
+            self._write_rest(data, written)
+        self._seg_end += len(data)
+        self._last = seq
+        if seq % 65536:
+            self._offs.append(self._seg_end)
+        else:
+            self._offs_new()
 
     def _write(self, data: bytes, last: int, count: int) -> None:
         """One ``write()`` of a whole batch to the current segment (rotating a full one)."""

@@ -18,17 +18,16 @@ byte before a power loss) is torn too, and reported as such.
 
 from __future__ import annotations
 
-import operator
 import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 import orjson
 
-from .envelope import CRC_SEP
+from ._fast import parse_chunk
+from .codec import CRC_SEP
 from .errors import CorruptionError
 
 SEGMENT_SUFFIX = ".jsonl"
@@ -145,39 +144,6 @@ def scan(
     return _scan_lines(data, lines, tail, base, expect_seq, segment, pending, left_in)
 
 
-_SEP = CRC_SEP
-_rfind = bytes.rfind
-_getitem = bytes.__getitem__
-_crc32 = zlib.crc32
-_pop = dict.pop
-_get_seq = operator.itemgetter("seq")
-_sub = operator.sub
-_mul = operator.mul
-
-
-def _batches(mores: list[Any], left_in: int) -> tuple[int, int, int] | None:
-    """Batch structure of a chunk from its records' ``more`` counts (None: broken).
-
-    ``left_in`` is what a batch begun before the chunk still owes (0: none). Within a
-    batch each count is one less than the one before; a 0 ends the batch. Returns
-    (records up to the end of the last complete batch, index where a still unfinished
-    batch starts or -1, what that batch still owes). Counts are checked in C (``map``)
-    rather than in a Python loop per record: in a record after a non-zero count
-    ``(prev - more - 1) * prev`` must be 0.
-    """
-    if left_in == 0 and not any(mores):
-        return len(mores), -1, 0
-    prev = [left_in, *mores]
-    prev.pop()
-    if any(map(_mul, map(_sub, map(_sub, prev, mores), repeat(1)), prev)):
-        return None
-    last = mores[-1]
-    if last:  # the chunk ends inside a batch: it starts after the last 0
-        done = len(mores) - mores[::-1].index(0) if 0 in mores else 0
-        return done, done, last
-    return len(mores), -1, 0
-
-
 def _scan_fast(
     data: bytes,
     lines: list[bytes],
@@ -187,69 +153,37 @@ def _scan_fast(
     pending: list[dict[str, Any]] | None,
     left_in: int,
 ) -> Scan | None:
-    """``scan`` when every complete line is a good record; None to fall back otherwise.
-
-    Exactness: each element is accepted only if it is a dict whose ``crc`` equals the
-    CRC-32 of its own line's bytes up to the line's last ``,"crc":``, and the seqs count
-    up by one. If some line were not a JSON value on its own, the array would either not
-    parse, have another length, or misalign elements and lines, which the per-line CRC
-    comparison rejects (as surely as the CRC rejects a corrupt line in the slow path).
-    """
+    """``scan`` when every complete line is a good record (``_fast.parse_chunk``); None
+    to fall back to the line-by-line scan otherwise."""
     if pending and not left_in:
         return None  # (never written so) left to the line-by-line scan
-    n = len(lines)
-    parts = lines.copy()  # brackets on the end lines: one copy of the chunk, not three
-    parts[0] = b"[" + parts[0]
-    parts[-1] += b"]"
-    try:
-        ds = orjson.loads(b",".join(parts))
-    except orjson.JSONDecodeError:
+    chunk = parse_chunk(lines, expect_seq, left_in if pending else 0)
+    if chunk is None:
         return None
-    if len(ds) != n:
-        return None
-    try:
-        # per line: the crc stored in it == CRC-32 of its bytes before ``,"crc":``
-        cut = list(map(_rfind, lines, repeat(_SEP)))
-        if min(cut) <= 0 or list(map(_pop, ds, repeat("crc"), repeat(-1))) != list(
-            map(_crc32, map(_getitem, lines, map(slice, cut)))
-        ):
-            return None
-        seqs = list(map(_get_seq, ds))
-        first = seqs[0] if expect_seq is None else expect_seq
-        if type(first) is not int or seqs != list(range(first, first + n)):
-            return None
-        mores = list(map(_pop, ds, repeat("more"), repeat(0)))
-        chains = list(map(_pop, ds, repeat("chain"), repeat(None)))
-        batches = _batches(mores, left_in if pending else 0)
-    except (AttributeError, TypeError, KeyError):
-        return None
-    if batches is None:
-        return None
-    done, batch_start, left = batches
+    ds, done, n = chunk.records, chunk.done, len(lines)
     line_end = len(data) - len(tail)
     out = Scan(end=base, line_end=base + line_end)
     if pending and not done:  # the batch begun before is still unfinished: carry it on
         pending.extend(ds)  # in place (the caller hands it over): no copy per chunk
         out.pending = pending
-        out.left = left
+        out.left = chunk.left
         out.torn = "incomplete batch"
         return out
     if pending:
         out.records = [*pending, *ds[:done]]
     else:
         out.records = ds if done == n else ds[:done]
-    if done:
-        out.chain = chains[done - 1]
-    if batch_start >= 0:
-        out.pending = ds[batch_start:]
-        out.left = left
+    out.chain = chunk.last_chain
+    if chunk.batch_start >= 0:
+        out.pending = ds[chunk.batch_start :]
+        out.left = chunk.left
         out.torn = "incomplete batch"
     if out.torn is None and tail:
         out.torn = tail_reason(tail)
     if done == n:
         out.end = base + line_end
     elif done:
-        out.end = base + sum(map(len, lines[:done])) + done
+        out.end = base + sum(len(line) + 1 for line in lines[:done])
     return out
 
 
@@ -266,9 +200,6 @@ def _scan_lines(
     """``scan`` line by line: one ``orjson.loads`` and one CRC-32 per line."""
     out = Scan(end=base)
     records = out.records
-    append = records.append
-    loads = orjson.loads
-    crc32 = zlib.crc32
     mv = memoryview(data)
     pos = 0
     end = 0
@@ -283,8 +214,8 @@ def _scan_lines(
         ln = len(line)
         i = line.rfind(CRC_SEP)
         try:
-            d = loads(line)
-            ok = i > 0 and d.pop("crc") == crc32(mv[pos : pos + i])
+            d = orjson.loads(line)
+            ok = i > 0 and d.pop("crc") == zlib.crc32(mv[pos : pos + i])
             s = d["seq"]
         except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
             ok = False
@@ -305,7 +236,7 @@ def _scan_lines(
             # a terminated line is never the prefix of a write: rot, not a torn tail
             hint = nxt if nxt is not None else record_seq(line)
             raise CorruptionError(segment, base + pos, hint, reason)
-        append(d)
+        records.append(d)
         nxt = s + 1
         pos += ln + 1
         if more:

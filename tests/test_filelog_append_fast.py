@@ -13,7 +13,7 @@ import orjson
 import pytest
 from pydantic import BaseModel
 
-from swarmlog import Event, FileLog
+from swarmlog import Event, FileLog, _fast
 from swarmlog import chain as hashchain
 from swarmlog import envelope as env
 from swarmlog.errors import InvalidEvent
@@ -55,30 +55,30 @@ def _events(tag: str, **extra: Any) -> list[Event]:
 def test_batch_members_match_per_event_encoding(extra: dict[str, Any]) -> None:
     evs = _events("e", **extra)
     sw = orjson.dumps("logname")
-    per_event = [env.record_members(e.envelope, sw) for e in evs]
+    per_event = [_fast.record_members(e.envelope, sw) for e in evs]
     assert per_event == [_plain_members(e, "logname") for e in evs]
     # clean bodies (no null, no "agent" key to confuse the swarm splice) take the
     # one-call path; the others make it decline, never encode differently
-    got = env.batch_members([e.envelope for e in evs], sw)
+    got = _fast.batch_members([e.envelope for e in evs], sw)
     assert got is None or got == per_event
     clean = [e for e in evs if b"null" not in orjson.dumps(e.body) and "agent" not in e.body]
-    got = env.batch_members([e.envelope for e in clean], sw)
+    got = _fast.batch_members([e.envelope for e in clean], sw)
     assert got == [_plain_members(e, "logname") for e in clean]
 
 
 def test_batch_members_declines_what_it_cannot_vouch_for() -> None:
     sw = b'"s"'
     with_null = [Event(agent="a", type="t.x", body={"v": None}), Event(agent="b", type="t.x")]
-    assert env.batch_members([e.envelope for e in with_null], sw) is None
+    assert _fast.batch_members([e.envelope for e in with_null], sw) is None
     nan = [Event(agent="a", type="t.x", body={"v": math.nan}), Event(agent="b", type="t.x")]
-    assert env.batch_members([e.envelope for e in nan], sw) is None
+    assert _fast.batch_members([e.envelope for e in nan], sw) is None
     mixed = [Event(agent="a", type="t.x", swarm="x"), Event(agent="b", type="t.x")]
-    assert env.batch_members([e.envelope for e in mixed], sw) is None
+    assert _fast.batch_members([e.envelope for e in mixed], sw) is None
     fake = [
         Event(agent="a", type="t.x", body={"f": orjson.Fragment(b'{"a":1},\x00,{"b":2}')}),
         Event(agent="b", type="t.x"),
     ]
-    assert env.batch_members([e.envelope for e in fake], sw) is None
+    assert _fast.batch_members([e.envelope for e in fake], sw) is None
 
 
 def test_append_many_bytes_equal_single_appends(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 chain vs without it, in the same run, on the same machine.
 
 "Without" replaces the one hash per record by a constant of the same length
-(``filelog._link`` and ``filewriter._link``; the records keep the same bytes and size)
+(``_fast._link``; the records keep the same bytes and size)
 and skips the chain walk in ``verify``: so the difference is exactly the chain's
 hashing. Interleaved A/B, best of ``--repeat``.
 Usage: ``python scripts/bench/trust_bench.py [--events N] [--repeat R]``.
@@ -24,19 +24,18 @@ from _table import write_table
 
 from swarmlog import (
     Event,
-    filelog,
-    filewriter,
+    _fast,
     open_log,
 )
 from swarmlog import chain as hashchain
 
-_real_link = filelog._link
+_real_link = _fast._link
 _real_verify = hashchain.verify_files
 _FAKE = b"0" * hashchain.HEX_LEN
 
 
 def _chain(on: bool) -> None:
-    filelog._link = filewriter._link = _real_link if on else (lambda prev, head: _FAKE)
+    _fast._link = _real_link if on else (lambda prev, head: _FAKE)
     hashchain.verify_files = _real_verify if on else (lambda *a: None)
 
 

@@ -137,6 +137,16 @@ class CheckpointStore(abc.ABC):
     def _name(self, seq: int) -> str:
         """The name of the checkpoint at ``seq``."""
 
+    def local_dir(self) -> Path | None:
+        """The directory on this machine that holds the checkpoint files, or None.
+
+        Why: a reader may keep derived files beside a checkpoint (the synthesizer's
+        memory-mapped vectors, synthesizer/vecckpt.py). The default None is the
+        documented answer of a store whose checkpoints are not local files (MemoryLog's
+        dict, JetStream's object store): nothing is kept beside them.
+        """
+        return None
+
     def save(
         self,
         seq: int,
@@ -420,6 +430,9 @@ class FileCheckpointStore(CheckpointStore):
                     os.close(dfd)
             except OSError as e:
                 raise self._not_written(str(self.dir), e) from None
+
+    def local_dir(self) -> Path:
+        return self.dir
 
     def list(self) -> builtins.list[CheckpointInfo]:
         if not self.dir.is_dir():

@@ -20,15 +20,21 @@ import itertools
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
 from . import archive
 from . import segment as seg
+from .contract import Log
 from .errors import SwarmlogError
 from .filelog import FileLog
 from .fsguard import fsync_dir, open_nofollow, read_nofollow
+
+
+def compactable(log: Log) -> TypeGuard[FileLog]:
+    """``log.compactable()`` (see ``Log.compactable``), for callers that then compact it."""
+    return log.compactable()
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,16 @@ class Log(abc.ABC):
     def checkpoints(self) -> CheckpointStore:
         """This log's checkpoint store."""
 
+    def compactable(self) -> bool:
+        """Whether ``swarmlog.compact`` can archive or delete this log's old segments.
+
+        Why: a retention policy is applied by compacting segments, and callers ask the
+        log rather than test its class. The default is False, the documented answer
+        of a backend without segments to compact: MemoryLog keeps none, and a JetStream
+        stream is bounded by its own max_age/max_bytes limits (docs/retention.md).
+        """
+        return False
+
     def wait_for_change(self, timeout: float) -> bool:
         """Block until the log may have changed or ``timeout`` passes; True if woken.
 

@@ -202,6 +202,10 @@ class FileLog(SegmentReader, CatchUp, Log):
     def checkpoints(self) -> CheckpointStore:
         return self._checkpoints
 
+    def compactable(self) -> bool:
+        """True: ``swarmlog.compact`` archives or deletes this log's old segments."""
+        return True
+
     @property
     def swarm_id(self) -> str:
         return self._swarm_id or super().swarm_id

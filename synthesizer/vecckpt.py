@@ -40,8 +40,7 @@ SPARE = 0.25  # spare capacity rows, as a fraction of n (at least 1024): appends
 
 def vector_dir(log: Log) -> Path | None:
     """The directory of the log's file checkpoints, or None (no local checkpoint files)."""
-    d = getattr(log.checkpoints, "dir", None)
-    return Path(d) if d is not None else None
+    return log.checkpoints.local_dir()
 
 
 def file_name(info: CheckpointInfo) -> str:

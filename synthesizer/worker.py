@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from swarmlog import CheckpointNotWritten, Event, FileLog, Log, SwarmlogError, VersionConflict
+from swarmlog import CheckpointNotWritten, Event, Log, SwarmlogError, VersionConflict
+from swarmlog.compact import compactable
 
 from . import events as T
 from . import prune, vecckpt
@@ -313,7 +314,7 @@ class Synthesizer:
                 self._last_checkpoint = st.last_seq
                 return False
             self._last_checkpoint = st.last_seq
-            if self.config.retention.active and isinstance(self.log, FileLog):
+            if self.config.retention.active and compactable(self.log):
                 compact_by(self.log, self.config.retention)  # bounded growth (retention.py)
             return True
         return False

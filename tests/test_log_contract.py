@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -321,3 +322,18 @@ def test_checkpoints_round_trip(log_target: LogTarget) -> None:
         assert store.latest(format="other/1") is None and store.latest(2) is None
         assert store.invalidate_after(4) == 1
         assert [i.seq for i in store.list()] == [3]
+
+
+def test_capabilities_are_asked_of_the_log(log_target: LogTarget) -> None:
+    """``Log.compactable`` and ``CheckpointStore.local_dir``: a FileLog compacts and keeps
+    its checkpoints as local files; the other backends give the documented "no"."""
+    with log_target.open() as log:
+        store = log.checkpoints
+        if log_target.backend == "file":
+            assert log.compactable()
+            assert store.local_dir() == Path(log_target.where) / "checkpoints"
+            store.save(0, b"x", "test/1")
+            assert [p.name for p in Path(log_target.where, "checkpoints").iterdir()]
+        else:
+            assert not log.compactable()
+            assert store.local_dir() is None

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import orjson
-
 Clock = Callable[[], float]
 """A no-argument callable returning unix seconds (``time.time`` by default)."""
 
 _TS = b',"ts":'
-_dumps = orjson.dumps
 
 
 def split_ts(inner: bytes) -> tuple[bytes, bytes]:
@@ -40,8 +37,3 @@ def stamp(clock: Clock, last: float) -> float:
     if not ts >= last:  # also catches a NaN from a broken clock
         return last
     return float(ts)
-
-
-def ts_bytes(ts: float) -> bytes:
-    """A ts as the JSON number the record stores (orjson's encoding, as ``encode``)."""
-    return _dumps(ts)

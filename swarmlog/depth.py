@@ -22,11 +22,10 @@ def check_depth(body: dict[str, Any], limit: int = MAX_DEPTH) -> None:
     if SCALARS.issuperset(map(type, body.values())):
         return  # flat: the common case, one C-level pass
     stack: list[tuple[Any, int]] = [(body, 1)]
-    pop, push = stack.pop, stack.append
     while stack:
-        obj, level = pop()
+        obj, level = stack.pop()
         if level > limit:
             raise InvalidEvent(f"body is nested more than {limit} levels deep")
         for v in obj.values() if isinstance(obj, dict) else obj:
             if isinstance(v, (dict, list, tuple)):
-                push((v, level + 1))
+                stack.append((v, level + 1))

@@ -16,9 +16,6 @@ from .errors import CorruptionError, ReadOnlyLog
 from .filewriter import SegmentWriter
 from .fsguard import open_nofollow
 
-_lseek = os.lseek
-_SEEK_END = os.SEEK_END
-
 
 class CatchUp(SegmentWriter):
     """Reads what other writers appended into the handle's writer view."""
@@ -49,7 +46,7 @@ class CatchUp(SegmentWriter):
         so nothing was appended and no later segment can exist (one lseek, no stat).
         """
         if self._seg_fd >= 0:
-            size = _lseek(self._seg_fd, 0, _SEEK_END)
+            size = os.lseek(self._seg_fd, 0, os.SEEK_END)
             if size == self._seg_end and size < self.segment_bytes:
                 return
         while True:

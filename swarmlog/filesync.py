@@ -20,9 +20,6 @@ from .fsguard import FILE_MODE, open_nofollow
 
 _SYNC = struct.Struct("<QQ")  # at 0: last written seq, first seq of its segment
 _MARK = struct.Struct("<Q")  # at 16: the highest seq known durable
-_flock = fcntl.flock
-_LOCK_EX = fcntl.LOCK_EX
-_LOCK_UN = fcntl.LOCK_UN
 
 
 class GroupSync(FileState):
@@ -61,21 +58,21 @@ class GroupSync(FileState):
         """
         state = self._sync_state()
         sync_fd = self._sync_fd
-        _flock(sync_fd, _LOCK_EX)
+        fcntl.flock(sync_fd, fcntl.LOCK_EX)
         try:
             if _MARK.unpack_from(state, 16)[0] >= mine:
                 return  # a sync that started after our write has finished
             written, seg_first = _SYNC.unpack_from(state, 0)
         finally:
-            _flock(sync_fd, _LOCK_UN)
+            fcntl.flock(sync_fd, fcntl.LOCK_UN)
         cover = written if seg_first == seg_first_of_fd and written > mine else mine
         self._fsync(fd)
-        _flock(sync_fd, _LOCK_EX)
+        fcntl.flock(sync_fd, fcntl.LOCK_EX)
         try:
             if _MARK.unpack_from(state, 16)[0] < cover:
                 _MARK.pack_into(state, 16, cover)
         finally:
-            _flock(sync_fd, _LOCK_UN)
+            fcntl.flock(sync_fd, fcntl.LOCK_UN)
 
     def _fsync(self, fd: int) -> None:
         """fdatasync ``fd``; a failure fails the handle (nothing after it is trusted)."""

@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from . import lockfile, repairs
 from . import segment as seg
+from .clock import stamp
 from .errors import SwarmlogError, VersionConflict
 from .filesync import GroupSync
 from .fsguard import fsync_dir, open_nofollow
@@ -49,8 +50,7 @@ class SegmentWriter(GroupSync):
 
     def _stamp(self) -> float:
         """The ts of the next batch (under the lock, caught up): ``max(clock(), last ts)``."""
-        ts = self._clock()
-        return ts if ts >= self._last_ts else self._last_ts
+        return stamp(self._clock, self._last_ts)
 
     # ------------------------------------------------------------------ writing
 
@@ -67,14 +67,7 @@ class SegmentWriter(GroupSync):
     def _write_one(self, data: bytes, seq: int) -> None:
         """``_write`` of one record when ``_at_known_end``: no rotation, and its offset
         kept in ``_offs`` for reads (started over every 65,536 seqs)."""
-        try:
-            written = os.write(self._seg_fd, data)
-        except OSError as e:
-            self._undo_write(e)
-        if written != len(data):
-            self._write_rest(data, written)
-        self._seg_end += len(data)
-        self._last = seq
+        self._write_all(data, seq)
         if seq % 65536:
             self._offs.append(self._seg_end)
         else:
@@ -84,14 +77,7 @@ class SegmentWriter(GroupSync):
         """One ``write()`` of a whole batch to the current segment (rotating a full one)."""
         if self._seg_fd < 0 or self._seg_end >= self.segment_bytes:
             self._rotate(last - count + 1)
-        try:
-            written = os.write(self._seg_fd, data)
-        except OSError as e:
-            self._undo_write(e)
-        if written != len(data):
-            self._write_rest(data, written)
-        self._seg_end += len(data)
-        self._last = last
+        self._write_all(data, last)
         self._hint(self._seg_first, last + 1, self._seg_end)
         self._offs_new()
         if self.durability == "fsync":
@@ -99,13 +85,17 @@ class SegmentWriter(GroupSync):
             # rotations see it, and tells the next syncer what its fdatasync covers
             self._note_written(last, self._seg_first)
 
-    def _write_rest(self, data: bytes, written: int) -> None:
-        """Finish a short write (the kernel may write less than asked)."""
+    def _write_all(self, data: bytes, last: int) -> None:
+        """Write ``data`` (records up to seq ``last``) at the segment's end: all of it
+        (the kernel may write less than asked) or, on an error, nothing."""
         try:
+            written = os.write(self._seg_fd, data)
             while written < len(data):
                 written += os.write(self._seg_fd, memoryview(data)[written:])
         except OSError as e:
             self._undo_write(e)
+        self._seg_end += len(data)
+        self._last = last
 
     def _undo_write(self, e: OSError) -> NoReturn:
         """Nothing of a failed batch may stay: cut back to the last good end and raise."""

@@ -16,9 +16,10 @@ whole batch with one ``write()``. Readers take no lock and no write access, and 
 consume complete, CRC-valid batches. Nothing in the directory is followed if it is a
 symlink (fsguard); segments are opened on demand through a small cache (segfiles).
 
-One module per role: ``filewriter`` (encode, write, rotate, cut a torn tail),
+One module per role: ``filewriter`` (write, rotate, cut a torn tail),
 ``filesync`` (group commit), ``filecatchup`` (the writer view), ``filereader`` (read,
-follow); this one opens and closes a handle and runs ``append``/``append_many``.
+follow); the speed tricks of encoding and decoding are in ``_fast``; this one opens
+and closes a handle and runs ``append``/``append_many``.
 """
 
 from __future__ import annotations
@@ -121,7 +122,6 @@ class FileLog(SegmentReader, CatchUp, Log):
         self._lock_fd = -1  # opened by the first write (readers need no lock: lockfile.py)
         self._closed = False
         self._tlock = threading.RLock()
-        self._tacquire, self._trelease = self._tlock.acquire, self._tlock.release
         self._sync_fd = -1
         self._sync_map = None
         self._failed = None
@@ -175,7 +175,6 @@ class FileLog(SegmentReader, CatchUp, Log):
         child and its parent would both "hold" the lock at once.
         """
         self._tlock = threading.RLock()
-        self._tacquire, self._trelease = self._tlock.acquire, self._tlock.release
         self._files.after_fork()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import mmap
 import threading
 from array import array
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -36,8 +35,6 @@ class FileState:
 
     # locks: the thread lock (one append at a time per handle) and the append flock
     _tlock: threading.RLock
-    _tacquire: Callable[..., bool]
-    _trelease: Callable[[], None]
     _lock_fd: int
     """The append lock's descriptor (-1 until the first write)."""
     _closed: bool

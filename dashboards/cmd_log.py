@@ -23,17 +23,27 @@ def init(
     settings: list[str] = typer.Option(
         [], "--set", metavar="KEY=VALUE", help="Configuration, e.g. --set pool.capacity=50000"
     ),
+    agents: str | None = typer.Option(
+        None, "--agents", help="a,b,c: print NATS users, one per agent (--url; no server contact)"
+    ),
+    operator: str = typer.Option("operator", "--operator", help="The admin user (--agents)"),
+    write: str | None = typer.Option(None, "--write", help="Write the --agents block to FILE"),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
     """Create a log (a directory, or a JetStream stream with --url) and record its
-    configuration (--set KEY=VALUE …; `swarmlog config show` lists the keys)."""
+    configuration (--set KEY=VALUE …; `swarmlog config show` lists the keys).
+    With --agents: print (or --write) a nats-server authorization block instead."""
     from swarmlog import open_log
     from synthesizer.configlog import init_config, parse_settings
 
     from .app import target
 
+    if agents is not None:  # per-agent NATS users (docs/trust.md)
+        from .authblock import users
+
+        return users(target(ctx, root, url), agents, operator, write, json)
     parsed = parse_settings(settings)  # bad keys fail before anything is created
     t = target(ctx, root, url)
     if t.startswith(("nats://", "tls://")):

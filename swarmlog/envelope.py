@@ -166,6 +166,18 @@ class Event:
         return self._d.get("causes")
 
     @property
+    def author(self) -> str | None:
+        """The agent the log's transport vouches for as the writer, or None.
+
+        A reader sets it (envelope member ``author``, never part of the stored bytes) when
+        the backend authenticates writers: JetStream with per-agent subjects, from the
+        message's subject (``jssubjects``). FileLog leaves it None: there the OS user who
+        can write the log's directory is the trust boundary. The fold refuses an event
+        whose ``author`` is set and differs from its ``agent``.
+        """
+        return self._d.get("author")
+
+    @property
     def envelope(self) -> dict[str, Any]:
         """The event's envelope mapping as the log holds it (seq first once stored).
 

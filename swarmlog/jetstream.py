@@ -73,12 +73,12 @@ from .jsproto import (
     ack_ns,
     check_expect,
     decode_payload,
-    key_subject,
     ns_ts,
     parse_target,
     plan_expectations,
     prepare,
 )
+from .jssubjects import META_SUBJECTS, PER_AGENT, keep_layout, layout
 from .names import check_name
 
 DEFAULT_DUPLICATE_WINDOW = 600.0
@@ -115,7 +115,7 @@ def stream_config(
     swarm_id: str = "",
 ) -> dict[str, Any]:
     """The JetStream configuration of a swarm's event stream (``swarm_id``: its identity)."""
-    meta = {META_FORMAT: FORMAT, META_NAME: name}
+    meta = {META_FORMAT: FORMAT, META_NAME: name, META_SUBJECTS: PER_AGENT}  # jssubjects
     if swarm_id:
         meta[META_ID] = swarm_id
     return {
@@ -181,6 +181,7 @@ async def _ensure(
             cur["metadata"].get(META_ID, ""),  # the identity never changes
         )
         new = {**cur, **{k: v for k, v in want.items() if k not in ("subjects", "storage")}}
+        new = keep_layout(new, cur)  # the subject layout never changes (jssubjects)
         if new != cur:
             try:
                 await c.api(f"STREAM.UPDATE.{c.stream}", new)
@@ -323,6 +324,7 @@ class JetStreamLog(Log):
         self._swarm_id = str(cfg["metadata"].get(META_ID) or "")
         self.stream = self.t.stream
         self.prefix = self.t.prefix
+        self.subjects = layout(self.prefix, cfg)  # per-agent or shared subjects (jssubjects)
         self.atomic = bool(cfg.get("allow_atomic"))
         self.replicas = int(cfg.get("num_replicas", 1))
         self.duplicate_window = int(cfg.get("duplicate_window", 0)) / 1e9
@@ -383,7 +385,7 @@ class JetStreamLog(Log):
                 f"a JetStream batch holds at most {MAX_BATCH} events, got {len(evs)} "
                 "(the server's atomic batch limit); split it"
             )
-        ps = prepare(evs, self.name, self.prefix, self.limits)
+        ps = prepare(evs, self.name, self.subjects, self.limits)
         if len(ps) > 1 and not self.atomic:
             raise SwarmlogError(
                 f"stream {self.stream} does not allow atomic batches (nats-server >= 2.12 with "
@@ -429,7 +431,7 @@ class JetStreamLog(Log):
         while pending:
             fenced = False
             try:
-                hdrs = plan_expectations(pending, exp, self.prefix) if exp else None
+                hdrs = plan_expectations(pending, exp, self.subjects) if exp else None
                 if hdrs is None:
                     hdrs = [{} for _ in pending]
                     if exp:  # more expected keys than messages can carry: fence the stream
@@ -489,7 +491,7 @@ class JetStreamLog(Log):
         """Raise VersionConflict for the first expected key not at its version."""
         keys = list(exp)
         have = await asyncio.gather(
-            *(self._c.last_on_subject(key_subject(self.prefix, k)) for k in keys)
+            *(self._c.last_on_subject(self.subjects.key(k)) for k in keys)
         )
         for k, v in zip(keys, have, strict=True):
             if v != exp[k]:
@@ -503,7 +505,8 @@ class JetStreamLog(Log):
 
     def _decode(self, raw: Raw) -> Event:
         try:
-            return from_stored(decode_payload(raw.seq, raw.data, raw.ts))
+            d = self.subjects.stamp(decode_payload(raw.seq, raw.data, raw.ts), raw.subject)
+            return from_stored(d)
         except InvalidEvent as e:
             raise StreamCorruption(self.stream, raw.seq, str(e)) from None
 
@@ -514,7 +517,7 @@ class JetStreamLog(Log):
         return self._run(self._c.last_seq())
 
     def version(self, key: str) -> int:
-        return self._run(self._c.last_on_subject(key_subject(self.prefix, key)))
+        return self._run(self._c.last_on_subject(self.subjects.key(key)))
 
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         for raws in self._read_raw(from_seq, to_seq):
@@ -678,8 +681,9 @@ class JetStreamLog(Log):
                     if d["id"] in ids:
                         rep.problems.append(f"seq {r.seq}: duplicate event id {d['id']}")
                     ids.add(d["id"])
-                    if r.subject and r.subject != key_subject(self.prefix, d.get("key")):
-                        rep.problems.append(f"seq {r.seq}: stored on subject {r.subject}")
+                    if r.subject and (why := self.subjects.misplaced(r.subject, d)):
+                        bad = rep.notes if why.startswith("claims") else rep.problems
+                        bad.append(f"seq {r.seq}: {why}")  # claims: a refused write (jsauth)
                     rep.events += 1
         except SwarmlogError as e:
             rep.problems.append(str(e))

@@ -41,6 +41,9 @@ from .jsproto import (
 _PERM_RE = re.compile(r'permissions violation for (publish|subscription) to "?([^"\s]+)"?', re.I)
 
 
+_DENIED = " (the server refused it: this connection's user may not write there; nothing stored)"
+
+
 class Unreachable(Exception):
     """A request got no answer in time (the outcome of a publish is then unknown)."""
 
@@ -205,7 +208,7 @@ class JsClient:
             done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             if denied in done:
                 task.cancel()
-                raise LogUnavailable(f"permission denied: publish to {subject}")
+                raise LogUnavailable(f"permission denied: publish to {subject}{_DENIED}")
             return task.result()
         except nats.errors.NoRespondersError:
             raise NoResponders(subject) from None
@@ -331,6 +334,10 @@ class JsClient:
         self._mux[t_first] = first
         self._mux[t_last] = last
         n = len(ps)
+        denied = loop.create_future()  # a subject this user may not publish to (_on_error)
+        subjects = {p.subject.lower() for p in ps}
+        for s in subjects:
+            self._waiters.setdefault(s, []).append(denied)
         try:
             for i, p in enumerate(ps, 1):
                 h = {H_BATCH_ID: bid, H_BATCH_SEQ: str(i), H_MSG_ID: p.event.id, **hdrs[i - 1]}
@@ -342,7 +349,9 @@ class JsClient:
                     reply = f"{self._mux_prefix}.{t_last}"
                 await nc.publish(p.subject, p.payload, reply=reply, headers=h)
             try:
-                done, _ = await asyncio.wait({last}, timeout=self.timeout)
+                done, _ = await asyncio.wait({last, denied}, timeout=self.timeout)
+                if denied in done and not last.done():
+                    raise LogUnavailable(f"{self.denied or 'permission denied'}{_DENIED}")
                 if not done:
                     raise Unreachable(f"no reply to a batch commit within {self.timeout:g}s")
                 if first.done() and first.result().data:
@@ -356,6 +365,12 @@ class JsClient:
         finally:
             self._mux.pop(t_first, None)
             self._mux.pop(t_last, None)
+            for s in subjects:
+                waiters = self._waiters.get(s, [])
+                with contextlib.suppress(ValueError):
+                    waiters.remove(denied)
+                if not waiters:
+                    self._waiters.pop(s, None)
 
     async def probe(self, p: Prepared) -> int | None:
         """Seq of the stored message with this event's id, None if none (never writes).

@@ -32,7 +32,7 @@ import re
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 import orjson
@@ -118,8 +118,20 @@ def unescape_key(token: str) -> str:
 
 
 def key_subject(prefix: str, key: str | None) -> str:
-    """The subject an event with ``key`` is published on."""
+    """The subject an event with ``key`` is published on (the shared layout)."""
     return f"{prefix}.e" if key is None else f"{prefix}.k.{escape_key(key)}"
+
+
+class SubjectMap(Protocol):
+    """Where events go and where a key's version is read (``jssubjects.Subjects``)."""
+
+    def of(self, agent: str, key: str | None) -> str:
+        """The subject an event by ``agent`` with ``key`` is published on."""
+        ...
+
+    def key(self, key: str) -> str:
+        """The subject (filter) whose last seq is ``key``'s version."""
+        ...
 
 
 # ---------------------------------------------------------------- payloads
@@ -138,7 +150,9 @@ class Prepared:
         return from_stored({"seq": seq, **self.d})
 
 
-def prepare(evs: list[Event], swarm: str, prefix: str, limits: Limits) -> list[Prepared]:
+def prepare(
+    evs: list[Event], swarm: str, subjects: SubjectMap, limits: Limits
+) -> list[Prepared]:
     """Validate events and encode their payloads (everything that needs no seq)."""
     seen: set[str] = set()
     out = []
@@ -158,7 +172,7 @@ def prepare(evs: list[Event], swarm: str, prefix: str, limits: Limits) -> list[P
             raise InvalidEvent(
                 f"event {ev.id} is {len(payload)} bytes encoded (max {limits.max_event})"
             )
-        out.append(Prepared(ev, payload, key_subject(prefix, d.get("key")), d))
+        out.append(Prepared(ev, payload, subjects.of(d["agent"], d.get("key")), d))
     return out
 
 
@@ -223,7 +237,7 @@ def ack_ns(reply: str) -> int:
 
 
 def plan_expectations(
-    prepared: list[Prepared], expect: dict[str, int], prefix: str
+    prepared: list[Prepared], expect: dict[str, int], subjects: SubjectMap
 ) -> list[dict[str, str]] | None:
     """Per-message expectation headers for a batch, or None if they do not fit.
 
@@ -248,12 +262,13 @@ def plan_expectations(
             rest.append((key, want))
         else:
             hdrs[j][H_EXP_SUBJ_SEQ] = str(want)
+            hdrs[j][H_EXP_SUBJ] = subjects.key(key)
     free = [i for i, h in enumerate(hdrs) if not h]
     if len(rest) > len(free):
         return None
     for (key, want), i in zip(rest, free, strict=False):
         hdrs[i][H_EXP_SUBJ_SEQ] = str(want)
-        hdrs[i][H_EXP_SUBJ] = key_subject(prefix, key)
+        hdrs[i][H_EXP_SUBJ] = subjects.key(key)
     return hdrs
 
 

@@ -18,13 +18,17 @@ counts every keyed record and the fold's versions must agree with the log's.
   version the writer expected (the board's CAS expectation). On a live fact it must
   equal the fact's version; on a key that is not a live fact it must be present (0
   creates). A raw append without ``base`` or with a stale one is refused.
+* **Authorship** (any type): an event whose envelope names an agent other than the
+  ``author`` its reader vouches for (JetStream with per-agent subjects: the agent in the
+  message's subject, which the server's per-user permissions guard) is refused.
 * **Erasure** (``identity.forgotten``): an agent may forget its own identity (body
   agent = the writer, and/or body session = the writer's envelope session, no thread);
   anything else only an agent listed in the configuration's ``operators``.
 
 These rules stop agents that name another, race without the CAS or mistype; they do not
 stop a writer who forges all the fields: on one machine the OS user who can write the
-log's directory is the trust boundary (docs/architecture.md).
+log's directory is the trust boundary (docs/trust.md). On JetStream with per-agent
+users the server enforces who publishes as whom (``swarmlog.jsauth``).
 """
 
 from __future__ import annotations
@@ -56,6 +60,10 @@ BOARD_TYPES = frozenset((T.FACT_UPDATED, T.FACT_RETRACTED))
 
 REFUSED = "refused:"
 """Prefix of the ``metrics.ignored`` counters of refused writes."""
+
+FORGED = "~forged"
+"""Handler-table entry the fold uses for an event whose ``author`` (the writer the
+transport vouches for: JetStream's per-agent subjects) differs from its ``agent``."""
 
 
 def refuse(s: SwarmState, d: dict[str, Any]) -> None:
@@ -120,6 +128,7 @@ def guarded(handlers: dict[str, Handler]) -> dict[str, Handler]:
             out[t] = _guard(board_ok, h)
         elif t == T.IDENTITY_FORGOTTEN:
             out[t] = _guard(forget_ok, h)
+    out[FORGED] = refuse
     return out
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from swarmlog.envelope import Event
 
 from . import events as T
+from .authz import FORGED
 from .foldstate import SwarmState, bump
 from .handlers import HANDLERS
 
@@ -151,6 +152,8 @@ def _fold_run(
                 causes = d["causes"]
                 if causes:
                     _note_causes(state, d["agent"], causes)
+            if "author" in d and d["author"] != d["agent"]:
+                t = FORGED  # published as another agent: refused (authz.FORGED)
             try:
                 handler = handlers[t]
             except KeyError:  # a type the fold does not know: only counted

@@ -60,7 +60,11 @@ class NatsServer:
         routes: list[int] | None = None,
         sync_always: bool = False,
         extra: str = "",
+        include: str | os.PathLike[str] | None = None,
     ) -> None:
+        """``extra``: config text appended; ``include``: a config file (e.g. the
+        authorization block ``swarmlog init --agents --write`` wrote) copied next to the
+        server's config and included by it, as an operator would."""
         self.dir = Path(store_dir)
         self.port = port or free_port()
         self.name = name
@@ -69,6 +73,7 @@ class NatsServer:
         self.routes = routes or []
         self.sync_always = sync_always
         self.extra = extra
+        self.include = Path(include) if include is not None else None
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -89,6 +94,8 @@ class NatsServer:
                 f"cluster {{\n    name: {self.cluster}\n"
                 f"    listen: 127.0.0.1:{self.cluster_port}\n    routes: [{routes}]\n}}\n"
             )
+        if self.include is not None:
+            text += f"include {self.include.name}\n"
         return text + self.extra
 
     def start(self, timeout: float = READY_TIMEOUT) -> None:
@@ -96,6 +103,8 @@ class NatsServer:
         self.dir.mkdir(parents=True, exist_ok=True)
         conf = self.dir / f"{self.name}.conf"
         conf.write_text(self.config())
+        if self.include is not None and self.include.parent.resolve() != self.dir.resolve():
+            shutil.copyfile(self.include, self.dir / self.include.name)
         log = open(self.dir / f"{self.name}.log", "ab")  # noqa: SIM115 - kept by the child
         try:
             self.proc = subprocess.Popen(

@@ -116,7 +116,7 @@ def test_probe_finds_stored_ids_and_writes_nothing(log: JetStreamLog) -> None:
     from swarmlog.jsproto import prepare
 
     a = log.append(ev())
-    ps = prepare([ev(id=a.id), ev(id="never-stored")], log.name, log.prefix, log.limits)
+    ps = prepare([ev(id=a.id), ev(id="never-stored")], log.name, log.subjects, log.limits)
     assert log._run(log._probe(ps)) == {a.id: 1}
     assert log.last_seq == 1
     assert log.append(ev(id="never-stored")).seq == 2  # the probe left no trace

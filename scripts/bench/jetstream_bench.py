@@ -45,7 +45,7 @@ def ev(i: int, key: str | None = None) -> Event:
 
 def raw_publish_async(log: JetStreamLog, n: int) -> float:
     """Baseline: nats-py publish_async of the same payloads/headers, all acks awaited."""
-    ps = prepare([ev(i) for i in range(n)], log.name, log.prefix, log.limits)
+    ps = prepare([ev(i) for i in range(n)], log.name, log.subjects, log.limits)
 
     async def go() -> float:
         js = log._c.conn.jetstream(publish_async_max_pending=4000)
@@ -63,7 +63,7 @@ def raw_publish_async(log: JetStreamLog, n: int) -> float:
 
 def raw_publish(log: JetStreamLog, n: int) -> float:
     """Baseline: sequential js.publish round trips (one at a time)."""
-    ps = prepare([ev(i) for i in range(n)], log.name, log.prefix, log.limits)
+    ps = prepare([ev(i) for i in range(n)], log.name, log.subjects, log.limits)
 
     async def go() -> float:
         js = log._c.conn.jetstream()

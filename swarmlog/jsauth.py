@@ -124,7 +124,12 @@ def authorization(
         raise SwarmlogError("--agents names no agent")
     pw = dict(passwords or {})
     sub = Subjects(f"swarmlog.{stream}")
-    read = ["$JS.API.INFO", *_read_api(stream), *_read_api(_bucket_stream(stream))]
+    read = [
+        "$JS.API.INFO",
+        "$JS.API.STREAM.NAMES",
+        *_read_api(stream),
+        *_read_api(_bucket_stream(stream)),
+    ]
 
     def user(name: str, role: str, writes: list[str], allowed: tuple[str, ...]) -> User:
         deny = [sub.of(w, k) for w in writes for k in reserved_keys if k not in allowed]

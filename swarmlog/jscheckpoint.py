@@ -48,7 +48,9 @@ class ObjectStoreCheckpoints(CheckpointStore):
         self.bucket = f"{stream}-ckpt"
         self._obs: Any = None
 
-    async def _store(self) -> Any:
+    async def _store(self, create: bool = True) -> Any:
+        """The bucket's handle; None if it does not exist and not ``create`` (listing never
+        creates it: with per-agent NATS users only the synthesizer's may, jsauth)."""
         if self._obs is None:
             import nats.js.errors
 
@@ -56,6 +58,8 @@ class ObjectStoreCheckpoints(CheckpointStore):
             try:
                 self._obs = await js.object_store(self.bucket)
             except nats.js.errors.BucketNotFoundError:
+                if not create:
+                    return None
                 self._obs = await js.create_object_store(
                     self.bucket,
                     description=f"swarmlog checkpoints of stream {self.stream}",
@@ -103,7 +107,9 @@ class ObjectStoreCheckpoints(CheckpointStore):
     async def _list(self) -> builtins.list[tuple[str, str | None]]:
         import nats.js.errors
 
-        obs = await self._store()
+        obs = await self._store(create=False)
+        if obs is None:
+            return []
         try:
             entries = await obs.list(ignore_deletes=True)
         except nats.js.errors.NotFoundError:

@@ -349,7 +349,9 @@ class JsClient:
                     reply = f"{self._mux_prefix}.{t_last}"
                 await nc.publish(p.subject, p.payload, reply=reply, headers=h)
             try:
-                done, _ = await asyncio.wait({last, denied}, timeout=self.timeout)
+                done, _ = await asyncio.wait(
+                    {last, denied}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
+                )
                 if denied in done and not last.done():
                     raise LogUnavailable(f"{self.denied or 'permission denied'}{_DENIED}")
                 if not done:

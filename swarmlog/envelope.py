@@ -167,13 +167,14 @@ class Event:
 
     @property
     def author(self) -> str | None:
-        """The agent the log's transport vouches for as the writer, or None.
+        """The writer the log's transport vouches for, when it is not ``agent``; else None.
 
-        A reader sets it (envelope member ``author``, never part of the stored bytes) when
-        the backend authenticates writers: JetStream with per-agent subjects, from the
-        message's subject (``jssubjects``). FileLog leaves it None: there the OS user who
-        can write the log's directory is the trust boundary. The fold refuses an event
-        whose ``author`` is set and differs from its ``agent``.
+        A reader sets it (envelope member ``author``, never part of the stored bytes) on
+        a backend that authenticates writers: JetStream with per-agent subjects, from the
+        message's subject (``jssubjects``; ``""`` for a subject naming no agent). There an
+        event without it was published by its own ``agent``; one with it claims another
+        agent, and the fold refuses it. FileLog never sets it: there the OS user who can
+        write the log's directory is the trust boundary (docs/trust.md).
         """
         return self._d.get("author")
 

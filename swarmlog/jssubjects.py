@@ -13,7 +13,9 @@ Two layouts, told apart by the stream's metadata ``swarmlog.subjects``:
   Because the agent is a subject token, nats-server's per-user publish permissions
   decide who may write as whom (``jsauth`` builds them), and the reader takes the
   author from the subject: an event whose envelope names another agent keeps its
-  bytes but carries ``author`` = the subject's agent, and the fold refuses it.
+  bytes, and the reader marks it with ``author`` = the subject's agent (the fold
+  refuses it). An event whose agent is its subject's carries no mark, so its mapping
+  stays exactly the stored record (``Log.read_batches`` == ``Event.to_dict()``).
 
 * **shared** (no metadata; streams created before per-agent subjects)::
 
@@ -38,7 +40,8 @@ META_SUBJECTS = "swarmlog.subjects"
 """Stream metadata naming the subject layout."""
 PER_AGENT = "agent"
 AUTHOR = "author"
-"""The envelope member a reader sets to the agent the transport vouches for."""
+"""The envelope member a reader sets to the agent the transport vouches for, when that
+is not the event's ``agent`` (a write the fold refuses)."""
 NO_AGENT = ""
 """``author`` of a message on a subject that names no agent (the fold refuses it)."""
 
@@ -98,9 +101,12 @@ class Subjects:
             return NO_AGENT
 
     def stamp(self, d: dict[str, Any], subject: str) -> dict[str, Any]:
-        """``d`` (a decoded stored event) with ``author`` from its subject, if any."""
+        """``d`` (a decoded stored event), marked with ``author`` if its subject names
+        another agent than its envelope does (per-agent layout only)."""
         if self.per_agent:
-            d[AUTHOR] = self.author(subject)
+            who = self.author(subject)
+            if who != d.get("agent"):
+                d[AUTHOR] = who
         return d
 
     def misplaced(self, subject: str, d: dict[str, Any]) -> str | None:

@@ -73,6 +73,8 @@ class SynthSettings(BaseModel):
         return v
 
     checkpoint_every: int = Field(1000, ge=1)
+    """Events between the worker's periodic checkpoints (a state of more than 20x as many
+    facts waits facts/20 events: a checkpoint costs O(facts), see ``Synthesizer``)."""
     checkpoint_keep: int = Field(3, ge=1)
     """Newest checkpoints kept (pinned ones come on top); older ones are deleted."""
     lease_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)

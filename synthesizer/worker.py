@@ -44,6 +44,8 @@ from .signature import signature
 from .state import SwarmState, fold_dicts
 
 MAX_BATCH = 2000
+FACTS_PER_CHECKPOINT_EVENT = 20
+"""A periodic checkpoint waits for at least one event per this many live facts."""
 LOG = logging.getLogger("synthesizer.worker")
 """Lease changes (standing by, taking over) are logged here; ``synth --follow`` shows them."""
 
@@ -299,9 +301,20 @@ class Synthesizer:
             self.log.wait_for_change(wait)
 
     def maybe_checkpoint(self, force: bool = False) -> bool:
-        """Checkpoint the state every ``checkpoint_every`` events (or now, if forced)."""
-        every = self.config.synthesizer.checkpoint_every
+        """Checkpoint the state every ``checkpoint_every`` events (or now, if forced).
+
+        A large state checkpoints at most once per ``len(facts) // FACTS_PER_CHECKPOINT_EVENT``
+        events. Why: writing one costs O(facts) (every fact encoded, the vectors
+        written); at 100k facts that is seconds, and at the default cadence the worker
+        spent most of its time checkpointing instead of deciding. Scaled this way a
+        checkpoint costs each event at most the encoding of ~20 facts, and replay after
+        one stays a small fraction of a full one.
+        """
         st = self.state
+        every = max(
+            self.config.synthesizer.checkpoint_every,
+            len(st.facts) // FACTS_PER_CHECKPOINT_EVENT,
+        )
         due = force or st.last_seq - self._last_checkpoint >= every
         if st.last_seq and due:
             try:

@@ -87,7 +87,9 @@ def build(n: int) -> Path:
     t0 = time.perf_counter()
     with Swarm.open(path, config=SynthConfig(pool=PoolConfig(capacity=2 * n + 10_000))) as sw:
         # the synthesizer's decisions for distinct memories, written directly: the read
-        # path is measured here (the synthesizer's own rate is measured separately)
+        # path is measured here (the synthesizer's own rate is measured separately).
+        # Each batch carries the lease (the synthesizer key's version) the fold checks.
+        lease = 0
         for start in range(0, n, 5000):
             shares = [
                 Event(
@@ -107,7 +109,7 @@ def build(n: int) -> Path:
                     agent=T.SYNTH_AGENT,
                     type=T.FACT_CREATED,
                     key=f"f{e.seq}",
-                    body={"evidence": e.seq, "signature": f"s{e.seq}"},
+                    body={"evidence": e.seq, "signature": f"s{e.seq}", "lease": lease},
                 )
                 for e in stored
             ]
@@ -116,13 +118,15 @@ def build(n: int) -> Path:
                     agent=T.SYNTH_AGENT,
                     type=T.SYNTH_PROGRESS,
                     key="synthesizer",
-                    body={"upto": stored[-1].seq},
+                    body={"upto": stored[-1].seq, "lease": lease},
                 )
             )
-            sw.log.append_many(made)
+            lease = sw.log.append_many(made, expect={"synthesizer": lease})[-1].seq
         sw.tick()
         sw.checkpoint()
         live = len(sw.refresh().facts)
+    if live != n:  # e.g. the fold refused the direct decisions: the figures would be void
+        raise SystemExit(f"scale_bench: built {live} live facts, expected {n}")
     (path / "READY").write_text(f"{live} facts, built in {time.perf_counter() - t0:.0f} s\n")
     return path
 
@@ -300,6 +304,7 @@ def visibility(seconds: float = 10.0) -> dict[str, Any]:
 
 def decisions_per_s(path: Path, extra: int = 2000) -> tuple[float, int]:
     """Synthesis decisions/s for ``extra`` new memories on a copy of the swarm at ``path``."""
+    import synthesizer.worker  # noqa: F401  (imported before the clock starts)
     from synthesizer import Swarm
 
     work = Path(tempfile.mkdtemp(prefix="swarmlog-dec-")) / "s"

@@ -67,6 +67,28 @@ def test_bound_is_an_upper_bound_and_no_pair_is_lost() -> None:
         assert len(prune.bound_pairs(left, right, never)[0]) == 0
 
 
+@pytest.mark.parametrize("floor", [0.2, 0.7, 0.9])
+def test_dense_thinning_keeps_every_pair_at_its_floor(
+    floor: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block the bound barely prunes is thinned by its float32 product: still no pair
+    at or above its floor is lost, and only pairs the bound passed come out."""
+    rng = np.random.default_rng(11)
+    facts, queries = adversarial(rng)
+    basis = prune.BoundBasis.fit(facts, k=4)  # a poor basis: dense blocks
+    left, right = basis.augment(queries), basis.augment(facts)
+    floors = np.where(rng.random(len(facts)) < 0.3, 3.0, floor)
+    exact = (queries.astype(np.float64) @ facts.astype(np.float64).T).astype(np.float32)
+    want = set(zip(*map(np.ndarray.tolist, np.nonzero(exact >= floors - 1e-6)), strict=True))
+    plain = set(zip(*map(np.ndarray.tolist, prune.bound_pairs(left, right, floors)), strict=True))
+    monkeypatch.setattr(prune, "DENSE_SHARE", 0.0)  # thin every block with a candidate
+    rows, cols = prune.bound_pairs(left, right, floors, raw=(queries, facts))
+    thinned = set(zip(rows.tolist(), cols.tolist(), strict=True))
+    assert want <= thinned <= plain
+    assert len(thinned) < len(plain)  # the float32 check did drop candidates
+    assert np.array_equal(np.lexsort((cols, rows)), np.arange(len(rows)))  # sorted
+
+
 def test_blocks_do_not_change_the_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(6)
     facts, queries = adversarial(rng)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from operator import attrgetter
 
 from .facts import Fact
 
@@ -46,15 +47,27 @@ def select_evictions(facts: Iterable[Fact], threshold: float) -> list[str]:
     return [f.id for f in facts if f.strength < threshold]
 
 
+_VICTIM_KEY = attrgetter("strength", "created_seq")
+
+
 def capacity_victim(facts: Iterable[Fact]) -> str | None:
     """The fact to evict for room: the weakest; on equal strength the oldest (lowest
-    ``created_seq``). None for an empty pool."""
-    best: Fact | None = None
-    for f in facts:
-        if (
-            best is None
-            or f.strength < best.strength
-            or (f.strength == best.strength and f.created_seq < best.created_seq)
-        ):
-            best = f
+    ``created_seq``). None for an empty pool.
+
+    One C-level ``min`` over (strength, created_seq) keys: the first minimal fact, as a
+    loop keeping the first strictly smaller one picks, at a fraction of the cost (this
+    runs for every fact created at capacity, over the whole pool). Strengths are never
+    NaN under a valid configuration; should the first be, the loop decides, as before.
+    """
+    facts = list(facts)
+    best = min(facts, key=_VICTIM_KEY, default=None)
+    if best is not None and best.strength != best.strength:  # NaN first: the loop's answer
+        best = None
+        for f in facts:
+            if (
+                best is None
+                or f.strength < best.strength
+                or (f.strength == best.strength and f.created_seq < best.created_seq)
+            ):
+                best = f
     return None if best is None else best.id

@@ -42,6 +42,7 @@ from .retention import compact_by
 from .scorer import BatchScorer
 from .signature import signature
 from .state import SwarmState, fold_dicts
+from .wake import LogWaiter
 
 MAX_BATCH = 2000
 FACTS_PER_CHECKPOINT_EVENT = 20
@@ -287,18 +288,19 @@ class Synthesizer:
     ) -> None:
         """Run passes until ``stop()`` is true (or nothing happened for ``idle_exit`` s)."""
         idle_since = time.monotonic()
-        while not (stop and stop()):
-            n = self.run_once()
-            if n or (self.standing_by and self.state.pending):  # waiting is not idling
-                idle_since = time.monotonic()
-            if n:
-                continue
-            if idle_exit is not None and time.monotonic() - idle_since >= idle_exit:
-                return
-            wait = poll
-            if self.standing_by:
-                wait = min(poll, max(0.01, self.lease.retake_in()))
-            self.log.wait_for_change(wait)
+        with LogWaiter(self.log) as waiter:  # one notifier: appends made mid-pass are seen
+            while not (stop and stop()):
+                n = self.run_once()
+                if n or (self.standing_by and self.state.pending):  # waiting is not idling
+                    idle_since = time.monotonic()
+                if n:
+                    continue
+                if idle_exit is not None and time.monotonic() - idle_since >= idle_exit:
+                    return
+                wait = poll
+                if self.standing_by:
+                    wait = min(poll, max(0.01, self.lease.retake_in()))
+                waiter.wait(wait)
 
     def maybe_checkpoint(self, force: bool = False) -> bool:
         """Checkpoint the state every ``checkpoint_every`` events (or now, if forced).

@@ -211,20 +211,26 @@ def child_synth(path: str, seconds: float) -> None:
     from swarmlog import open_log
     from synthesizer.worker import Synthesizer
 
+    worker = Synthesizer(open_log(path))
+    worker.run_once()
+    print(json.dumps({"ready": 1}), flush=True)  # imported and folded: sharers may start
     end = time.time() + seconds
-    Synthesizer(open_log(path)).run(stop=lambda: time.time() > end, poll=0.05)
+    worker.run(stop=lambda: time.time() > end, poll=0.05)
 
 
 def child_watcher(path: str, seconds: float) -> dict[str, Any]:
     """Time from each share (its wall time is in the content) to the fact being visible here."""
     from synthesizer import Swarm
+    from synthesizer.wake import LogWaiter
 
     sw = Swarm.open(path)
+    waiter = LogWaiter(sw.log)
     seen: set[str] = set(sw.refresh().facts)
     lat = []
+    print(json.dumps({"ready": 1}), flush=True)
     end = time.time() + seconds
     while time.time() < end:
-        sw.log.wait_for_change(0.05)
+        waiter.wait(0.05)
         facts = sw.refresh().facts
         now = time.time()
         if len(facts) != len(seen):
@@ -289,14 +295,16 @@ def visibility(seconds: float = 10.0) -> dict[str, Any]:
 
     Swarm.open(path).close()
     me = [sys.executable, __file__, "--child"]
-    synth = subprocess.Popen([*me, "synth", str(path), str(seconds + 3)])
+    synth = subprocess.Popen([*me, "synth", str(path), str(seconds + 3)], stdout=subprocess.PIPE)
     watch = subprocess.Popen([*me, "watch", str(path), str(seconds + 2)], stdout=subprocess.PIPE)
-    time.sleep(0.5)
+    for p in (synth, watch):  # started (imports, first fold) before the first share
+        assert p.stdout is not None
+        p.stdout.readline()
     sharers = [subprocess.Popen([*me, "share", str(path), str(i), str(seconds)]) for i in range(8)]
     for p in sharers:
         p.wait()
     out, _ = watch.communicate()
-    synth.wait()
+    synth.communicate()
     shutil.rmtree(path.parent, ignore_errors=True)
     res: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     return res

@@ -354,7 +354,7 @@ class Synthesizer:
             or not self._basis_rows // 4 <= n <= 4 * self._basis_rows
             or self._basis.q.shape[0] != mat.shape[1]  # another embedder's width
         ):
-            self._basis = prune.BoundBasis.fit(mat)
+            self._basis = prune.BoundBasis.fit(mat, k=prune.DEFAULT_K)
             self._basis_rows = max(n, 1)
         return self._basis
 

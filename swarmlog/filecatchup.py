@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from . import archive
+from . import archive, viewsnap
 from . import chain as hashchain
 from . import segment as seg
 from .errors import CorruptionError, ReadOnlyLog
@@ -29,6 +29,8 @@ class CatchUp(SegmentWriter):
         """
         last = self._last
         try:
+            if last == 0 and self._seg_fd < 0 and self._seg_end == 0:
+                viewsnap.load(self)  # a fresh handle: start from a saved view if sound
             self._catch_up_once(locked)
         except CorruptionError:
             if locked:
@@ -38,6 +40,8 @@ class CatchUp(SegmentWriter):
         finally:
             if self._last != last:
                 self._offs_new()
+        if locked and self._last - self._view_at >= viewsnap.SAVE_AFTER:
+            viewsnap.save(self)  # spare the next process this scan (viewsnap.py)
 
     def _catch_up_once(self, locked: bool) -> None:
         """One pass of ``_catch_up``.

@@ -140,6 +140,7 @@ class FileLog(SegmentReader, CatchUp, Log):
         self._seg_first = 1
         self._seg_end = 0
         self._seg_fd = -1
+        self._view_at = 0  # seq of the view snapshot loaded or saved (viewsnap)
         self._hints = {}
         # where the records this handle wrote start (see FileState._offs)
         self._offs = array("q", (0,))

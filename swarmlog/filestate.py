@@ -28,6 +28,8 @@ class FileState:
     _root_s: str
     _segdir_s: str
     name: str
+    _swarm_id: str
+    """The log's identity from ``swarm.json`` (empty for a log made before identities)."""
     segment_bytes: int
     durability: Durability
     notify: bool
@@ -67,6 +69,8 @@ class FileState:
     """Where that segment's valid bytes end."""
     _seg_fd: int
     """That segment's descriptor (-1: not open)."""
+    _view_at: int
+    """The last seq of the view snapshot this handle loaded or saved (viewsnap.py)."""
     _offs: array[int]
     """_offs[i] is the offset of seq ``_offs_base + i`` in the current segment (records
     this handle wrote; machine integers, no dict entry per append); the last one is

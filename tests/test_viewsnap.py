@@ -1,0 +1,171 @@
+"""Writer-view snapshots (swarmlog/viewsnap.py): a fresh writer starts from a saved view,
+and a snapshot that cannot be trusted is ignored, never used."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+from swarmlog import Event, VersionConflict, open_log, viewsnap
+from swarmlog.filelog import FileLog
+
+N = 300
+
+
+def _fill(root: Path, n: int = N, start: int = 0) -> list[Event]:
+    """Append n events (every tenth keyed) through one handle; return them as stored."""
+    with open_log(root) as log:
+        out = []
+        for i in range(start, start + n):
+            key = f"k{i % 7}" if i % 10 == 0 else None
+            out.append(log.append(Event(agent="a", type="note", key=key, body={"i": i})))
+        return out
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Lower the save threshold and record what each fresh handle's load returned."""
+    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 50)
+    loads: list[bool] = []
+    real: Callable[[viewsnap.View], bool] = viewsnap.load
+
+    def load(log: viewsnap.View) -> bool:
+        loads.append(real(log))
+        return loads[-1]
+
+    monkeypatch.setattr(viewsnap, "load", load)
+    return loads
+
+
+def _first_append(root: Path) -> FileLog:
+    log = open_log(root)
+    assert isinstance(log, FileLog)
+    log.append(Event(agent="b", type="note", body={"first": True}))
+    return log
+
+
+def _check_view(log: FileLog, stored: list[Event]) -> None:
+    """The handle's view is the log's: every stored id re-appends as itself, and each
+    key's version is the seq of its last event."""
+    for ev in stored[::37] + stored[-3:]:
+        again = log.append(Event(agent=ev.agent, type=ev.type, key=ev.key, body=ev.body, id=ev.id))
+        assert again.seq == ev.seq
+    last_of: dict[str, int] = {}
+    for ev in log.read():
+        if ev.key is not None:
+            last_of[ev.key] = ev.seq
+    for key, seq in last_of.items():
+        assert log.version(key) == seq
+        with pytest.raises(VersionConflict):
+            log.append(Event(agent="b", type="note", key=key, body={}), expect={key: seq - 1})
+
+
+def test_a_writer_saves_its_view_and_the_next_starts_from_it(
+    tmp_path: Path, spy: list[bool]
+) -> None:
+    root = tmp_path / "s"
+    stored = _fill(root)
+    assert not (root / viewsnap.NAME).exists()  # the filling handle never caught up
+    spy.clear()
+    with _first_append(root):  # reads N records: saves the view
+        assert spy == [False]
+    assert (root / viewsnap.NAME).exists()
+    stored += _fill(root, 40, start=N)  # appended after the snapshot: read on top of it
+    spy.clear()
+    with _first_append(root) as c:
+        assert spy == [True]
+        _check_view(c, stored)
+    assert open_log(root).verify().ok
+
+
+def test_read_only_catch_up_never_writes_a_snapshot(tmp_path: Path, spy: list[bool]) -> None:
+    root = tmp_path / "s"
+    _fill(root)
+    with open_log(root) as log:
+        assert log.version("k0") > 0  # an unlocked catch-up over every record
+    assert not (root / viewsnap.NAME).exists()
+
+
+def _rewrite(root: Path, change: Callable[[dict[str, object]], None]) -> None:
+    path = root / viewsnap.NAME
+    body = path.read_bytes().partition(b"\n")[2]
+    snap = orjson.loads(body)
+    change(snap)
+    body = orjson.dumps(snap)
+    path.write_bytes(b"%08x\n" % zlib.crc32(body) + body)
+
+
+def _bad_last_id(snap: dict[str, object]) -> None:
+    ids = snap["ids"]
+    assert isinstance(ids, dict)
+    last = snap["last"]
+    for k in [k for k, s in ids.items() if s == last]:
+        ids[k + "x"] = ids.pop(k)
+
+
+def _point_before_end(snap: dict[str, object]) -> None:
+    end = snap["seg_end"]
+    assert isinstance(end, int)
+    snap["seg_end"] = end - 5
+
+
+def _set(key: str, value: object) -> Callable[[dict[str, object]], None]:
+    def change(snap: dict[str, object]) -> None:
+        snap[key] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda r: _flip(r / viewsnap.NAME), id="rotted"),
+        pytest.param(lambda r: (r / viewsnap.NAME).write_bytes(b"{}"), id="garbage"),
+        pytest.param(lambda r: _rewrite(r, _set("swarm", "another-swarm")), id="foreign"),
+        pytest.param(lambda r: _rewrite(r, _set("format", "swarmlog-view/9")), id="future"),
+        pytest.param(lambda r: _rewrite(r, _bad_last_id), id="other-last-record"),
+        pytest.param(lambda r: _rewrite(r, _point_before_end), id="not-at-a-record-end"),
+        pytest.param(lambda r: _rewrite(r, _set("tip", "0" * 32)), id="other-chain"),
+        pytest.param(lambda r: _rewrite(r, _set("seg_first", 10**6)), id="no-such-segment"),
+    ],
+)
+def test_a_snapshot_that_cannot_be_trusted_is_ignored(
+    tmp_path: Path, spy: list[bool], damage: Callable[[Path], None]
+) -> None:
+    root = tmp_path / "s"
+    stored = _fill(root)
+    _first_append(root).close()
+    damage(root)
+    with _first_append(root) as c:
+        assert spy[-1] is False
+        _check_view(c, stored)
+
+
+def test_a_snapshot_of_another_log_with_the_same_identity_is_ignored(
+    tmp_path: Path, spy: list[bool]
+) -> None:
+    """A log restored from an older backup (same identity, a different history after the
+    fork point) must not take a snapshot of the newer one."""
+    root, old = tmp_path / "s", tmp_path / "old"
+    _fill(root, 100)
+    shutil.copytree(root, old)
+    _fill(root, 200, start=100)
+    _first_append(root).close()  # snapshot of the longer history
+    shutil.copy(root / viewsnap.NAME, old / viewsnap.NAME)
+    stored = list(open_log(old).read())
+    with _first_append(old) as c:
+        assert spy[-1] is False
+        _check_view(c, stored)
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    assert os.path.getsize(path) == len(data)

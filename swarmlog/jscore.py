@@ -1,0 +1,143 @@
+"""The core every part of JetStreamLog stands on: the connection, its loop, decoding.
+
+``JsCore`` connects to NATS, opens (or creates) the stream, runs the async client's
+coroutines on its private loop thread (``_run``) and turns stored messages into events
+(``_decode``). The read path (jsread.py), the append path (jsappend.py) and the log
+itself (jetstream.py) build on it.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from .checkpoint import CheckpointStore
+from .envelope import DEFAULT_LIMITS, Event, Limits, from_stored
+from .errors import CorruptionError, InvalidEvent, LogUnavailable, SwarmlogError
+from .jsclient import JsClient, Raw
+from .jsloop import LoopThread
+from .jsproto import decode_payload, parse_target
+from .jssetup import DEFAULT_DUPLICATE_WINDOW, META_ID, META_NAME, ensure
+from .jssubjects import layout
+from .names import check_name
+
+READ_BATCH = 1000
+"""Messages per Direct Get batch of a read."""
+
+
+class StreamCorruption(CorruptionError):
+    """A stored message that is not a valid record, or a hole in the stream's sequences."""
+
+    def __init__(self, stream: str, seq: int | None, reason: str) -> None:
+        SwarmlogError.__init__(self, f"corrupt record in stream {stream} at seq {seq}: {reason}")
+        self.segment = stream
+        self.offset = 0
+        self.seq = seq
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (StreamCorruption, (self.segment, self.seq, self.reason))
+
+
+class JsCore:
+    """Connection, loop thread and stream settings of one JetStreamLog handle."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        create: bool = True,
+        name: str | None = None,
+        replicas: int = 1,
+        timeout: float = 5.0,
+        duplicate_window: float = DEFAULT_DUPLICATE_WINDOW,
+        limits: Limits = DEFAULT_LIMITS,
+        read_batch: int = READ_BATCH,
+        **ignored: Any,
+    ) -> None:
+        """Connect and open (or create) the stream; LogUnavailable if that fails.
+
+        FileLog's options (``durability``, ``notify``, ``segment_bytes``…) are accepted
+        and ignored: durability is the stream's (replicas, server ``sync_interval``).
+        """
+        self.target = target
+        self.t = parse_target(target)
+        self.timeout = timeout
+        self.limits = limits
+        self.read_batch = read_batch
+        if name is not None:
+            check_name("swarm", name)
+        self._lt = LoopThread(f"swarmlog-{self.t.stream}")
+        self._c = JsClient(self.t, timeout)
+        self._closed = False
+        self._watch: Any = None
+        self._ckpt: CheckpointStore | None = None  # made on first use (jetstream.py)
+        self._finalizer = weakref.finalize(self, _shutdown, self._lt, self._c)
+        try:
+            self._run(self._c.connect(), 2 * timeout + 1, "connect")
+            info = self._run(
+                ensure(
+                    self._c,
+                    create=create,
+                    update=False,
+                    name=name,
+                    replicas=replicas,
+                    duplicate_window=duplicate_window,
+                    limits=limits,
+                ),
+                3 * timeout + 1,
+                "open",
+            )
+        except BaseException:
+            self.close()
+            raise
+        cfg = info["config"]
+        self.name: str = cfg["metadata"][META_NAME]
+        self._swarm_id = str(cfg["metadata"].get(META_ID) or "")
+        self.stream = self.t.stream
+        self.prefix = self.t.prefix
+        self.subjects = layout(self.prefix, cfg)  # per-agent or shared subjects (jssubjects)
+        self.atomic = bool(cfg.get("allow_atomic"))
+        self.replicas = int(cfg.get("num_replicas", 1))
+        self.duplicate_window = int(cfg.get("duplicate_window", 0)) / 1e9
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _run(self, coro: Any, timeout: float | None = None, what: str = "request") -> Any:
+        if self._closed:
+            coro.close()
+            raise LogUnavailable("the log is closed")
+        return self._lt.run(coro, self.timeout + 1 if timeout is None else timeout, what)
+
+    def close(self) -> None:
+        """Drain the connection, stop the loop, join its thread (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._finalizer()
+
+    # ------------------------------------------------------------------ decoding
+
+    async def _get_event(self, seq: int) -> Event:
+        raw = await self._c.get(seq)
+        if raw is None:
+            raise SwarmlogError(f"seq {seq} is not in stream {self.stream}")
+        return self._decode(raw)
+
+    def _decode(self, raw: Raw) -> Event:
+        try:
+            d = self.subjects.stamp(decode_payload(raw.seq, raw.data, raw.ts), raw.subject)
+            return from_stored(d)
+        except InvalidEvent as e:
+            raise StreamCorruption(self.stream, raw.seq, str(e)) from None
+
+
+def _shutdown(lt: LoopThread, c: JsClient) -> None:
+    """Close the connection and stop the loop thread (also run if a log is dropped unclosed)."""
+    if lt.alive and threading.current_thread() is not lt.thread:
+        try:
+            lt.run(c.close(), 4.0, "close")
+        except SwarmlogError:
+            pass
+    lt.stop()

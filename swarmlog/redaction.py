@@ -1,0 +1,132 @@
+"""Redacted records: one record line rewritten in place of another (DESIGN 7, erasure).
+
+``Log.redact`` turns a record into a *tombstone* (body ``{}``) or a *scrubbed* record (a
+body given by the caller). Either keeps the whole envelope (seq, id, ts, swarm, agent,
+session, thread, type, key, causes, more) and gains one member just before ``chain``
+(or ``crc``)::
+
+    ..."body":{},"redacted":"tombstone:<32 hex>","chain":"<32 hex>","crc":N}
+    ..."body":{…},"redacted":"scrubbed:<32 hex>","chain":"<32 hex>","crc":N}
+
+The hex after the kind is the hash of the *original* record: its ``chain`` value when it
+had one (so the record keeps that value and the next record's link still holds), else
+the 16-byte BLAKE2b of the original line up to its ``,"crc":``. A record redacted twice
+keeps the hash of the first original. The CRC is recomputed over the new line. Every
+backend writes the same bytes through ``redact_line``; docs/record-format.md has the
+format and why the chain stays verifiable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from .envelope import CRC_SEP
+from .errors import InvalidEvent
+
+TOMBSTONE = "tombstone"
+SCRUBBED = "scrubbed"
+MEMBER = "redacted"
+"""The envelope member that marks a redacted record (readers keep it in the dict)."""
+
+_SORT = orjson.OPT_SORT_KEYS
+_TAIL = re.compile(rb',"redacted":"(tombstone|scrubbed):([0-9a-f]{32})"$')
+_ORDER = ("seq", "id", "ts", "swarm", "agent", "session", "thread", "type", "key")
+
+
+def kind_of(d: Mapping[str, Any]) -> str | None:
+    """"tombstone", "scrubbed" or None for a stored record's dict (or Event envelope)."""
+    v = d.get(MEMBER)
+    if type(v) is not str:
+        return None
+    return v.partition(":")[0] or None
+
+
+def is_tombstone(d: Mapping[str, Any]) -> bool:
+    """True for a redaction tombstone (its body was erased)."""
+    v = d.get(MEMBER)
+    return type(v) is str and v.startswith(TOMBSTONE)
+
+
+def marker(head: bytes) -> tuple[str, bytes] | None:
+    """(kind, hash hex) when record bytes ``head`` (up to ``,"chain":`` or ``,"crc":``)
+    end with the redaction member, else None. Only the last member is looked at, so a
+    body key named "redacted" cannot pass for the marker (the body ends in ``}``)."""
+    if not head.endswith(b'"'):
+        return None
+    m = _TAIL.search(head, max(0, len(head) - 64))
+    return (m.group(1).decode(), m.group(2)) if m else None
+
+
+def original_hash(line: bytes, d: Mapping[str, Any]) -> str:
+    """The hash a redaction of ``line`` (parsed as ``d``) carries (see module docstring)."""
+    prior = d.get(MEMBER)
+    if type(prior) is str and ":" in prior:
+        return prior.partition(":")[2]
+    chain = d.get("chain")
+    if type(chain) is str:
+        return chain
+    cut = line.rfind(CRC_SEP)
+    return hashlib.blake2b(line[:cut], digest_size=16).hexdigest()
+
+
+def redact_line(line: bytes, body: Mapping[str, Any] | None) -> bytes | None:
+    """The redacted form of record ``line`` (newline included), or None when the record
+    already is what was asked (idempotent re-runs). ``body`` None makes a tombstone; a
+    tombstone is never turned back into a scrubbed record."""
+    try:
+        d = orjson.loads(line)
+    except orjson.JSONDecodeError as e:
+        raise InvalidEvent(f"record is not valid JSON: {e}") from None
+    prior = kind_of(d)
+    if body is None or prior == TOMBSTONE:
+        kind, new_body = TOMBSTONE, {}
+    else:
+        if not isinstance(body, Mapping):
+            raise InvalidEvent(f"seq {d.get('seq')}: a scrubbed body must be an object")
+        kind, new_body = SCRUBBED, dict(body)
+    if prior == kind and d.get("body") == new_body:
+        return None
+    out: dict[str, Any] = {k: d[k] for k in _ORDER if k in d}
+    try:
+        out["body"] = orjson.Fragment(orjson.dumps(new_body, option=_SORT))
+    except TypeError as e:
+        raise InvalidEvent(f"seq {d.get('seq')}: body is not JSON-serializable: {e}") from None
+    for k in ("causes", "more"):
+        if k in d:
+            out[k] = d[k]
+    out[MEMBER] = f"{kind}:{original_hash(line, d)}"
+    if "chain" in d:
+        out["chain"] = d["chain"]
+    head = orjson.dumps(out)[:-1]
+    return head + b',"crc":%d}\n' % zlib.crc32(head)
+
+
+def check_changes(changes: Mapping[int, Mapping[str, Any] | None]) -> dict[int, Any]:
+    """``changes`` validated (seqs >= 1, bodies objects or None) as a plain dict."""
+    out: dict[int, Any] = {}
+    for seq, body in changes.items():
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+            raise InvalidEvent(f"redact: seq must be an integer >= 1, got {seq!r}")
+        if body is not None and not isinstance(body, Mapping):
+            raise InvalidEvent(f"redact: seq {seq}: body must be an object or None")
+        out[seq] = body
+    return out
+
+
+__all__ = [
+    "MEMBER",
+    "SCRUBBED",
+    "TOMBSTONE",
+    "check_changes",
+    "is_tombstone",
+    "kind_of",
+    "marker",
+    "original_hash",
+    "redact_line",
+]

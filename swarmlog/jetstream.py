@@ -32,11 +32,15 @@ Mapping (details of subjects and payloads in jsproto.py):
 for the settings and the server's ``sync_interval``.
 
 The class is split by role: jssetup.py (the stream's configuration), jscore.py (connection,
-loop, decoding), jsread.py (read, follow), jsappend.py (append), jsverify.py (verify);
+loop, decoding), jsread.py (read, follow), jsappend.py (append), jsverify.py (verify),
+jsredact.py with jsside.py (erasure), jschain.py (the hash chain in payloads);
 the JetStream protocol details (subjects, payloads, headers) are in jsproto.py.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from .checkpoint import CheckpointStore
 from .contract import Log, VerifyReport
@@ -44,6 +48,7 @@ from .errors import LogUnavailable
 from .jsappend import JsAppender
 from .jscore import READ_BATCH, StreamCorruption
 from .jsproto import MAX_BATCH
+from .jsredact import redact
 from .jssetup import (
     DEFAULT_DUPLICATE_WINDOW,
     META_FORMAT,
@@ -83,8 +88,13 @@ class JetStreamLog(JsAppender, Log):
         return self._ckpt
 
     def verify(self) -> VerifyReport:
-        """Gapless stream sequences from 1, every crc, no duplicate id, stream settings."""
+        """Every seq served, every crc, no duplicate id, the hash chain (jsverify.py)."""
         return verify(self)
+
+    def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
+        """Erase the records at these seqs (``Log.redact``): redaction record stored in
+        the side stream, original deleted with erase (jsredact.py says how and why)."""
+        return redact(self, changes)
 
 
 __all__ = [

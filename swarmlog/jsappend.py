@@ -8,12 +8,17 @@ answer, and with no answer, is in ``JsAppender._append``.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
+from .chain import GENESIS
 from .envelope import Event
 from .errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
+from .jschain import link_payloads, value_of
 from .jsclient import NoResponders, Unreachable
+from .jscore import StreamCorruption
 from .jsproto import (
     CONFLICT_CODES,
     ERR_BATCH_DISABLED,
@@ -50,7 +55,7 @@ class JsAppender(JsReader):
                 f"a JetStream batch holds at most {MAX_BATCH} events, got {len(evs)} "
                 "(the server's atomic batch limit); split it"
             )
-        ps = prepare(evs, self.name, self.subjects, self.limits)
+        ps = prepare(evs, self.name, self.prefix, self.limits)
         if len(ps) > 1 and not self.atomic:
             raise SwarmlogError(
                 f"stream {self.stream} does not allow atomic batches (nats-server >= 2.12 with "
@@ -84,6 +89,13 @@ class JsAppender(JsReader):
     ) -> tuple[list[Event], set[int]]:
         """Publish until stored (or proven a conflict); resolve duplicates and timeouts.
 
+        Every publish links its records into the hash chain from the last record it knows
+        (seq L, jschain.py) and carries ``Nats-Expected-Last-Sequence: L``, so the server
+        stores it only if nothing was appended since; otherwise the append links again
+        from the new last record. A "wrong last sequence" answer is therefore usually
+        another appender's success, and is told apart from an expectation that failed
+        (VersionConflict) and from this append having landed before (a probe).
+
         Returns the stored events and the seqs this call stored (whose server time is
         still to be read back: the ones found stored before come with theirs)."""
         c = self._c
@@ -93,47 +105,62 @@ class JsAppender(JsReader):
         known: dict[str, int] = {}
         pending = ps
         delay = 0.02
+        ambiguous = False  # an earlier attempt of this call may have been stored
         while pending:
-            fenced = False
             try:
-                hdrs = plan_expectations(pending, exp, self.subjects) if exp else None
+                if self._tip is None:
+                    self._tip = await self._fetch_tip()
+                last, prev = self._tip
+                hdrs = None
+                if exp and not self._side.touches(exp, self.prefix):
+                    hdrs = plan_expectations(pending, exp, self.prefix)
                 if hdrs is None:
                     hdrs = [{} for _ in pending]
-                    if exp:  # more expected keys than messages can carry: fence the stream
-                        fenced = True
-                        last = await c.last_seq()
+                    if exp:  # checked here; the fence below makes the check hold at commit
                         await self._check_versions(exp)
-                        hdrs[0][H_EXP_LAST_SEQ] = str(last)
-                if len(pending) == 1:
-                    ack = await c.publish(pending[0], hdrs[0])
+                hdrs[0][H_EXP_LAST_SEQ] = str(last)
+                payloads, tip = link_payloads([p.payload for p in pending], last + 1, prev)
+                chained = [replace(p, payload=b) for p, b in zip(pending, payloads, strict=True)]
+                if len(chained) == 1:
+                    ack = await c.publish(chained[0], hdrs[0])
                 else:
-                    ack = await c.publish_batch(pending, hdrs)
+                    ack = await c.publish_batch(chained, hdrs)
                 seq = int(ack["seq"])
                 if ack.get("duplicate"):
                     known[pending[0].event.id] = seq
+                    self._tip = None
                 else:
                     first = seq - len(pending) + 1
                     for i, p in enumerate(pending):
                         stored[p.event.id] = p.stored(first + i)
                         fresh.add(first + i)
+                    self._tip = (seq, tip)
                 pending = []
                 continue
             except ApiError as e:
                 if e.err_code not in (*CONFLICT_CODES, ERR_BATCH_DUP_ID):
                     raise _refused(e, self.stream) from None
-                found = await self._probe(pending)
-                if found:
-                    known.update(found)
-                    pending = [p for p in pending if p.event.id not in found]
-                    continue
-                if e.err_code in CONFLICT_CODES and not fenced:
+                self._tip = None
+                if exp or ambiguous or e.err_code == ERR_BATCH_DUP_ID:
+                    found = await self._probe(pending)
+                    if found:
+                        known.update(found)
+                        pending = [p for p in pending if p.event.id not in found]
+                        continue
+                if exp and e.err_code in CONFLICT_CODES:
                     await self._check_versions(exp)  # raises the conflict it finds
                 if time.monotonic() > deadline:
                     raise SwarmlogError(
                         f"append to {self.stream} kept failing: {e.description}"
                     ) from None
-                # fence moved, or a duplicate still in flight: try again
+                # another append came first (or a duplicate is still in flight): link
+                # again from the new last record, after a short random pause so that
+                # appenders racing for the same seq do not keep colliding
+                await asyncio.sleep(random.uniform(0, 0.005))
+                continue
             except (Unreachable, NoResponders) as e:
+                ambiguous = True
+                self._tip = None
                 if time.monotonic() > deadline:
                     raise LogUnavailable(
                         f"append to stream {self.stream} got no answer ({e}); it may or may "
@@ -147,6 +174,22 @@ class JsAppender(JsReader):
             stored.update({ev.id: ev for ev in originals})
         return [stored[p.event.id] for p in ps], fresh
 
+    async def _fetch_tip(self) -> tuple[int, bytes]:
+        """(seq, chain value) of the stream's last record, asked of the leader; an erased
+        last record's value comes from its redaction record (it keeps the original's)."""
+        last = await self._c.last_seq()
+        if last == 0:
+            return 0, GENESIS
+        raw = await self._c.get(last)
+        if raw is None:
+            await self._side.refresh()
+            raw = self._side.get(last)
+            if raw is None:
+                raise StreamCorruption(
+                    self.stream, last, "the last record was deleted without a redaction record"
+                )
+        return last, value_of(raw.data)
+
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""
         seqs = await asyncio.gather(*(self._c.probe(p) for p in ps))
@@ -155,7 +198,7 @@ class JsAppender(JsReader):
     async def _check_versions(self, exp: dict[str, int]) -> None:
         """Raise VersionConflict for the first expected key not at its version."""
         keys = list(exp)
-        have = await asyncio.gather(*(self._c.last_on_subject(self.subjects.key(k)) for k in keys))
+        have = await asyncio.gather(*(self._version(k) for k in keys))
         for k, v in zip(keys, have, strict=True):
             if v != exp[k]:
                 raise VersionConflict(k, exp[k], v)

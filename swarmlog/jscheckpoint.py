@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header, skip
 from .errors import CheckpointNotWritten, LogUnavailable, SwarmlogError
+from .jsproto import ERR_NO_MESSAGE, ApiError
+from .jsside import erase
 
 if TYPE_CHECKING:
     from .jsclient import JsClient
@@ -134,10 +136,38 @@ class ObjectStoreCheckpoints(CheckpointStore):
         self._run(self._delete(info.name))
 
     async def _delete(self, name: str) -> None:
+        """Erase the object's chunks, then delete the object.
+
+        Why not just ``obs.delete``: it purges the chunks, and a purge only marks messages
+        deleted, leaving their bytes in the server's block files until compaction. A
+        checkpoint holds the fold's state, so erasing an identity (``invalidate_after``
+        after a redaction) must leave none of it: each chunk is deleted with erase first.
+        """
         import nats.js.errors
 
         obs = await self._store()
         try:
+            info = await obs.get_info(name)
+        except nats.js.errors.NotFoundError:
+            return
+        if info.nuid:
+            await self._erase_chunks(f"$O.{self.bucket}.C.{info.nuid}")
+        try:
             await obs.delete(name)
         except nats.js.errors.NotFoundError:
             pass
+
+    async def _erase_chunks(self, subject: str) -> None:
+        stream = f"OBJ_{self.bucket}"
+        seq = 0
+        while True:
+            try:
+                resp = await self.client.api(
+                    f"STREAM.MSG.GET.{stream}", {"seq": seq + 1, "next_by_subj": subject}
+                )
+            except ApiError as e:
+                if e.err_code == ERR_NO_MESSAGE or e.code == 404:
+                    return
+                raise
+            seq = int(resp["message"]["seq"])
+            await erase(self.client, stream, seq)

@@ -278,11 +278,14 @@ class JsClient:
         data = base64.b64decode(m.get("data", ""))
         return Raw(int(m["seq"]), str(m["subject"]), data, {}, ns_ts(rfc3339_ns(m["time"])))
 
-    async def direct_batch(self, start: int, n: int, timeout: float | None = None) -> list[Raw]:
+    async def direct_batch(
+        self, start: int, n: int, timeout: float | None = None, stream: str | None = None
+    ) -> list[Raw]:
         """Up to ``n`` messages from ``start`` on in one Direct Get batch (one round trip).
 
         The server streams them to one reply inbox and ends with an EOB status; any
         replica may answer, so the batch can stop short of the leader's last seq.
+        ``stream``: another stream than the log's (its redaction records, jsside.py).
         """
         timeout = self.timeout if timeout is None else timeout
         token = uuid.uuid4().hex
@@ -290,7 +293,7 @@ class JsClient:
         self._mux[token] = col
         try:
             await self.conn.publish(
-                f"$JS.API.DIRECT.GET.{self.stream}",
+                f"$JS.API.DIRECT.GET.{stream or self.stream}",
                 orjson.dumps({"seq": start, "batch": n}),
                 reply=f"{self._mux_prefix}.{token}",
             )

@@ -19,7 +19,7 @@ from .jsclient import JsClient, Raw
 from .jsloop import LoopThread
 from .jsproto import decode_payload, parse_target
 from .jssetup import DEFAULT_DUPLICATE_WINDOW, META_ID, META_NAME, ensure
-from .jssubjects import layout
+from .jsside import SideStore
 from .names import check_name
 
 READ_BATCH = 1000
@@ -97,10 +97,14 @@ class JsCore:
         self._swarm_id = str(cfg["metadata"].get(META_ID) or "")
         self.stream = self.t.stream
         self.prefix = self.t.prefix
-        self.subjects = layout(self.prefix, cfg)  # per-agent or shared subjects (jssubjects)
         self.atomic = bool(cfg.get("allow_atomic"))
         self.replicas = int(cfg.get("num_replicas", 1))
         self.duplicate_window = int(cfg.get("duplicate_window", 0)) / 1e9
+        self.erasable = not cfg.get("deny_delete")
+        """Whether ``redact`` can delete messages (streams made before it deny deletes)."""
+        self._side = SideStore(self._c, self.stream, self.replicas)
+        self._tip: tuple[int, bytes] | None = None
+        """(seq, chain value) of the last record as this handle last saw it (jsappend.py)."""
 
     # ------------------------------------------------------------------ plumbing
 
@@ -127,8 +131,7 @@ class JsCore:
 
     def _decode(self, raw: Raw) -> Event:
         try:
-            d = self.subjects.stamp(decode_payload(raw.seq, raw.data, raw.ts), raw.subject)
-            return from_stored(d)
+            return from_stored(decode_payload(raw.seq, raw.data, raw.ts))
         except InvalidEvent as e:
             raise StreamCorruption(self.stream, raw.seq, str(e)) from None
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import itertools
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +20,7 @@ from .errors import LogUnavailable
 from .jsclient import Raw
 from .jscore import JsCore, StreamCorruption
 from .jsloop import wait
-from .jsproto import H_BATCH_COMMIT, H_BATCH_ID, MAX_BATCH, ack_ns, ns_ts
+from .jsproto import H_BATCH_COMMIT, H_BATCH_ID, MAX_BATCH, ack_ns, key_subject, ns_ts
 
 
 class JsReader(JsCore):
@@ -34,7 +33,14 @@ class JsReader(JsCore):
         return self._run(self._c.last_seq())
 
     def version(self, key: str) -> int:
-        return self._run(self._c.last_on_subject(self.subjects.key(key)))
+        return self._run(self._version(key))
+
+    async def _version(self, key: str) -> int:
+        """The seq of the last record on ``key``'s subject, erased ones included (the
+        server forgets an erased message's subject; its redaction record remembers)."""
+        subject = key_subject(self.prefix, key)
+        have, _ = await asyncio.gather(self._c.last_on_subject(subject), self._side.refresh())
+        return max(have, self._side.by_subject.get(subject, 0))
 
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         for raws in self._read_raw(from_seq, to_seq):
@@ -76,21 +82,17 @@ class JsReader(JsCore):
 
         fut = fetch(nxt)
         while nxt <= end:
-            raws = wait(fut, self.timeout + 1, "read")
-            raws = [r for r in raws if r.seq <= end]
+            raws = self._filled(wait(fut, self.timeout + 1, "read"), nxt, end)
             if closing and (shut := _batch_end(raws)) is not None:
                 raws, end, closing = raws[: shut + 1], raws[shut].seq, False
-            if not raws or raws[0].seq != nxt:
-                if raws and raws[0].seq > nxt:
-                    raise StreamCorruption(self.stream, nxt, "missing from the stream (a gap)")
+            if not raws:  # a replica behind the leader, or an erasure not yet loaded
+                if self._run(self._side.refresh()):
+                    continue
                 if time.monotonic() > deadline:
                     raise LogUnavailable(f"stream {self.stream}: seq {nxt} cannot be read")
                 time.sleep(0.01)
                 fut = fetch(nxt)
                 continue
-            for a, b in itertools.pairwise(raws):
-                if b.seq != a.seq + 1:
-                    raise StreamCorruption(self.stream, a.seq + 1, "missing (a gap)")
             nxt = raws[-1].seq + 1
             if nxt > end and _mid_batch(raws[-1]) and end < limit:
                 end, closing = min(limit, nxt + MAX_BATCH - 1), True  # its rest is committed
@@ -98,6 +100,45 @@ class JsReader(JsCore):
             if nxt <= end:
                 fut = fetch(nxt)
             yield raws
+
+    def _filled(self, raws: list[Raw], nxt: int, end: int) -> list[Raw]:
+        """The messages of ``raws`` up to ``end``, from ``nxt`` on with no seq left out: an
+        erased seq gets its redacted record (jsside.py) in its place, and so do erased seqs
+        right after the last message (a hole nothing stands in for is StreamCorruption).
+        Empty when nothing is known at ``nxt`` yet."""
+        side = self._side
+        if not side.by_seq and (not raws or raws[-1].seq - raws[0].seq == len(raws) - 1):
+            if raws and raws[0].seq != nxt:
+                self._stand_in(nxt)  # refreshes; raises if nothing stands in for it
+                return self._filled(raws, nxt, end)
+            return [r for r in raws if r.seq <= end]
+        out: list[Raw] = []
+        s = nxt
+        for r in raws:
+            if r.seq > end:
+                break
+            while s < r.seq:
+                out.append(self._stand_in(s))
+                s += 1
+            if r.seq == s:
+                out.append(r)
+                s += 1
+        while s <= end and (stand := side.get(s)) is not None:
+            out.append(stand)
+            s += 1
+        return out
+
+    def _stand_in(self, seq: int) -> Raw:
+        """The redacted record of erased ``seq`` (loading new ones if needed)."""
+        stand = self._side.get(seq)
+        if stand is None:
+            self._run(self._side.refresh())
+            stand = self._side.get(seq)
+        if stand is None:
+            raise StreamCorruption(
+                self.stream, seq, "missing from the stream (deleted, and no redaction record)"
+            )
+        return stand
 
     def follow(self, from_seq: int = 1, timeout: float | None = None) -> Iterator[Event]:
         """Events from ``from_seq`` on via an ordered push consumer, each once, in order."""
@@ -110,6 +151,16 @@ class JsReader(JsCore):
                 if left <= 0:
                     return
                 raws = self._run(self._follow_next(sub, left), left + self.timeout + 1)
+                if not raws and self.last_seq >= nxt:
+                    # the consumer skips erased messages: the records standing in for
+                    # them at the end of the stream come from a read
+                    for chunk in self._read_raw(nxt, None):
+                        for m in chunk:
+                            yield self._decode(m)
+                            nxt = m.seq + 1
+                    if timeout is not None:
+                        deadline = time.monotonic() + timeout
+                    continue
                 got = False
                 for r in raws:
                     if r.seq < nxt:

@@ -14,7 +14,6 @@ from .filemeta import new_swarm_id
 from .jsclient import JsClient
 from .jsloop import LoopThread
 from .jsproto import FORMAT, ApiError, Target, parse_target
-from .jssubjects import META_SUBJECTS, PER_AGENT, keep_layout
 from .names import check_name
 
 DEFAULT_DUPLICATE_WINDOW = 600.0
@@ -33,7 +32,7 @@ def stream_config(
     swarm_id: str = "",
 ) -> dict[str, Any]:
     """The JetStream configuration of a swarm's event stream (``swarm_id``: its identity)."""
-    meta = {META_FORMAT: FORMAT, META_NAME: name, META_SUBJECTS: PER_AGENT}  # jssubjects
+    meta = {META_FORMAT: FORMAT, META_NAME: name}
     if swarm_id:
         meta[META_ID] = swarm_id
     return {
@@ -49,7 +48,7 @@ def stream_config(
         "max_msg_size": limits.max_event + 4096,
         "num_replicas": replicas,
         "duplicate_window": int(duplicate_window * 1e9),
-        "deny_delete": True,
+        "deny_delete": False,  # erasure deletes messages with erase (jsredact.py)
         "deny_purge": True,
         "allow_rollup_hdrs": False,
         "allow_direct": True,
@@ -99,7 +98,7 @@ async def ensure(
             cur["metadata"].get(META_ID, ""),  # the identity never changes
         )
         new = {**cur, **{k: v for k, v in want.items() if k not in ("subjects", "storage")}}
-        new = keep_layout(new, cur)  # the subject layout never changes (jssubjects)
+        new["deny_delete"] = bool(cur.get("deny_delete"))  # the server cannot lift it
         if new != cur:
             try:
                 await c.api(f"STREAM.UPDATE.{c.stream}", new)
@@ -137,8 +136,11 @@ def ensure_stream(
       node loses no acknowledged event (an append returns once a quorum stored it).
     - ``duplicate_window``: how long the server remembers event ids; a retry within it
       is recognised and answered with the stored original (the idempotency horizon).
-    - ``deny_delete`` / ``deny_purge``: the log is append-only, and seq gaps would break
-      readers; nobody can remove events through the API.
+    - ``deny_purge``: the log is append-only; nobody can purge events through the API.
+    - ``deny_delete`` off: erasure (``redact``, jsredact.py) deletes single messages with
+      erase and serves their redaction records in their place; a delete by anything
+      else leaves a seq with no record, which readers and ``verify`` report. Streams made
+      before erasure keep ``deny_delete`` on (the server cannot lift it) and cannot erase.
     - ``allow_atomic`` (atomic batches for ``append_many``), ``allow_direct`` (fast reads),
       no rollups, no limits (nothing ever ages out), ``max_msg_size`` from the event limit.
 

@@ -27,12 +27,15 @@ import math
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from . import chain as hashchain
 from .checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header
 from .contract import Log, VerifyReport
 from .envelope import (
+    CRC_SEP,
     DEFAULT_LIMITS,
     Event,
     Limits,
@@ -91,6 +94,8 @@ class _Shared:
         self.ids: dict[str, int] = {}
         self.versions: dict[str, int] = {}
         self.last_ts = 0.0
+        self.tip = hashchain.GENESIS
+        """The chain value of the last record (chain.py)."""
         self.changed = threading.Condition()
         self.swarm_id = uuid.uuid4().hex
         """The log's identity (checkpoints carry it)."""
@@ -227,7 +232,9 @@ class MemoryLog(Log):
                     f"event {ev.id} is {len(line)} bytes encoded (max {s.limits.max_event})"
                 )
             lines.append(line)
+        lines, tip = _chained(lines, s.tip)
         # nothing is kept until every record of the batch encoded: all or nothing (R5)
+        s.tip = tip
         for i, (ev, line) in enumerate(zip(fresh, lines, strict=True)):
             seq = first + i
             s.records.append(line)
@@ -289,10 +296,19 @@ class MemoryLog(Log):
             return s.changed.wait(timeout)
 
     def verify(self) -> VerifyReport:
-        """Check every record: its CRC, its seq in place, each batch's ``more`` countdown."""
+        """Check every record: its CRC, its seq in place, each batch's ``more`` countdown,
+        and the hash chain (each record's link to the one before, chain.py)."""
         rep = VerifyReport()
         more = 0
-        for i, line in enumerate(self._snapshot(1, None), start=1):
+        records = self._snapshot(1, None)
+        head, broken = hashchain.check(enumerate(records, start=1))
+        if broken is not None:
+            rep.problems.append(
+                f"seq {broken}: hash chain broken (this record or one before it was"
+                " changed, inserted or removed after it was written)"
+            )
+        rep.head, rep.head_seq = head.decode(), (broken or len(records) + 1) - 1
+        for i, line in enumerate(records, start=1):
             if not check_crc(line):
                 rep.problems.append(f"record {i} fails its crc check")
                 continue
@@ -307,3 +323,15 @@ class MemoryLog(Log):
         if more:
             rep.problems.append(f"the last batch misses {more} record(s)")
         return rep
+
+
+def _chained(lines: list[bytes], prev: bytes) -> tuple[list[bytes], bytes]:
+    """Record lines with their ``chain`` member (before ``crc``, which is recomputed), each
+    linked to the one before from ``prev``; returns them and the last chain value."""
+    out = []
+    for line in lines:
+        head = line[: line.rfind(CRC_SEP)]
+        prev = hashchain.link(prev, head)
+        head += b',"chain":"%s"' % prev
+        out.append(head + b',"crc":%d}\n' % zlib.crc32(head))
+    return out, prev

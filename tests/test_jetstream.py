@@ -256,9 +256,10 @@ def test_close_stops_the_loop_thread(target: str) -> None:
 # ---------------------------------------------------------------- configuration
 
 
-def test_ensure_stream_configures_and_denies_delete_purge(target: str) -> None:
+def test_ensure_stream_configures_and_denies_purge(target: str) -> None:
     cfg = ensure_stream(target, name="myswarm", duplicate_window=120)
-    assert cfg["deny_delete"] and cfg["deny_purge"] and cfg["allow_atomic"]
+    assert cfg["deny_purge"] and cfg["allow_atomic"]
+    assert not cfg["deny_delete"]  # erasure deletes messages with erase (jsredact.py)
     assert cfg["allow_direct"] and not cfg.get("allow_rollup_hdrs")
     assert cfg["duplicate_window"] == 120 * 10**9 and cfg["num_replicas"] == 1
     assert cfg["subjects"] == [f"swarmlog.{target.rsplit('/', 1)[1]}.>"]
@@ -266,15 +267,51 @@ def test_ensure_stream_configures_and_denies_delete_purge(target: str) -> None:
     assert ensure_stream(target, duplicate_window=120) == cfg  # idempotent, keeps name and id
     with JetStreamLog(target, create=False) as lg:
         assert lg.name == "myswarm"
-        lg.append(ev())
+        lg.append_many([ev(), ev(), ev()])
 
         async def purge(nc: Any) -> str:
             r = await nc.request(f"$JS.API.STREAM.PURGE.{lg.stream}", b"", timeout=5)
-            r2 = await nc.request(f"$JS.API.STREAM.MSG.DELETE.{lg.stream}", b'{"seq":1}', timeout=5)
-            return str(r.data) + str(r2.data)
+            return str(r.data)
 
-        assert raw(lg, purge).count('"error"') == 2
-        assert lg.last_seq == 1 and lg.verify().ok
+        assert raw(lg, purge).count('"error"') == 1
+        assert lg.last_seq == 3 and lg.verify().ok
+
+        async def delete(nc: Any) -> str:  # a delete that is not a redaction
+            r = await nc.request(f"$JS.API.STREAM.MSG.DELETE.{lg.stream}", b'{"seq":2}', timeout=5)
+            return str(r.data)
+
+        assert '"success":true' in raw(lg, delete)
+        rep = lg.verify()
+        assert (
+            not rep.ok and "seq 2" in rep.problems[0] and "no redaction record" in rep.problems[0]
+        )
+        with pytest.raises(StreamCorruption, match="seq 2"):
+            list(lg.read())
+
+
+def test_a_stream_made_before_erasure_keeps_deny_delete(target: str) -> None:
+    """The server cannot lift deny_delete: ``init`` on an old stream keeps it, and
+    redacting there fails with one line instead of half-erasing."""
+    stream = target.rsplit("/", 1)[1]
+    from swarmlog.jssetup import stream_config
+
+    with JetStreamLog(target) as lg:
+
+        async def old(nc: Any) -> None:
+            await nc.request(f"$JS.API.STREAM.DELETE.{stream}", b"", timeout=5)
+            cfg = {**stream_config(stream, "old", 1, 600, lg.limits, "x" * 32), "deny_delete": True}
+            import orjson
+
+            await nc.request(f"$JS.API.STREAM.CREATE.{stream}", orjson.dumps(cfg), timeout=5)
+
+        raw(lg, old)
+    cfg = ensure_stream(target)
+    assert cfg["deny_delete"]
+    with JetStreamLog(target) as lg:
+        lg.append(ev())
+        with pytest.raises(SwarmlogError, match="denies message deletes"):
+            lg.redact({1: None})
+        assert [e.seq for e in lg.read()] == [1] and lg.verify().ok
 
 
 # ---------------------------------------------------------------- mapping details

@@ -26,14 +26,19 @@ Mapping (details of subjects and payloads in jsproto.py):
   of more than one event with a clear error; it never falls back to a non-atomic publish.
 - **follow** runs an ordered push consumer from ``from_seq``; **read** uses pipelined
   Direct Get batches; **last_seq** and **version** ask the stream leader.
-
+- **Hash chain** (tamper evidence): every record's chain value (the FileLog one) is kept
+  in the seal stream ``S-chain``, extended by appenders in the background under an
+  expected-last-sequence guard (jschain.py); ``verify()`` recomputes it.
+- **redact** (erasure): the redacted record goes to the side stream ``S-redact``, then the
+  original is deleted with erase; reads serve the redaction record at its seq
+  (jsredact.py, jsside.py).
 
 ``ensure_stream`` (what ``swarmlog init --url`` runs) sets the stream up; see its docstring
 for the settings and the server's ``sync_interval``.
 
 The class is split by role: jssetup.py (the stream's configuration), jscore.py (connection,
 loop, decoding), jsread.py (read, follow), jsappend.py (append), jsverify.py (verify),
-jsredact.py with jsside.py (erasure), jschain.py (the hash chain in payloads);
+jsredact.py with jsside.py (erasure), jschain.py (the hash chain);
 the JetStream protocol details (subjects, payloads, headers) are in jsproto.py.
 """
 

@@ -8,17 +8,12 @@ answer, and with no answer, is in ``JsAppender._append``.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 
-from .chain import GENESIS
 from .envelope import Event
 from .errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
-from .jschain import link_payloads, value_of
 from .jsclient import NoResponders, Unreachable
-from .jscore import StreamCorruption
 from .jsproto import (
     CONFLICT_CODES,
     ERR_BATCH_DISABLED,
@@ -76,25 +71,20 @@ class JsAppender(JsReader):
             # say), read back in one Direct Get batch, as every later read will see it
             lo, hi = min(fresh), max(fresh)
             back = {
-                r.seq: self._decode(r)
+                r.seq: r
                 for raws in self._read_raw(lo, hi, clip=False)
                 for r in raws
                 if r.seq in fresh
             }
-            out = [back.get(ev.seq or 0, ev) for ev in out]
+            out = [self._decode(back[ev.seq or 0]) if ev.seq in back else ev for ev in out]
+            # link the new records into the hash chain, in the background (jschain.py)
+            self._seal_soon(hi, {q: r.data for q, r in back.items()})
         return out
 
     async def _append(
         self, ps: list[Prepared], exp: dict[str, int]
     ) -> tuple[list[Event], set[int]]:
         """Publish until stored (or proven a conflict); resolve duplicates and timeouts.
-
-        Every publish links its records into the hash chain from the last record it knows
-        (seq L, jschain.py) and carries ``Nats-Expected-Last-Sequence: L``, so the server
-        stores it only if nothing was appended since; otherwise the append links again
-        from the new last record. A "wrong last sequence" answer is therefore usually
-        another appender's success, and is told apart from an expectation that failed
-        (VersionConflict) and from this append having landed before (a probe).
 
         Returns the stored events and the seqs this call stored (whose server time is
         still to be read back: the ones found stored before come with theirs)."""
@@ -105,62 +95,51 @@ class JsAppender(JsReader):
         known: dict[str, int] = {}
         pending = ps
         delay = 0.02
-        ambiguous = False  # an earlier attempt of this call may have been stored
         while pending:
+            fenced = False
             try:
-                if self._tip is None:
-                    self._tip = await self._fetch_tip()
-                last, prev = self._tip
                 hdrs = None
                 if exp and not self._side.touches(exp, self.prefix):
                     hdrs = plan_expectations(pending, exp, self.prefix)
                 if hdrs is None:
                     hdrs = [{} for _ in pending]
-                    if exp:  # checked here; the fence below makes the check hold at commit
+                    if exp:  # more expected keys than messages can carry, or a key whose
+                        # last record was erased (the server no longer counts it): check
+                        # here, and fence the stream so that the check holds at commit
+                        fenced = True
+                        last = await c.last_seq()
                         await self._check_versions(exp)
-                hdrs[0][H_EXP_LAST_SEQ] = str(last)
-                payloads, tip = link_payloads([p.payload for p in pending], last + 1, prev)
-                chained = [replace(p, payload=b) for p, b in zip(pending, payloads, strict=True)]
-                if len(chained) == 1:
-                    ack = await c.publish(chained[0], hdrs[0])
+                        hdrs[0][H_EXP_LAST_SEQ] = str(last)
+                if len(pending) == 1:
+                    ack = await c.publish(pending[0], hdrs[0])
                 else:
-                    ack = await c.publish_batch(chained, hdrs)
+                    ack = await c.publish_batch(pending, hdrs)
                 seq = int(ack["seq"])
                 if ack.get("duplicate"):
                     known[pending[0].event.id] = seq
-                    self._tip = None
                 else:
                     first = seq - len(pending) + 1
                     for i, p in enumerate(pending):
                         stored[p.event.id] = p.stored(first + i)
                         fresh.add(first + i)
-                    self._tip = (seq, tip)
                 pending = []
                 continue
             except ApiError as e:
                 if e.err_code not in (*CONFLICT_CODES, ERR_BATCH_DUP_ID):
                     raise _refused(e, self.stream) from None
-                self._tip = None
-                if exp or ambiguous or e.err_code == ERR_BATCH_DUP_ID:
-                    found = await self._probe(pending)
-                    if found:
-                        known.update(found)
-                        pending = [p for p in pending if p.event.id not in found]
-                        continue
-                if exp and e.err_code in CONFLICT_CODES:
+                found = await self._probe(pending)
+                if found:
+                    known.update(found)
+                    pending = [p for p in pending if p.event.id not in found]
+                    continue
+                if e.err_code in CONFLICT_CODES and not fenced:
                     await self._check_versions(exp)  # raises the conflict it finds
                 if time.monotonic() > deadline:
                     raise SwarmlogError(
                         f"append to {self.stream} kept failing: {e.description}"
                     ) from None
-                # another append came first (or a duplicate is still in flight): link
-                # again from the new last record, after a short random pause so that
-                # appenders racing for the same seq do not keep colliding
-                await asyncio.sleep(random.uniform(0, 0.005))
-                continue
+                # fence moved, or a duplicate still in flight: try again
             except (Unreachable, NoResponders) as e:
-                ambiguous = True
-                self._tip = None
                 if time.monotonic() > deadline:
                     raise LogUnavailable(
                         f"append to stream {self.stream} got no answer ({e}); it may or may "
@@ -174,21 +153,10 @@ class JsAppender(JsReader):
             stored.update({ev.id: ev for ev in originals})
         return [stored[p.event.id] for p in ps], fresh
 
-    async def _fetch_tip(self) -> tuple[int, bytes]:
-        """(seq, chain value) of the stream's last record, asked of the leader; an erased
-        last record's value comes from its redaction record (it keeps the original's)."""
-        last = await self._c.last_seq()
-        if last == 0:
-            return 0, GENESIS
-        raw = await self._c.get(last)
-        if raw is None:
-            await self._side.refresh()
-            raw = self._side.get(last)
-            if raw is None:
-                raise StreamCorruption(
-                    self.stream, last, "the last record was deleted without a redaction record"
-                )
-        return last, value_of(raw.data)
+    def _seal_soon(self, upto: int, known: dict[int, bytes]) -> None:
+        """Have the loop link records up to ``upto`` into the hash chain (jschain.py)."""
+        if self._lt.alive:
+            self._lt.loop.call_soon_threadsafe(self._sealer.kick, upto, known)
 
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""

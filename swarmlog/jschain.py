@@ -1,68 +1,318 @@
-"""The hash chain on JetStream: how a message payload carries its link (chain.py).
+"""The hash chain on JetStream: each record's chain value, kept in a seal stream.
 
-A payload is the record without ``seq`` (jsproto.py), because the server assigns the
-stream sequence. Its *record line* puts the seq back in front: ``{"seq":N,`` followed by
-the payload after its ``{``, which is byte for byte the FileLog record of the same event
-(without ``more``). The payload's ``chain`` member (just before ``crc``) is the FileLog
-chain value of that line: the 16-byte BLAKE2b of the previous record's chain value and
-the line up to its ``,"chain":``. So the link commits to the seq as well, and
-``chain.Walk`` checks a stream exactly as it checks segment files.
+A record's *line* is its payload with the seq put back in front (``{"seq":N,`` then the
+payload after its ``{``): byte for byte the FileLog record of the same event, without
+``more`` and ``chain``. Its chain value is the FileLog one (chain.py): the 16-byte BLAKE2b
+of the previous record's chain value and the line up to ``,"crc":``. So the value commits
+to the seq, the bytes and, through the previous value, to every record before it.
 
-The appender can only know seq N before the server stores the message if it pins the
-stream's last seq: it links from the record at seq L and publishes with
-``Nats-Expected-Last-Sequence: L`` (jsappend.py). Two appenders that linked from the same
-L cannot both be stored, so the chain never forks; the loser links again and retries.
+Where the values live: the server assigns a message's seq only when it stores it, so a
+publisher could put the value into its payload only by pinning the stream's last seq
+(``Nats-Expected-Last-Sequence``) on every append, which makes concurrent appenders take
+turns (measured: 3x slower with 6 writers). Instead the values go to the *seal stream*
+``S-chain`` (subject ``swarmlog-chain.S``): each message (a seal) holds the values of a run
+of consecutive records, ``{"first": k, "values": [hex, …]}``. Seals are published with
+``Nats-Expected-Last-Sequence`` on the seal stream, so two sealers cannot both extend it
+from the same point: the chain never forks, and a sealer that lost reads the new tip and
+goes on from there. The seal stream denies deletes and purges.
 
-The server's time stamp of a message (the stored event's ``ts``) is not in the payload
-and so not in the chain: it is the server's own record of the message.
+Who seals: every appender, in the background after its append returned (``Sealer.kick``),
+links all records from the sealed tip up to its own; so a dead appender's records are
+sealed by the next append. ``redact`` seals everything first (an erased record's value
+cannot be computed afterwards: its redaction record keeps it, redaction.py), and
+``verify`` (which recomputes every value and names the first seq that does not match)
+waits for its own handle's sealing and notes records not sealed yet.
+
+The server's time stamp of a message (the stored event's ``ts``) is not in the line: it is
+the server's own record of the message.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import contextlib
+import re
 import zlib
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from . import chain
 from .envelope import CRC_SEP
+from .errors import SwarmlogError
+from .jsproto import (
+    CONFLICT_CODES,
+    ERR_STREAM_NOT_FOUND,
+    H_EXP_LAST_SEQ,
+    ApiError,
+    parse_reply,
+)
+from .redaction import marker
 
-_CHAIN_MEMBER = b'%s,"chain":"%s"'
+if TYPE_CHECKING:
+    from .jsclient import JsClient
+    from .jsside import SideStore
+
+PREFIX = "swarmlog-chain"
+SEAL_MAX = 1000
+"""Most values in one seal."""
+SEAL_DELAY = 0.05
+"""Seconds a handle waits before sealing after an append: appends that come meanwhile
+(its own or other handles') share one seal, and fewer sealers race for the same tip."""
+_WRONG_LAST = re.compile(r"wrong last sequence: (\d+)")
+
+
+def seal_name(stream: str) -> str:
+    """The seal stream of ``stream``."""
+    return f"{stream}-chain"
+
+
+def seal_config(stream: str, replicas: int) -> dict[str, Any]:
+    """The seal stream's configuration: nothing ages out, nothing can be removed."""
+    return {
+        "name": seal_name(stream),
+        "subjects": [f"{PREFIX}.{stream}"],
+        "retention": "limits",
+        "storage": "file",
+        "discard": "old",
+        "max_msgs": -1,
+        "max_bytes": -1,
+        "max_age": 0,
+        "num_replicas": replicas,
+        "deny_delete": True,
+        "deny_purge": True,
+        "allow_direct": True,
+        "metadata": {"swarmlog.chain-of": stream},
+    }
+
+
+# ---------------------------------------------------------------- values
 
 
 def line_of(seq: int, payload: bytes) -> bytes:
     """The record line (no newline) of ``payload`` stored at ``seq``; its crc is the
-    payload's, so only chain checks (which stop before ``,"chain":``) may use it as is."""
+    payload's, so only chain checks (which stop before ``,"crc":``) may use it as is."""
     return b'{"seq":%d,%s' % (seq, payload[1:])
 
 
-def full_line(seq: int, payload: bytes) -> bytes:
-    """The record line of ``payload`` at ``seq`` with its own crc and newline (what
-    ``redaction.redact_line`` takes)."""
-    head = line_of(seq, payload)
-    head = head[: head.rfind(CRC_SEP)]
+def record_head(seq: int, payload: bytes) -> tuple[bytes, bytes | None]:
+    """The bytes a record's link hashes and the ``chain`` member it carries, if any (a
+    redaction record does: the value of the original it stands in for)."""
+    line = line_of(seq, payload)
+    head = line[: line.rfind(CRC_SEP)]
+    i = head.rfind(chain.SEP)
+    if i < 0 or len(head) != i + len(chain.SEP) + chain.HEX_LEN + 1 or not head.endswith(b'"'):
+        return head, None
+    return head[:i], head[i + len(chain.SEP) : -1]
+
+
+def value_of(prev: bytes, seq: int, payload: bytes) -> bytes:
+    """The chain value of the record ``payload`` at ``seq`` after value ``prev``. A
+    redaction record's is the value it carries, when its marker names that same value."""
+    head, carried = record_head(seq, payload)
+    if carried is not None:
+        m = marker(head)
+        if m is not None and m[1] == carried:
+            return carried
+    return chain.link(prev, head)
+
+
+def full_line(seq: int, payload: bytes, value: bytes) -> bytes:
+    """The record line of ``payload`` at ``seq`` with ``value`` as its ``chain`` member, its
+    own crc and a newline (what ``redaction.redact_line`` takes)."""
+    head, _ = record_head(seq, payload)
+    head += b'%s%s"' % (chain.SEP, value)
     return head + b',"crc":%d}\n' % zlib.crc32(head)
 
 
 def payload_of(line: bytes) -> bytes:
-    """Inverse of ``full_line``: the payload of a record line, its crc recomputed."""
+    """The payload of a record line: seq taken out, crc recomputed."""
     body = line.rstrip(b"\n")
     i = body.index(b",", 7)  # after {"seq":N
     head = b"{" + body[i + 1 : body.rfind(CRC_SEP)]
     return head + b',"crc":%d}' % zlib.crc32(head)
 
 
-def link_payloads(payloads: list[bytes], first: int, prev: bytes) -> tuple[list[bytes], bytes]:
-    """``payloads`` (unchained, crc last) chained from ``prev`` as seqs ``first``, …:
-    each gains its ``chain`` member and a new crc. Returns them and the last chain value."""
-    out = []
-    for i, p in enumerate(payloads):
-        head = p[: p.rfind(CRC_SEP)]
-        prev = chain.link(prev, b'{"seq":%d,%s' % (first + i, head[1:]))
-        head = _CHAIN_MEMBER % (head, prev)
-        out.append(head + b',"crc":%d}' % zlib.crc32(head))
-    return out, prev
+# ---------------------------------------------------------------- sealing
 
 
-def value_of(payload: bytes) -> bytes:
-    """A payload's stored chain value; the genesis value when it has none (a record
-    written before the chain: the next record links from the start)."""
-    parts = chain.stored(payload)
-    return parts[1] if parts is not None else chain.GENESIS
+class Sealer:
+    """Extends one log's seal stream (runs on the log's loop thread)."""
+
+    def __init__(self, c: JsClient, stream: str, replicas: int, side: SideStore) -> None:
+        self.c = c
+        self.stream = stream
+        self.name = seal_name(stream)
+        self.subject = f"{PREFIX}.{stream}"
+        self.replicas = replicas
+        self.side = side
+        self.tip: tuple[int, bytes, int] | None = None
+        """(last sealed record seq, its value, the seal stream's last seq) as last seen."""
+        self.known: dict[int, bytes] = {}
+        """Payloads of records this handle appended and has not sealed yet."""
+        self.want = 0
+        self.task: asyncio.Future[None] | None = None
+        self.now: asyncio.Event | None = None  # set: seal without waiting (flush)
+        self.error = ""
+
+    def kick(self, upto: int, known: dict[int, bytes]) -> None:
+        """Seal up to record ``upto`` in the background (call on the loop thread)."""
+        self.known.update(known)
+        self.want = max(self.want, upto)
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._work())
+
+    async def _work(self) -> None:
+        if self.now is None:
+            self.now = asyncio.Event()
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.now.wait(), SEAL_DELAY)
+            target = self.want
+            try:
+                await self.seal(target)
+            except Exception as e:  # the next append or verify tries again
+                self.error = f"{type(e).__name__}: {e}"
+                self.known.clear()
+                return
+            self.error = ""
+            if self.want <= target:
+                return
+
+    async def flush(self) -> None:
+        """Wait for the background sealing this handle started."""
+        if self.task is not None:
+            if self.now is not None:
+                self.now.set()
+            with contextlib.suppress(Exception):
+                await self.task
+            if self.now is not None:
+                self.now.clear()
+
+    async def seal(self, upto: int) -> None:
+        """Make the seal stream cover records 1..``upto`` (all stored)."""
+        while True:
+            if self.tip is None:
+                self.tip = await self.fetch_tip()
+            k, v, last = self.tip
+            if k >= upto:
+                self.known = {q: p for q, p in self.known.items() if q > k}
+                return
+            hi = min(upto, k + SEAL_MAX)
+            payloads = await self._payloads(k + 1, hi)
+            values = []
+            for q in range(k + 1, hi + 1):
+                v = value_of(v, q, payloads[q])
+                values.append(v.decode())
+            data = orjson.dumps({"first": k + 1, "values": values})
+            msg = await self.c.request(self.subject, data, {H_EXP_LAST_SEQ: str(last)})
+            try:
+                ack = parse_reply(msg.data)
+            except ApiError as e:
+                if e.err_code not in CONFLICT_CODES:
+                    raise
+                # another sealer came first: go on from its tip (the refusal names it)
+                m = _WRONG_LAST.search(e.description)
+                self.tip = await self._tip_at(int(m.group(1))) if m else None
+                continue
+            self.tip = (hi, v, int(ack["seq"]))
+
+    async def fetch_tip(self) -> tuple[int, bytes, int]:
+        """The seal stream's tip (creating the stream if it does not exist yet)."""
+        info = await self._info()
+        if info is None:
+            try:
+                await self.c.api(
+                    f"STREAM.CREATE.{self.name}", seal_config(self.stream, self.replicas)
+                )
+            except ApiError as e2:
+                if e2.err_code != 10058:  # created meanwhile by another sealer
+                    raise
+            return 0, chain.GENESIS, 0
+        return await self._tip_at(int(info["state"]["last_seq"]))
+
+    async def _info(self) -> dict[str, Any] | None:
+        """The seal stream's info, None if it does not exist; SwarmlogError if a stream of
+        that name is something else (another swarm named ``S-chain``)."""
+        try:
+            info = await self.c.api(f"STREAM.INFO.{self.name}")
+        except ApiError as e:
+            if e.err_code == ERR_STREAM_NOT_FOUND or e.code == 404:
+                return None
+            raise
+        if (info["config"].get("metadata") or {}).get("swarmlog.chain-of") != self.stream:
+            raise SwarmlogError(
+                f"stream {self.name} exists but is not the seal stream of {self.stream}"
+            )
+        return info
+
+    async def _tip_at(self, last: int) -> tuple[int, bytes, int]:
+        """The tip when the seal stream's last seal is ``last``."""
+        if last == 0:
+            return 0, chain.GENESIS, 0
+        first, values = await self.get(last)
+        return first + len(values) - 1, values[-1], last
+
+    async def get(self, seal_seq: int) -> tuple[int, list[bytes]]:
+        """The seal at ``seal_seq``: its first record seq and values."""
+        resp = await self.c.api(f"STREAM.MSG.GET.{self.name}", {"seq": seal_seq})
+        return _parse(base64.b64decode(resp["message"].get("data", "")))
+
+    async def values(self) -> dict[int, bytes]:
+        """Every sealed value by record seq (what ``verify`` compares against)."""
+        out: dict[int, bytes] = {}
+        if await self._info() is None:
+            return out  # nothing sealed yet
+        nxt = 1
+        while True:
+            raws = await self.c.direct_batch(nxt, 256, stream=self.name)
+            if not raws:
+                return out
+            for r in raws:
+                first, vals = _parse(r.data)
+                for i, v in enumerate(vals):
+                    out.setdefault(first + i, v)
+                nxt = r.seq + 1
+
+    async def _payloads(self, lo: int, hi: int) -> dict[int, bytes]:
+        """Payloads of records ``lo..hi`` (appended here, else read; erased ones'
+        redaction records)."""
+        out = {q: self.known[q] for q in range(lo, hi + 1) if q in self.known}
+        nxt = lo
+        for _ in range(100):
+            while nxt <= hi and nxt in out:
+                nxt += 1
+            if nxt > hi:
+                return out
+            for r in await self.c.direct_batch(nxt, hi - nxt + 1):
+                if r.seq <= hi:
+                    out.setdefault(r.seq, r.data)
+            while nxt <= hi and nxt not in out:
+                stand = self.side.get(nxt)
+                if stand is None:
+                    await self.side.refresh()
+                    stand = self.side.get(nxt)
+                if stand is None:
+                    break  # a replica behind the leader: ask again
+                out[nxt] = stand.data
+                nxt += 1
+            await asyncio.sleep(0.01 if nxt <= hi and nxt not in out else 0)
+        raise LookupError(f"record {nxt} of stream {self.stream} cannot be read for sealing")
+
+
+def _parse(data: bytes) -> tuple[int, list[bytes]]:
+    d = orjson.loads(data)
+    return int(d["first"]), [v.encode() for v in d["values"]]
+
+
+__all__ = [
+    "Sealer",
+    "full_line",
+    "line_of",
+    "payload_of",
+    "record_head",
+    "seal_config",
+    "seal_name",
+    "value_of",
+]

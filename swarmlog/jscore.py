@@ -15,6 +15,7 @@ from typing import Any
 from .checkpoint import CheckpointStore
 from .envelope import DEFAULT_LIMITS, Event, Limits, from_stored
 from .errors import CorruptionError, InvalidEvent, LogUnavailable, SwarmlogError
+from .jschain import Sealer
 from .jsclient import JsClient, Raw
 from .jsloop import LoopThread
 from .jsproto import decode_payload, parse_target
@@ -103,8 +104,7 @@ class JsCore:
         self.erasable = not cfg.get("deny_delete")
         """Whether ``redact`` can delete messages (streams made before it deny deletes)."""
         self._side = SideStore(self._c, self.stream, self.replicas)
-        self._tip: tuple[int, bytes] | None = None
-        """(seq, chain value) of the last record as this handle last saw it (jsappend.py)."""
+        self._sealer = Sealer(self._c, self.stream, self.replicas, self._side)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -118,6 +118,12 @@ class JsCore:
         """Drain the connection, stop the loop, join its thread (idempotent)."""
         if self._closed:
             return
+        sealer = getattr(self, "_sealer", None)  # absent if opening failed
+        if sealer is not None and self._lt.alive:
+            try:  # let this handle's appends be sealed into the hash chain (jschain.py)
+                self._lt.run(sealer.flush(), 3 * self.timeout + 1, "seal")
+            except SwarmlogError:
+                pass
         self._closed = True
         self._finalizer()
 

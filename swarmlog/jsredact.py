@@ -13,8 +13,8 @@ each idempotent, so a run killed at any point is completed by running it again:
 
 Between 1 and 2 a reader sees the original (still stored); after 2 it finds the seq
 missing and reads the redacted record instead (jsread.py), so no reader ever sees a
-hole. The chain value stays, so appenders linking from the last record and ``verify``
-are unaffected.
+hole. The redacted record carries the original's chain value (jschain.py), so the seal
+stream, ``verify`` and the chain head are unaffected.
 
 Why message delete with erase, and what it needs: it is the only JetStream operation
 that removes one message's bytes and leaves every other seq as it was (a purge drops a
@@ -49,18 +49,20 @@ def redact(log: JsReader, changes: Mapping[int, Mapping[str, Any] | None]) -> in
     todo = check_changes(changes)
     if not todo:
         return 0
-    last = log._run(_prepare(log), 3 * log.timeout + 1, "redact")
+    last, values = log._run(_prepare(log), 10 * log.timeout + 1, "redact")
     past = [q for q in todo if q > last]
     if past:
         raise SwarmlogError(f"redact: seq {min(past)} is past the end of the log")
     n = 0
     for q in sorted(todo):
-        n += log._run(_one(log, q, todo[q]), 6 * log.timeout + 1, "redact")
+        n += log._run(_one(log, q, todo[q], values[q]), 6 * log.timeout + 1, "redact")
     return n
 
 
-async def _prepare(log: JsReader) -> int:
-    """Check the stream allows erasure, make the side stream; the stream's last seq."""
+async def _prepare(log: JsReader) -> tuple[int, dict[int, bytes]]:
+    """Check the stream allows erasure, make the side stream, seal every record (an
+    erased one's chain value cannot be computed afterwards); the stream's last seq and
+    the chain values."""
     info = await log._c.stream_info()
     if info is None:
         raise SwarmlogError(f"stream {log.stream} does not exist")
@@ -71,10 +73,12 @@ async def _prepare(log: JsReader) -> int:
         )
     await log._side.ensure()
     await log._side.refresh()
-    return int(info["state"]["last_seq"])
+    last = int(info["state"]["last_seq"])
+    await log._sealer.seal(last)
+    return last, await log._sealer.values()
 
 
-async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None) -> int:
+async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: bytes) -> int:
     """Redact one record (the three steps of the module docstring); 1 if it changed."""
     side = log._side
     stand = side.get(seq)
@@ -82,7 +86,7 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None) -> int:
     cur = stand if stand is not None else orig  # a killed run may have left both
     if cur is None:
         raise StreamCorruption(log.stream, seq, "missing (deleted, and no redaction record)")
-    new = redact_line(full_line(seq, cur.data), body)
+    new = redact_line(full_line(seq, cur.data, value), body)
     if new is not None:
         await side.put(cur, payload_of(new))
     elif stand is None:  # the stored message already is such a record: keep it served

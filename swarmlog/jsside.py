@@ -11,12 +11,20 @@ ones are erased). Each message's data is the redacted payload (same id, same ``c
 value as the original, the ``redacted`` marker of redaction.py, crc recomputed) and its
 headers keep what the erased message's metadata said: its subject, its stored time, and
 whether it was a non-final message of an atomic batch (readers keep batches whole).
+
+Versions: the server forgets an erased message's subject, so for a key whose last record
+was erased its own ``Nats-Expected-Last-Subject-Sequence`` check sees the key's record
+before. ``version`` takes the redaction records into account, and an append expecting a
+key this handle knows to have an erased last record checks the versions itself under a
+stream-wide fence (jsappend.py). One race stays open: a caller expecting the version from
+before a record that was appended *and* erased while it held that version is not refused.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .errors import SwarmlogError
 from .jsclient import JsClient, Raw
 from .jsproto import (
     ERR_NO_MESSAGE,
@@ -103,6 +111,10 @@ class SideStore:
             if e.err_code == ERR_STREAM_NOT_FOUND or e.code == 404:
                 return False
             raise
+        if (info["config"].get("metadata") or {}).get(META_OF) != self.stream:
+            raise SwarmlogError(
+                f"stream {self.name} exists but holds no redactions of {self.stream}"
+            )
         last = int(info["state"]["last_seq"])
         got = False
         while self.loaded < last:

@@ -2,18 +2,19 @@
 
 Every seq from 1 to the last is served (a stored message, or the redaction record of an
 erased one, jsside.py), every payload passes its crc, no id is stored twice, each message
-sits on its key's subject, and the hash chain (jschain.py) links every record to the one
-before; ``head`` is the last record's chain value, as FileLog's ``verify`` reports it.
+sits on its key's subject, and every record's chain value, recomputed, matches the one in
+the seal stream (jschain.py); ``head`` is the last sealed record's value, as FileLog's
+``verify`` reports its last record's.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .chain import Walk
+from .chain import GENESIS
 from .contract import VerifyReport
 from .errors import InvalidEvent, SwarmlogError
-from .jschain import line_of
+from .jschain import value_of
 from .jsproto import decode_payload, key_subject
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ def verify(log: JsReader) -> VerifyReport:
     if info is None:
         rep.problems.append(f"stream {log.stream} does not exist")
         return rep
+    log._run(log._sealer.flush(), 3 * log.timeout + 1)
+    sealed = log._run(log._sealer.values(), 10 * log.timeout + 1)
     log._run(log._side.refresh())
     side = log._side
     cfg, state = info["config"], info["state"]
@@ -37,20 +40,26 @@ def verify(log: JsReader) -> VerifyReport:
     if not cfg.get("deny_purge"):
         rep.notes.append("stream setting deny_purge is off: events can be removed")
     ids: set[str] = set()
-    walk = Walk()
+    prev, broken, unsealed = GENESIS, None, 0
     nxt = 1
     try:
         for raws in log._read_raw(1, last):
-            lines = []
             for r in raws:
                 nxt = r.seq + 1
-                lines.append(line_of(r.seq, r.data))
                 stand = side.get(r.seq)
                 if stand is not None and stand is not r:
                     rep.notes.append(
                         f"seq {r.seq}: a redaction did not finish (the original is still "
                         "stored); run it again"
                     )
+                want = sealed.get(r.seq)
+                if want is None:
+                    unsealed += 1
+                elif broken is None and not unsealed:
+                    if value_of(prev, r.seq, r.data) != want:
+                        broken = r.seq
+                    else:
+                        prev, rep.head_seq = want, r.seq
                 try:
                     d = decode_payload(r.seq, r.data, r.ts)
                 except InvalidEvent as e:
@@ -62,21 +71,24 @@ def verify(log: JsReader) -> VerifyReport:
                 if r.subject and r.subject != key_subject(log.prefix, d.get("key")):
                     rep.problems.append(f"seq {r.seq}: stored on subject {r.subject}")
                 rep.events += 1
-            walk.feed(b"\n".join(lines) + b"\n", False)
     except SwarmlogError as e:
         rep.problems.append(str(e))
     rep.last_seq = nxt - 1 if rep.events else 0
     if rep.last_seq != last:
         rep.problems.append(f"read up to seq {rep.last_seq} of {last}")
-    if walk.broken is not None:
+    if broken is not None:
         rep.problems.append(
-            f"seq {walk.broken}: hash chain broken (this record or one before it was"
-            " changed, inserted or removed after it was written)"
+            f"seq {broken}: hash chain broken (this record or one before it was"
+            " changed, inserted or removed after it was sealed)"
         )
-    if walk.legacy:
-        rep.notes.append(f"{walk.legacy} record(s) at the start predate the hash chain")
+    if len(sealed) > last:
+        rep.problems.append(f"the seal stream covers {len(sealed)} records, the stream {last}")
+    if unsealed:
+        rep.notes.append(
+            f"{unsealed} record(s) at the end are not sealed into the hash chain yet "
+            "(the next append seals them)"
+        )
     if side.stale:
         rep.notes.append(f"{len(side.stale)} superseded redaction record(s) not yet erased")
-    rep.head = walk.head.decode()
-    rep.head_seq = walk.head_seq
+    rep.head = prev.decode()
     return rep

@@ -15,12 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from swarmlog import Event, InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict, open_log
 from swarmlog.jetstream import JetStreamLog, StreamCorruption, ensure_stream
 from swarmlog.jsclient import Unreachable
 from swarmlog.jsproto import escape_key, key_subject, unescape_key
+from swarmlog.jssetup import stream_config
 from tests.natsserver import NatsServer, free_port
 
 _n = itertools.count(1)
@@ -293,15 +295,11 @@ def test_a_stream_made_before_erasure_keeps_deny_delete(target: str) -> None:
     """The server cannot lift deny_delete: ``init`` on an old stream keeps it, and
     redacting there fails with one line instead of half-erasing."""
     stream = target.rsplit("/", 1)[1]
-    from swarmlog.jssetup import stream_config
-
     with JetStreamLog(target) as lg:
 
         async def old(nc: Any) -> None:
             await nc.request(f"$JS.API.STREAM.DELETE.{stream}", b"", timeout=5)
             cfg = {**stream_config(stream, "old", 1, 600, lg.limits, "x" * 32), "deny_delete": True}
-            import orjson
-
             await nc.request(f"$JS.API.STREAM.CREATE.{stream}", orjson.dumps(cfg), timeout=5)
 
         raw(lg, old)

@@ -170,10 +170,10 @@ def test_a_redaction_killed_midway_is_finished_by_running_it_again(server: NatsS
         lg.append_many([ev("a", "x"), ev("victim", "MARKER-mid"), ev("a", "y")])
         before = _envelopes(lg)
         # step 1 only (the redaction record stored), as if killed before the delete
-        lg._run(_prepare(lg), 10)
+        _, values = lg._run(_prepare(lg), 10)
         lg._side.put = _stop_after(lg._side.put)  # type: ignore[method-assign]
         with pytest.raises(_Killed):
-            lg._run(_one(lg, 2, None), 10)
+            lg._run(_one(lg, 2, None, values[2]), 10)
         with JetStreamLog(_target(server)) as other:  # a reader meanwhile sees the original
             assert _envelopes(other) == before
             rep = other.verify()

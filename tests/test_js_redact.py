@@ -20,6 +20,7 @@ from swarmlog import Event, SwarmlogError, VersionConflict
 from swarmlog.jetstream import JetStreamLog
 from swarmlog.jsredact import _one, _prepare
 from tests.natsserver import NatsServer
+from tests.test_jetstream_read import StaleEnd
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -218,3 +219,21 @@ def _stop_after(put: Any) -> Any:
         raise _Killed
 
     return wrapped
+
+
+def test_reads_never_end_inside_a_batch_whose_records_were_erased(server: NatsServer) -> None:
+    """An atomic batch stays whole for readers when its records (its last, commit
+    record included) are served by redaction records."""
+    with JetStreamLog(_target(server)) as lg:
+        lg.append(ev("a", "one"))
+        lg.append_many([ev("victim", f"MARKER-b{i}") for i in range(2, 7)])  # seqs 2..6
+        lg.append(ev("a", "seven"))
+        assert lg.redact({q: None for q in (3, 4, 6)}) == 3
+    for seen in (2, 3, 4, 5):
+        with StaleEnd(_target(server), read_batch=2) as r:
+            r.seen = seen  # the reader saw the stream's end inside the batch
+            assert [e.seq for e in r.read()] == [1, 2, 3, 4, 5, 6]
+            assert [d["seq"] for c in r.read_batches(seen) for d in c] == list(range(seen, 7))
+    with JetStreamLog(_target(server)) as lg:
+        assert [e.seq for e in lg.read()] == list(range(1, 8)) and lg.verify().ok
+    assert _hits(server.dir, [b"MARKER-b3", b"MARKER-b4", b"MARKER-b6"]) == {}

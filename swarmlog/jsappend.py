@@ -50,7 +50,7 @@ class JsAppender(JsReader):
                 f"a JetStream batch holds at most {MAX_BATCH} events, got {len(evs)} "
                 "(the server's atomic batch limit); split it"
             )
-        ps = prepare(evs, self.name, self.prefix, self.limits)
+        ps = prepare(evs, self.name, self.subjects, self.limits)
         if len(ps) > 1 and not self.atomic:
             raise SwarmlogError(
                 f"stream {self.stream} does not allow atomic batches (nats-server >= 2.12 with "
@@ -99,8 +99,8 @@ class JsAppender(JsReader):
             fenced = False
             try:
                 hdrs = None
-                if exp and not self._side.touches(exp, self.prefix):
-                    hdrs = plan_expectations(pending, exp, self.prefix)
+                if exp and not self._side.touches(exp):
+                    hdrs = plan_expectations(pending, exp, self.subjects)
                 if hdrs is None:
                     hdrs = [{} for _ in pending]
                     if exp:  # more expected keys than messages can carry, or a key whose

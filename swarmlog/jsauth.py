@@ -129,7 +129,10 @@ def authorization(
         "$JS.API.STREAM.NAMES",
         *_read_api(stream),
         *_read_api(_bucket_stream(stream)),
+        *_read_api(f"{stream}-chain"),  # the hash chain's seals (jschain)
+        *_read_api(f"{stream}-redact"),  # erased records' stand-ins (jsside)
     ]
+    seal = [f"swarmlog-chain.{stream}", f"$JS.API.STREAM.CREATE.{stream}-chain"]
 
     def user(name: str, role: str, writes: list[str], allowed: tuple[str, ...]) -> User:
         deny = [sub.of(w, k) for w in writes for k in reserved_keys if k not in allowed]
@@ -139,11 +142,12 @@ def authorization(
 
     users = [user(a, f"agent {a}", [a], ()) for a in names]
     for u in users:
-        u.publish += read
+        u.publish += read + seal  # every appender seals the chain (jschain)
     s = user(synthesizer, "the synthesizer (lease holder)", [synthesizer], synth_keys)
-    s.publish += read + _ckpt_write(stream)
+    s.publish += read + seal + _ckpt_write(stream)
     op = user(operator, "the operator (administrator)", [operator, config_agent], config_keys)
-    op.publish += ["$JS.API.>", "$JS.FC.>", "$JS.ACK.>", "$O.>"]
+    op.publish += ["$JS.API.>", "$JS.FC.>", "$JS.ACK.>", "$O.>", *seal]
+    op.publish += [f"swarmlog-redact.{stream}.>"]  # erasure (jsredact)
     return Authorization(stream, [*users, s, op])
 
 

@@ -21,6 +21,7 @@ from .jsloop import LoopThread
 from .jsproto import decode_payload, parse_target
 from .jssetup import DEFAULT_DUPLICATE_WINDOW, META_ID, META_NAME, ensure
 from .jsside import SideStore
+from .jssubjects import layout
 from .names import check_name
 
 READ_BATCH = 1000
@@ -98,6 +99,7 @@ class JsCore:
         self._swarm_id = str(cfg["metadata"].get(META_ID) or "")
         self.stream = self.t.stream
         self.prefix = self.t.prefix
+        self.subjects = layout(self.prefix, cfg)  # per-agent or shared subjects (jssubjects)
         self.atomic = bool(cfg.get("allow_atomic"))
         self.replicas = int(cfg.get("num_replicas", 1))
         self.duplicate_window = int(cfg.get("duplicate_window", 0)) / 1e9
@@ -137,7 +139,8 @@ class JsCore:
 
     def _decode(self, raw: Raw) -> Event:
         try:
-            return from_stored(decode_payload(raw.seq, raw.data, raw.ts))
+            d = self.subjects.stamp(decode_payload(raw.seq, raw.data, raw.ts), raw.subject)
+            return from_stored(d)
         except InvalidEvent as e:
             raise StreamCorruption(self.stream, raw.seq, str(e)) from None
 

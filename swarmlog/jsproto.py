@@ -150,7 +150,9 @@ class Prepared:
         return from_stored({"seq": seq, **self.d})
 
 
-def prepare(evs: list[Event], swarm: str, subjects: SubjectMap, limits: Limits) -> list[Prepared]:
+def prepare(
+    evs: list[Event], swarm: str, subjects: SubjectMap, limits: Limits
+) -> list[Prepared]:
     """Validate events and encode their payloads (everything that needs no seq)."""
     seen: set[str] = set()
     out = []
@@ -201,7 +203,7 @@ def decode_payload(seq: int, data: bytes, ts: float) -> dict[str, Any]:
     if not isinstance(d, dict) or "id" not in d:
         raise InvalidEvent(f"seq {seq}: payload is not an event object")
     del d["crc"]
-    d.pop("chain", None)  # the hash chain link (jschain.py): a storage detail
+    d.pop("chain", None)  # a redaction record's hash chain value (jschain.py): storage detail
     out = {"seq": seq, **d}
     out["ts"] = ts
     return out

@@ -20,7 +20,7 @@ from .errors import LogUnavailable
 from .jsclient import Raw
 from .jscore import JsCore, StreamCorruption
 from .jsloop import wait
-from .jsproto import H_BATCH_COMMIT, H_BATCH_ID, MAX_BATCH, ack_ns, key_subject, ns_ts
+from .jsproto import H_BATCH_COMMIT, H_BATCH_ID, MAX_BATCH, ack_ns, ns_ts
 
 
 class JsReader(JsCore):
@@ -38,9 +38,9 @@ class JsReader(JsCore):
     async def _version(self, key: str) -> int:
         """The seq of the last record on ``key``'s subject, erased ones included (the
         server forgets an erased message's subject; its redaction record remembers)."""
-        subject = key_subject(self.prefix, key)
+        subject = self.subjects.key(key)
         have, _ = await asyncio.gather(self._c.last_on_subject(subject), self._side.refresh())
-        return max(have, self._side.by_subject.get(subject, 0))
+        return max(have, self._side.by_key.get(key, 0))
 
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         for raws in self._read_raw(from_seq, to_seq):

@@ -14,6 +14,7 @@ from .filemeta import new_swarm_id
 from .jsclient import JsClient
 from .jsloop import LoopThread
 from .jsproto import FORMAT, ApiError, Target, parse_target
+from .jssubjects import META_SUBJECTS, PER_AGENT, keep_layout
 from .names import check_name
 
 DEFAULT_DUPLICATE_WINDOW = 600.0
@@ -32,7 +33,7 @@ def stream_config(
     swarm_id: str = "",
 ) -> dict[str, Any]:
     """The JetStream configuration of a swarm's event stream (``swarm_id``: its identity)."""
-    meta = {META_FORMAT: FORMAT, META_NAME: name}
+    meta = {META_FORMAT: FORMAT, META_NAME: name, META_SUBJECTS: PER_AGENT}  # jssubjects
     if swarm_id:
         meta[META_ID] = swarm_id
     return {
@@ -98,6 +99,7 @@ async def ensure(
             cur["metadata"].get(META_ID, ""),  # the identity never changes
         )
         new = {**cur, **{k: v for k, v in want.items() if k not in ("subjects", "storage")}}
+        new = keep_layout(new, cur)  # the subject layout never changes (jssubjects)
         new["deny_delete"] = bool(cur.get("deny_delete"))  # the server cannot lift it
         if new != cur:
             try:

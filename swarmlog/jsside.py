@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from .errors import SwarmlogError
 from .jsclient import JsClient, Raw
 from .jsproto import (
@@ -31,7 +33,6 @@ from .jsproto import (
     ERR_STREAM_NOT_FOUND,
     H_BATCH_ID,
     ApiError,
-    key_subject,
     parse_reply,
 )
 
@@ -87,16 +88,14 @@ class SideStore:
         """Main-stream seq -> (side seq, the redacted record as a message of the log)."""
         self.stale: dict[int, list[int]] = {}
         """Main-stream seq -> side seqs of superseded records still stored (to erase)."""
-        self.by_subject: dict[str, int] = {}
-        """Main-stream subject -> highest redacted seq on it (versions, jsread.py)."""
+        self.by_key: dict[str, int] = {}
+        """Event key -> highest redacted seq carrying it (versions, jsread.py)."""
         self.loaded = 0
 
-    def touches(self, expect: dict[str, int], prefix: str) -> bool:
+    def touches(self, expect: dict[str, int]) -> bool:
         """Whether a key of ``expect`` had a record erased (as far as this handle knows):
         the server's own check of its version would then miss that record."""
-        return bool(self.by_subject) and any(
-            key_subject(prefix, k) in self.by_subject for k in expect
-        )
+        return bool(self.by_key) and any(k in self.by_key for k in expect)
 
     def get(self, seq: int) -> Raw | None:
         """The redacted record standing in for ``seq``, None if none is known."""
@@ -136,8 +135,9 @@ class SideStore:
         if old is not None:
             self.stale.setdefault(seq, []).append(old[0])
         self.by_seq[seq] = (r.seq, Raw(seq, subject, r.data, hdrs, ts))
-        if subject and seq > self.by_subject.get(subject, 0):
-            self.by_subject[subject] = seq
+        key = orjson.loads(r.data).get("key")
+        if isinstance(key, str) and seq > self.by_key.get(key, 0):
+            self.by_key[key] = seq
 
     async def ensure(self) -> None:
         """Create the side stream if it does not exist yet."""

@@ -15,7 +15,7 @@ from .chain import GENESIS
 from .contract import VerifyReport
 from .errors import InvalidEvent, SwarmlogError
 from .jschain import value_of
-from .jsproto import decode_payload, key_subject
+from .jsproto import decode_payload
 
 if TYPE_CHECKING:
     from .jsread import JsReader
@@ -68,8 +68,9 @@ def verify(log: JsReader) -> VerifyReport:
                 if d["id"] in ids:
                     rep.problems.append(f"seq {r.seq}: duplicate event id {d['id']}")
                 ids.add(d["id"])
-                if r.subject and r.subject != key_subject(log.prefix, d.get("key")):
-                    rep.problems.append(f"seq {r.seq}: stored on subject {r.subject}")
+                if r.subject and (why := log.subjects.misplaced(r.subject, d)):
+                    bad = rep.notes if why.startswith("claims") else rep.problems
+                    bad.append(f"seq {r.seq}: {why}")  # claims: a refused write (jsauth)
                 rep.events += 1
     except SwarmlogError as e:
         rep.problems.append(str(e))

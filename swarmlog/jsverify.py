@@ -9,6 +9,7 @@ the seal stream (jschain.py); ``head`` is the last sealed record's value, as Fil
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from .chain import GENESIS
@@ -29,7 +30,7 @@ def verify(log: JsReader) -> VerifyReport:
         rep.problems.append(f"stream {log.stream} does not exist")
         return rep
     log._run(log._sealer.flush(), 3 * log.timeout + 1)
-    sealed = log._run(log._sealer.values(), 10 * log.timeout + 1)
+    sealed = _sealed(log, rep)
     log._run(log._side.refresh())
     side = log._side
     cfg, state = info["config"], info["state"]
@@ -93,3 +94,17 @@ def verify(log: JsReader) -> VerifyReport:
         rep.notes.append(f"{len(side.stale)} superseded redaction record(s) not yet erased")
     rep.head = prev.decode()
     return rep
+
+
+def _sealed(log: JsReader, rep: VerifyReport) -> dict[int, bytes]:
+    """The seal stream's values; a seal stream that cannot be read (asked three times:
+    its leader may be moving) is a problem, and the chain goes unchecked."""
+    for attempt in range(3):
+        try:
+            values: dict[int, bytes] = log._run(log._sealer.values(), 10 * log.timeout + 1)
+            return values
+        except SwarmlogError as e:
+            if attempt == 2:
+                rep.problems.append(f"the seal stream cannot be read ({e}): chain not checked")
+            time.sleep(0.5)
+    return {}

@@ -8,7 +8,6 @@ round-trips bit for bit.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
@@ -166,7 +165,7 @@ class Fact:
 
     def to_dict(self) -> dict[str, Any]:
         """Exact serial form (evidence as lists)."""
-        d = {name: getattr(self, name) for name in _FACT_FIELDS}
+        d = {name: getattr(self, name) for name in FACT_FIELDS}
         d["evidence"] = [list(e) for e in self.evidence]
         return d
 
@@ -178,16 +177,16 @@ class Fact:
         return cls(**d)
 
     def to_row(self) -> list[Any]:
-        """Positional serial form (fields in declaration order): compact and fast to load."""
-        row = list(_ROW(self))  # every field in one C call, not a getattr per field
-        row[_EVIDENCE_AT] = list(map(list, self.evidence))
+        """Positional serial form (fields in declaration order, evidence as lists): the
+        checkpoint's compact form (``_fast.fact_rows`` writes it in bulk)."""
+        row = [getattr(self, name) for name in FACT_FIELDS]
+        row[FACT_FIELDS.index("evidence")] = [list(e) for e in self.evidence]
         return row
 
     @classmethod
     def from_row(cls, row: list[Any]) -> Fact:
-        """Inverse of ``to_row``."""
-        row[_EVIDENCE_AT] = [Evidence(*v) for v in row[_EVIDENCE_AT]]
-        return cls(*row)
+        """Inverse of ``to_row`` (``_fast.facts_from_rows`` reads them in bulk)."""
+        return cls.from_dict(dict(zip(FACT_FIELDS, row, strict=True)))
 
 
 def new_fact(
@@ -237,18 +236,5 @@ def new_fact(
     )
 
 
-_FACT_FIELDS = tuple(f.name for f in fields(Fact))
-_EVIDENCE_AT = _FACT_FIELDS.index("evidence")
-_ROW = operator.attrgetter(*_FACT_FIELDS)
-FACT_FIELDS = _FACT_FIELDS
-
-
-def facts_from_rows(rows: list[list[Any]]) -> dict[str, Fact]:
-    """Facts by id from ``to_row`` rows (the checkpoint hot path: one tight loop)."""
-    out: dict[str, Fact] = {}
-    ev_at = _EVIDENCE_AT
-    make_ev = Evidence._make
-    for row in rows:
-        row[ev_at] = list(map(make_ev, row[ev_at]))
-        out[row[0]] = Fact(*row)
-    return out
+FACT_FIELDS = tuple(f.name for f in fields(Fact))
+"""Fact field names in declaration order: the columns of ``to_row``."""

@@ -8,14 +8,13 @@ checkpoint is harmless; unknown types are only counted.
 
 from __future__ import annotations
 
-import operator
-from collections import Counter
 from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
 from swarmlog.envelope import Event
 
+from . import _fast
 from . import events as T
 from .authz import FORGED
 from .foldstate import SwarmState, bump
@@ -69,9 +68,6 @@ def fold_dicts(state: SwarmState, dicts: Iterable[dict[str, Any]]) -> SwarmState
 
 
 _SLICE = 4096
-_get_type = operator.itemgetter("type")
-_get_agent = operator.itemgetter("agent")
-_get_ts = operator.itemgetter("ts")
 _FORGOTTEN = T.IDENTITY_FORGOTTEN
 _SYNTH_KEY = T.SYNTH_AGENT
 
@@ -94,17 +90,13 @@ def _fold_list(state: SwarmState, chunk: list[dict[str, Any]]) -> None:
         chunk = [d for d in chunk if d["seq"] > last]
         if not chunk:
             return
-    types = list(map(_get_type, chunk))
+    types = _fast.column(chunk, "type")
     start = 0
-    while _FORGOTTEN in types:  # (rare: an erasure request)
-        try:
-            i = types.index(_FORGOTTEN, start)
-        except ValueError:
-            break
-        _fold_run(state, chunk[start:i], types[start:i], count_first=False)
-        _fold_run(state, chunk[i : i + 1], types[i : i + 1], count_first=True)
-        start = i + 1
-    if start:
+    if _FORGOTTEN in types:  # (rare: an erasure request)
+        for i in [i for i, t in enumerate(types) if t == _FORGOTTEN]:
+            _fold_run(state, chunk[start:i], types[start:i], count_first=False)
+            _fold_run(state, chunk[i : i + 1], types[i : i + 1], count_first=True)
+            start = i + 1
         chunk, types = chunk[start:], types[start:]
     _fold_run(state, chunk, types, count_first=False)
 
@@ -115,15 +107,8 @@ def _count(state: SwarmState, run: list[dict[str, Any]], types: list[str]) -> No
     if not m.events_total:
         m.first_ts = run[0]["ts"]
     m.events_total += len(run)
-    if len(run) == 1:
-        bt, ba = m.by_type, m.by_agent
-        t, a = types[0], run[0]["agent"]
-        bt[t] = bt.get(t, 0) + 1
-        ba[a] = ba.get(a, 0) + 1
-        return
-    for counts, keys in ((m.by_type, types), (m.by_agent, list(map(_get_agent, run)))):
-        for k, n in Counter(keys).items():
-            counts[k] = counts.get(k, 0) + n
+    _fast.tally(m.by_type, types)
+    _fast.tally(m.by_agent, _fast.column(run, "agent"))
 
 
 def _fold_run(
@@ -131,46 +116,38 @@ def _fold_run(
 ) -> None:
     """The handler loop over new, increasing dicts (the only per-event Python work).
 
-    The counters, ``last_seq`` and ``last_ts`` are kept for the whole run by C-level
-    maps: no handler reads them. They are done after the loop, except for a run whose
-    handler changes them (``count_first``). If a handler raises (a bug, not a malformed
-    body), the events up to and including the failing one are counted, and the marks
-    stop before it.
+    The counters, ``last_seq`` and ``last_ts`` are kept for the whole run at once: no
+    handler reads them. They are done after the loop, except for a run whose handler
+    changes them (``count_first``). If a handler raises (a bug, not a malformed body),
+    the events up to and including the failing one are counted, and the marks stop
+    before it.
     """
     if not run:
         return
     facts = state.facts
-    handlers = HANDLERS
-    malformed = _MALFORMED
-    m = state.metrics
     if count_first:
         _count(state, run, types)
     done = 0
     try:
         for d, t in zip(run, types, strict=True):
-            if "causes" in d:
-                causes = d["causes"]
-                if causes:
-                    _note_causes(state, d["agent"], causes)
+            causes = d.get("causes")
+            if causes:
+                _note_causes(state, d["agent"], causes)
             if "author" in d and d["author"] != d["agent"]:
                 t = FORGED  # published as another agent: refused (authz.FORGED)
-            try:
-                handler = handlers[t]
-            except KeyError:  # a type the fold does not know: only counted
-                pass
-            else:
+            handler = HANDLERS.get(t)
+            if handler is not None:  # a type the fold does not know is only counted
                 try:
                     handler(state, d)
-                except malformed:
-                    bump(m.ignored, "malformed")
-            if "key" in d:
-                key = d["key"]
-                if key is not None:
-                    f = facts.get(key)
-                    if f is not None:
-                        f.version = d["seq"]
-                    elif key == _SYNTH_KEY:
-                        state.synth_version = d["seq"]
+                except _MALFORMED:
+                    bump(state.metrics.ignored, "malformed")
+            key = d.get("key")
+            if key is not None:  # the fold's versions follow the log's CAS index
+                f = facts.get(key)
+                if f is not None:
+                    f.version = d["seq"]
+                elif key == _SYNTH_KEY:
+                    state.synth_version = d["seq"]
             done += 1
     finally:
         n = len(run)
@@ -182,7 +159,7 @@ def _fold_run(
         folded = run if done == n else run[:done]
         if folded:
             state.last_seq = folded[-1]["seq"]
-            ts = max(map(_get_ts, folded))
+            ts = max(_fast.column(folded, "ts"))
             if ts > state.last_ts:
                 state.last_ts = ts
 

@@ -15,11 +15,11 @@ from typing import Any
 import orjson
 
 from . import pool, revival, tiers
-from .bulk import paused_gc
+from ._fast import Knobs, fact_rows, facts_from_rows, paused_gc
 from .config import SynthConfig
 from .erasure import FORGOTTEN
 from .facade_state import Facades
-from .facts import FACT_FIELDS, Fact, RawMemory, facts_from_rows
+from .facts import FACT_FIELDS, Fact, RawMemory
 
 FORMAT = 3
 """Serialization format of ``to_bytes``; bump on incompatible changes."""
@@ -100,39 +100,6 @@ class PoolStats:
 
 
 _STATS_FIELDS = tuple(f.name for f in fields(PoolStats))
-
-
-class Knobs:
-    """The config numbers the hot handlers read, copied into plain slots.
-
-    Attribute access on a (frozen) pydantic model is several times slower than on a
-    slot, and the fold reads these per event.
-    """
-
-    __slots__ = (
-        "access_energy",
-        "boost",
-        "capacity",
-        "long_decay",
-        "max_strength",
-        "promote_long",
-        "promote_short",
-        "short_decay",
-        "working_decay",
-    )
-
-    def __init__(self, cfg: SynthConfig) -> None:
-        p = cfg.pool
-        t = cfg.tiers
-        self.capacity = p.capacity
-        self.boost = p.boost
-        self.max_strength = p.max_strength
-        self.working_decay = t.working_decay
-        self.short_decay = t.short_decay
-        self.long_decay = t.long_decay
-        self.access_energy = t.access_energy
-        self.promote_short = t.promote_short
-        self.promote_long = t.promote_long
 
 
 class SwarmState:
@@ -271,9 +238,9 @@ class SwarmState:
             "progress": self.progress,
             "config_seq": self.config_seq,
             "fact_fields": list(FACT_FIELDS),
-            "facts": [f.to_row() for f in self.facts.values()],
+            "facts": fact_rows(self.facts.values()),
             "signatures": self.signatures,
-            "evicted": [f.to_row() for f in self.evicted.values()],
+            "evicted": fact_rows(self.evicted.values()),
             "pending": [r.to_dict() for r in self.pending.values()],
             "subjects": self.subjects,
             "coact": self.coact,

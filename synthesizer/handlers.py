@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import authz, pool, revival, tiers
+from . import _fast, authz, pool, revival, tiers
 from . import events as T
 from .configlog import on_configured
 from .erasure import on_forgotten
@@ -23,9 +23,7 @@ from .facade_fold import chain, on_identity_forgotten
 from .facts import (
     ACTIVE,
     CONTESTED,
-    LONG_TERM,
     RETRACTED,
-    SHORT_TERM,
     SUPERSEDED,
     WORKING,
     Evidence,
@@ -39,52 +37,17 @@ STATUS_SET = frozenset(T.STATUSES)
 
 Handler = Callable[[SwarmState, dict[str, Any]], None]
 
-_tuple_new = tuple.__new__
-_exp = math.exp
-_isfinite = math.isfinite
-_HOUR = tiers.HOUR
-
-
 def _ignore(s: SwarmState, why: str) -> None:
     """Count an event the fold could not act on, by reason."""
     bump(s.metrics.ignored, why)
 
 
-def _f(v: Any) -> float | None:
-    """Optional number as float (so ints and floats serialize alike)."""
-    return None if v is None else float(v)
-
-
 def _on_shared(s: SwarmState, d: dict[str, Any]) -> None:
     """memory.shared: remember the raw memory until a synth event consumes it."""
-    b = d["body"]
     m = s.metrics
     m.raw_total += 1
-    agent = d["agent"]
-    bump(m.shared, agent)
-    importance = float(b.get("importance", 0.5))
-    category = b.get("category", "general")
-    seq = d["seq"]
-    thread = d.get("thread")
-    if thread is None:
-        thread = b.get("thread")
-    ttl = b.get("ttl_s")
-    emb = b.get("embedding")
-    s.pending[seq] = RawMemory(
-        seq=seq,
-        agent=agent,
-        session=d.get("session"),
-        thread=thread,
-        ts=d["ts"],
-        content=b["content"],
-        category=category,
-        importance=importance,
-        subject=b.get("subject"),
-        value=b.get("value"),
-        ttl_s=None if ttl is None else float(ttl),
-        embedding=None if emb is None else [float(x) for x in emb],
-        embedder=b.get("embedder"),
-    )
+    bump(m.shared, d["agent"])
+    s.pending[d["seq"]] = _fast.raw_memory(d)
 
 
 def _consume(s: SwarmState, ts: float, raw_seq: int) -> RawMemory | None:
@@ -116,24 +79,8 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
     if sig is not None:
         s.signatures[sig] = fid
     k = s._k
-    f = new_fact(
-        id=fid,
-        content=raw.content,
-        category=raw.category,
-        importance=raw.importance,
-        seq=d["seq"],
-        ts=ts,
-        evidence=[raw.evidence()],
-        strength=pool.initial_strength(k.max_strength),
-        subject=raw.subject,
-        value=raw.value,
-        expires_at=None if raw.ttl_s is None else raw.ts + raw.ttl_s,
-        thread=raw.thread,
-        session=raw.session,
-        signature=sig,
-        embedding=raw.embedding,
-        embedder=raw.embedder,
-    )
+    strength = pool.initial_strength(k.max_strength)
+    f = _fast.fact_from_raw(fid, raw, d["seq"], ts, sig, strength)
     if len(facts) >= k.capacity:
         s._make_room()
     facts[fid] = f
@@ -308,77 +255,35 @@ def _on_reinforced(s: SwarmState, d: dict[str, Any]) -> None:
     k = s._k
     f.reinforced_by.append(agent)
     f.reinforcements += 1
-    # pool.boosted, inlined: min(max_strength, strength + boost)
-    x = f.strength + k.boost
-    cap = k.max_strength
-    f.strength = x if x < cap else cap
+    f.strength = pool.boosted(f.strength, k.boost, k.max_strength)
     f.last_access = d["ts"]
     s.metrics.reinforcements += 1
 
 
 def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
-    """memory.recalled: each distinct live hit is accessed; hits co-activate; peers'
-    evidence seqs are remembered for correlation lift.
-
-    The access (``tiers.access``: decay, add energy, promote) is inlined: same float
-    operations in the same order.
-    """
+    """memory.recalled: each distinct live hit is accessed (``tiers.access``: decay, add
+    energy, promote); hits co-activate; peers' evidence seqs are remembered for
+    correlation lift."""
     facts = s.facts
     agent = d["agent"]
     ts = d["ts"]
     m = s.metrics
-    rc = m.recalls
-    try:
-        rc[agent] += 1
-    except KeyError:
-        rc[agent] = 1
-    hit_ids = d["body"].get("hits") or ()
-    if not hit_ids:
-        return
-    k = s._k
+    bump(m.recalls, agent)
     hits: list[Fact] = []
-    seen: set[str] | None = None  # ids of ``hits``, built once there is a second hit
-    peers: set[int] | None = s.recalled.get(agent)
-    for fid in hit_ids:
+    seen: set[str] = set()
+    for fid in d["body"].get("hits") or ():
         f = facts.get(fid)
-        if f is None:
+        if f is None or fid in seen:
             continue
-        if hits:
-            if seen is None:
-                seen = {h.id for h in hits}
-            if fid in seen:
-                continue
-            seen.add(fid)
+        seen.add(fid)
         hits.append(f)
-        tier = f.tier
-        # tiers.access(f, ts, tcfg), inlined
-        dt = ts - f.energy_ts
-        if dt > 0.0:
-            if tier == WORKING:
-                lam = k.working_decay
-            elif tier == SHORT_TERM:
-                lam = k.short_decay
-            else:
-                lam = k.long_decay
-            f.energy = f.energy * _exp(-lam * (dt / _HOUR))
-            f.energy_ts = ts
-        f.energy += k.access_energy
-        e = f.energy
-        moved = tier
-        if moved == WORKING and e > k.promote_short:
-            moved = SHORT_TERM
-        if moved == SHORT_TERM and e > k.promote_long:
-            moved = LONG_TERM
-        if moved != tier:
-            f.tier = moved
+        if _fast.access(f, ts, s._k):
             m.promotions += 1
         f.access_count += 1
         f.last_access = ts
-        for q, a, _, _ in f.evidence:
-            if a != agent:
-                if peers is None:
-                    peers = s.recalled[agent] = set()
-                peers.add(q)
+        peers = [q for q, a, _, _ in f.evidence if a != agent]
+        if peers:
+            s.recalled.setdefault(agent, set()).update(peers)
     if len(hits) > 1:
         tiers.coactivate(hits, s.coact, s.clusters, facts, s.config.tiers)
 
@@ -388,12 +293,10 @@ def _on_feedback(s: SwarmState, d: dict[str, Any]) -> None:
     b = d["body"]
     f = s.facts.get(b.get("target", ""))
     u = b.get("usefulness")
-    if f is None or u is None or not _isfinite(u):
+    if f is None or u is None or not math.isfinite(u):
         _ignore(s, "memory.feedback")
         return
-    x = u if type(u) is float else float(u)
-    # max(-1.0, min(1.0, x)) for a finite x, without the two calls
-    f.feedback_sum += x if -1.0 <= x <= 1.0 else (1.0 if x > 1.0 else -1.0)
+    f.feedback_sum += max(-1.0, min(1.0, float(u)))
     f.feedback_count += 1
     s.metrics.feedback_total += 1
 
@@ -409,15 +312,13 @@ def _on_tick(s: SwarmState, d: dict[str, Any]) -> None:
     ts = d["ts"]
     factors: dict[int, float] = {}
     out: list[tuple[str, str]] = []
-    advance = tiers.advance
-    decay_factor = pool.decay_factor
     for f in s.facts.values():
         r = f.reinforcements
         k = factors.get(r)
-        if k is None:
-            k = factors[r] = decay_factor(rate, r)
+        if k is None:  # one decay factor per reinforcement count, not per fact
+            k = factors[r] = pool.decay_factor(rate, r)
         f.strength *= k
-        advance(f, ts, tcfg)
+        tiers.advance(f, ts, tcfg)
         if f.strength < threshold:
             out.append((f.id, DECAY))
         elif f.expires_at is not None and ts >= f.expires_at:

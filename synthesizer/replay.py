@@ -14,7 +14,7 @@ from swarmlog import CheckpointInfo, Log
 from swarmlog.archive import RetentionError
 from swarmlog.checkpoint import skip
 
-from .bulk import paused_gc
+from ._fast import paused_gc
 from .config import DEFAULT_CONFIG
 from .errors import InvalidOption
 from .retention import CHECKPOINT_FORMAT, oldest_readable

@@ -70,54 +70,34 @@ _tuple_new = tuple.__new__
 
 
 def raw_memory(d: dict[str, Any]) -> RawMemory:
-    """The raw memory of a stored ``memory.shared`` envelope dict ``d``.
+    """``RawMemory.from_shared(d)``: the raw memory of a stored ``memory.shared`` dict.
 
     The usual body (content, category, importance only) is built with ``tuple.__new__``:
     saves ~1 µs per shared memory against the NamedTuple's keyword constructor.
     """
     b = d["body"]
+    if len(b) > 3 or not _PLAIN_BODY.issuperset(b):
+        return RawMemory.from_shared(d)
     importance = b.get("importance", 0.5)
     if type(importance) is not float:
         importance = float(importance)
-    category = b.get("category", "general")
-    if len(b) <= 3 and _PLAIN_BODY.issuperset(b):
-        return _tuple_new(
-            RawMemory,
-            (
-                d["seq"],
-                d["agent"],
-                d.get("session"),
-                d.get("thread"),
-                d["ts"],
-                b["content"],
-                category,
-                importance,
-                None,
-                None,
-                None,
-                None,
-                None,
-            ),
-        )
-    thread = d.get("thread")
-    if thread is None:
-        thread = b.get("thread")
-    ttl = b.get("ttl_s")
-    emb = b.get("embedding")
-    return RawMemory(
-        seq=d["seq"],
-        agent=d["agent"],
-        session=d.get("session"),
-        thread=thread,
-        ts=d["ts"],
-        content=b["content"],
-        category=category,
-        importance=importance,
-        subject=b.get("subject"),
-        value=b.get("value"),
-        ttl_s=None if ttl is None else float(ttl),
-        embedding=None if emb is None else [float(x) for x in emb],
-        embedder=b.get("embedder"),
+    return _tuple_new(
+        RawMemory,
+        (
+            d["seq"],
+            d["agent"],
+            d.get("session"),
+            d.get("thread"),
+            d["ts"],
+            b["content"],
+            b.get("category", "general"),
+            importance,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
     )
 
 

@@ -132,11 +132,6 @@ def guarded(handlers: dict[str, Handler]) -> dict[str, Handler]:
     return out
 
 
-def refused_total(ignored: dict[str, int]) -> int:
-    """How many writes the rules refused (from ``metrics.ignored``)."""
-    return sum(n for k, n in ignored.items() if k.startswith(REFUSED))
-
-
 def refused_by_type(ignored: dict[str, int]) -> dict[str, int]:
     """Refused writes by event type."""
     return {k[len(REFUSED) :]: n for k, n in sorted(ignored.items()) if k.startswith(REFUSED)}

@@ -154,11 +154,6 @@ class SynthConfig(BaseModel):
             raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}, not {v!r}")
         return v
 
-    def importance_factor(self, importance: float) -> float:
-        """The relevance multiplier of a fact of this importance."""
-        w = self.importance_weight
-        return 1.0 - w + w * importance
-
     def canonical_json(self) -> bytes:
         """The config as canonical JSON (sorted keys), the input of ``digest()``."""
         return orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)

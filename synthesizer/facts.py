@@ -32,15 +32,6 @@ class Evidence(NamedTuple):
     session: str | None
     ts: float
 
-    def to_list(self) -> list[Any]:
-        """Compact serial form ``[seq, agent, session, ts]``."""
-        return [self.seq, self.agent, self.session, self.ts]
-
-    @classmethod
-    def from_list(cls, v: list[Any]) -> Evidence:
-        """Inverse of ``to_list``."""
-        return cls(v[0], v[1], v[2], v[3])
-
 
 class RawMemory(NamedTuple):
     """A ``memory.shared`` event waiting for the synthesizer's decision.
@@ -62,6 +53,33 @@ class RawMemory(NamedTuple):
     ttl_s: float | None = None
     embedding: list[float] | None = None
     embedder: str | None = None
+
+    @classmethod
+    def from_shared(cls, d: dict[str, Any]) -> RawMemory:
+        """The raw memory of a stored ``memory.shared`` envelope dict ``d``: its body's
+        fields (importance 0.5 and category ``general`` by default; the thread from the
+        envelope, else the body). Raises KeyError without ``content``."""
+        b = d["body"]
+        thread = d.get("thread")
+        if thread is None:
+            thread = b.get("thread")
+        ttl = b.get("ttl_s")
+        emb = b.get("embedding")
+        return cls(
+            seq=d["seq"],
+            agent=d["agent"],
+            session=d.get("session"),
+            thread=thread,
+            ts=d["ts"],
+            content=b["content"],
+            category=b.get("category", "general"),
+            importance=float(b.get("importance", 0.5)),
+            subject=b.get("subject"),
+            value=b.get("value"),
+            ttl_s=None if ttl is None else float(ttl),
+            embedding=None if emb is None else [float(x) for x in emb],
+            embedder=b.get("embedder"),
+        )
 
     def evidence(self) -> Evidence:
         """The provenance record this raw memory becomes once consumed."""

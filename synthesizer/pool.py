@@ -27,11 +27,6 @@ def decay_factor(rate: float, reinforcements: int) -> float:
     return 1.0 - rate / (1.0 + math.log(1 + reinforcements))
 
 
-def decayed(strength: float, rate: float, reinforcements: int) -> float:
-    """Strength after one tick."""
-    return strength * decay_factor(rate, reinforcements)
-
-
 def boosted(strength: float, boost: float, max_strength: float) -> float:
     """Strength after one counted reinforcement: ``+boost``, capped at ``max_strength``."""
     return min(max_strength, strength + boost)

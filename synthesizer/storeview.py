@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import orjson
@@ -350,6 +350,3 @@ class StoreView:
         else:
             found.sort()
         return found[offset : offset + limit]
-
-
-MatchKind = Literal["prefix", "suffix"]

@@ -73,11 +73,6 @@ def session_end_promote(f: Fact, ts: float, cfg: TierConfig) -> bool:
     return False
 
 
-def working_expired(f: Fact, cfg: TierConfig) -> bool:
-    """Whether a working fact's (already advanced) energy fell below the expiry level."""
-    return f.tier == WORKING and f.energy < cfg.working_expire
-
-
 def retro_strengthen(f: Fact, similarity: float, ts: float, cfg: TierConfig) -> bool:
     """A new fact similar to ``f``: add ``retro_factor * similarity`` to a short- or
     long-term fact when ``similarity > retro_similarity``. True if applied."""

@@ -219,20 +219,8 @@ def test_pruned_scorer_sees_this_batch() -> None:
         assert scorer.cosine_to(2, "f900") == pytest.approx(0.5, abs=1e-6)
 
 
-WORDS = [
-    "cache",
-    "proxy",
-    "login",
-    "export",
-    "token",
-    "retry",
-    "locale",
-    "upload",
-    "webhook",
-    "crash",
-    "leak",
-    "timeout",
-]
+WORDS = ["cache", "proxy", "login", "export", "token", "retry",
+         "locale", "upload", "webhook", "crash", "leak", "timeout"]  # fmt: skip
 
 
 def _sentence(rng: random.Random, i: int) -> str:

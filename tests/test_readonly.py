@@ -19,7 +19,7 @@ import pytest
 
 from swarmlog import Event, FileLog, ReadOnlyLog, SwarmlogError
 
-from .cli_util import run_cli
+from .cli_util import READS, WRITES, build_log, run_cli
 
 
 def _mount_ro(src: Path, dst: Path) -> str | None:
@@ -40,20 +40,10 @@ def _mount_ro(src: Path, dst: Path) -> str | None:
     return None
 
 
-def _build(root: Path) -> None:
-    assert run_cli("--root", str(root), "init").code == 0
-    for i in range(3):
-        r = run_cli("--root", str(root), "append", "-a", f"ag{i}", f"the cache lives in /var/c{i}")
-        assert r.code == 0, r
-    assert run_cli("--root", str(root), "synth").code == 0
-    assert run_cli("--root", str(root), "checkpoint").code == 0
-    assert run_cli("--root", str(root), "append", "-a", "late", "one more memory").code == 0
-
-
 @pytest.fixture(params=["with-lock", "no-lock"])
 def ro_root(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     src = tmp_path / "src"
-    _build(src / "log")
+    build_log(src / "log")
     if request.param == "no-lock":  # e.g. a backup that copied only the data
         (src / "log" / "lock").unlink()
     before = {p: p.read_bytes() for p in src.rglob("*") if p.is_file()}
@@ -69,31 +59,6 @@ def ro_root(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     finally:
         subprocess.run(["umount", str(ro)], capture_output=True, timeout=30)
     assert {p: p.read_bytes() for p in src.rglob("*") if p.is_file()} == before
-
-
-READS = [
-    ["tail"],
-    ["tail", "--follow", "--timeout", "0.3"],
-    ["tail", "--json"],
-    ["verify"],
-    ["replay"],
-    ["stats"],
-    ["dashboard"],
-    ["search", "cache"],
-    ["board"],
-    ["board", "f1"],
-    ["checkpoint", "--list"],
-    ["config", "show"],
-]
-WRITES = [
-    ["append", "-a", "x", "hello"],
-    ["synth"],
-    ["reinforce", "f1", "-a", "x"],
-    ["checkpoint"],
-    ["board", "cas", "f1", "--expect", "1", "--content", "changed", "-a", "x"],
-    ["init"],
-    ["config", "set", "pool.capacity=5"],
-]
 
 
 def test_every_read_command_works_on_a_read_only_root(ro_root: Path) -> None:
@@ -172,7 +137,7 @@ def test_another_user_reads_but_cannot_write() -> None:
         root = base / "log"
         old = os.umask(0o022)
         try:
-            _build(root)
+            build_log(root)
         finally:
             os.umask(old)
         before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}

@@ -30,34 +30,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus import WORDS as TOPICS
 from _table import write_table
 
-WORDS = [
-    "cache",
-    "proxy",
-    "login",
-    "export",
-    "token",
-    "retry",
-    "locale",
-    "upload",
-    "webhook",
-    "crash",
-    "leak",
-    "queue",
-    "shard",
-    "index",
-    "deploy",
-    "rollback",
-    "schema",
-    "tenant",
-    "quota",
-    "billing",
-    "search",
-    "vector",
-    "latency",
-    "budget",
-]
+WORDS = [*TOPICS[:11], "queue", "shard", "index", "deploy", "rollback", "schema", "tenant"]
+WORDS += ["quota", "billing", "search", "vector", "latency", "budget"]
 QUERIES = [f"{a} {b} issue" for a, b in zip(WORDS, WORDS[3:] + WORDS[:3], strict=True)]
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus import sentence
 from _table import best_of, write_table
 
 from swarmlog import Event, open_log
@@ -36,45 +37,7 @@ from synthesizer.replay import save_checkpoint, state_at
 from synthesizer.state import SwarmState
 from synthesizer.worker import Synthesizer
 
-WORDS = [
-    "cache",
-    "proxy",
-    "login",
-    "export",
-    "token",
-    "retry",
-    "locale",
-    "upload",
-    "webhook",
-    "crash",
-    "leak",
-    "timeout",
-    "queue",
-    "index",
-    "shard",
-    "replica",
-    "deploy",
-    "config",
-    "parser",
-    "socket",
-    "thread",
-    "worker",
-    "buffer",
-    "stream",
-    "schema",
-    "migration",
-    "session",
-    "cookie",
-    "header",
-    "encoder",
-    "decoder",
-    "scheduler",
-]
 BIG = SynthConfig.model_validate({"pool": {"capacity": 10_000_000}})
-
-
-def sentence(rng: random.Random, i: int) -> str:
-    return f"{' '.join(rng.choices(WORDS, k=6))} fails in module {i}"
 
 
 def raw_events(n: int, rng: random.Random, dup_rate: float = 0.3) -> list[Event]:

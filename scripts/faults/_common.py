@@ -15,6 +15,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tests.cli_util import READS, WRITES, build_log  # noqa: E402
+
 
 @dataclass
 class Run:
@@ -33,6 +38,28 @@ def cli(*args: str, stdin: str = "", timeout: float = 120) -> Run:
         timeout=timeout,
     )
     return Run(r.returncode, r.stdout, r.stderr)
+
+
+def cli_at(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``swarmlog --root ROOT ARGS`` in a new interpreter, from the repository."""
+    return subprocess.run(
+        [sys.executable, "-m", "dashboards", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+
+
+FAILED: list[str] = []
+"""Names of the checks ``check`` saw fail (the scripts' exit code)."""
+
+
+def check(name: str, ok: bool, detail: str = "") -> None:
+    """Print one ``held`` / ``FAILED`` line; remember a failure in ``FAILED``."""
+    print(f"{'held  ' if ok else 'FAILED'}  {name}{': ' + detail if detail else ''}")
+    if not ok:
+        FAILED.append(name)
 
 
 def one_line_error(r: Run, start: str = "error: ") -> bool:
@@ -65,44 +92,27 @@ def workdir(prefix: str) -> Path:
     return d
 
 
-def build(root: Path, memories: int = 3) -> None:
+def build(root: Path) -> None:
     """A log with memories, a synthesizer pass, a checkpoint and one late memory."""
-    assert cli("--root", str(root), "init").code == 0
-    for i in range(memories):
-        assert (
-            cli("--root", str(root), "append", "-a", f"ag{i}", f"cache lives in /var/c{i}").code
-            == 0
-        )
-    assert cli("--root", str(root), "synth").code == 0
-    assert cli("--root", str(root), "checkpoint").code == 0
-    assert cli("--root", str(root), "append", "-a", "late", "one more memory").code == 0
+    build_log(root, cli)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-READS = [
-    ["tail"],
-    ["tail", "--follow", "--timeout", "0.3"],
-    ["verify"],
-    ["replay"],
-    ["stats"],
-    ["dashboard"],
-    ["search", "cache"],
-    ["board"],
-    ["board", "f1"],
-    ["checkpoint", "--list"],
-    ["config", "show"],
+__all__ = [
+    "FAILED",
+    "READS",
+    "REPO",
+    "WRITES",
+    "Report",
+    "Run",
+    "build",
+    "check",
+    "cli",
+    "cli_at",
+    "one_line_error",
+    "os",
+    "snapshot",
 ]
-WRITES = [
-    ["append", "-a", "x", "hello"],
-    ["synth"],
-    ["reinforce", "f1", "-a", "x"],
-    ["checkpoint"],
-    ["board", "cas", "f1", "--expect", "1", "--content", "changed", "-a", "x"],
-    ["init"],
-    ["config", "set", "pool.capacity=5"],
-]
-
-__all__ = ["READS", "WRITES", "Report", "Run", "build", "cli", "one_line_error", "os", "snapshot"]

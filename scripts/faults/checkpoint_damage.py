@@ -27,31 +27,10 @@ import time
 from pathlib import Path
 
 import orjson
+from _common import FAILED, REPO, check, cli_at  # (puts the repository on sys.path)
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from swarmlog import Event, FileLog  # noqa: E402
-from synthesizer.replay import CHECKPOINT_FORMAT  # noqa: E402
-
-FAILED: list[str] = []
-
-
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``swarmlog --root ROOT ARGS`` in a new interpreter."""
-    return subprocess.run(
-        [sys.executable, "-m", "dashboards", "--root", str(root), *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-    )
-
-
-def check(name: str, ok: bool, detail: str = "") -> None:
-    print(f"{'held  ' if ok else 'FAILED'}  {name}{': ' + detail if detail else ''}")
-    if not ok:
-        FAILED.append(name)
+from swarmlog import Event, FileLog
+from synthesizer.replay import CHECKPOINT_FORMAT
 
 
 def build(root: Path, n: int = 300, tag: str = "a") -> None:
@@ -60,11 +39,11 @@ def build(root: Path, n: int = 300, tag: str = "a") -> None:
             Event(agent=f"agent-{i % 5}", type="memory.shared", body={"content": f"{tag} {i}"})
             for i in range(n)
         )
-    cli(root, "synth")
+    cli_at(root, "synth")
 
 
 def digest(root: Path, *extra: str) -> str:
-    r = cli(root, "replay", "--json", *extra)
+    r = cli_at(root, "replay", "--json", *extra)
     return str(orjson.loads(r.stdout)["digest"]) if r.returncode == 0 else f"exit {r.returncode}"
 
 
@@ -74,7 +53,7 @@ def newest(root: Path) -> Path:
 
 def judge(name: str, root: Path, file: str, *extra: str) -> None:
     """replay (from checkpoints) == replay from seq 1; one warning line naming ``file``."""
-    r = cli(root, "replay", "--json", *extra)
+    r = cli_at(root, "replay", "--json", *extra)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     got = str(orjson.loads(r.stdout)["digest"]) if r.returncode == 0 else "failed"
     want = digest(root, "--from-start", *extra)
@@ -85,9 +64,9 @@ def judge(name: str, root: Path, file: str, *extra: str) -> None:
 def fresh(base: Path, name: str) -> Path:
     root = base / name
     build(root, tag="first")
-    cli(root, "checkpoint")
+    cli_at(root, "checkpoint")
     build(root, tag="second")
-    cli(root, "checkpoint")
+    cli_at(root, "checkpoint")
     return root
 
 
@@ -98,10 +77,10 @@ def main() -> int:
         # another swarm's checkpoint, newer than this log's own, at a seq this log has
         root, other = base / "foreign", base / "other"
         build(root, tag="first")
-        cli(root, "checkpoint")
+        cli_at(root, "checkpoint")
         build(root, tag="second")
         build(other, n=400, tag="other")
-        cli(other, "checkpoint")
+        cli_at(other, "checkpoint")
         src = newest(other)
         shutil.copy(src, root / "checkpoints" / src.name)
         judge("foreign checkpoint copied in", root, src.name)
@@ -109,10 +88,10 @@ def main() -> int:
         # a log restored from an older backup keeps its newer checkpoint
         root = base / "restored"
         build(root, tag="first")
-        cli(root, "checkpoint")
+        cli_at(root, "checkpoint")
         shutil.copytree(root, base / "backup")
         build(root, tag="second")
-        cli(root, "checkpoint")
+        cli_at(root, "checkpoint")
         src = shutil.copy(newest(root), base / newest(root).name)
         shutil.rmtree(root)
         shutil.copytree(base / "backup", root)
@@ -149,13 +128,13 @@ def main() -> int:
             info = log.checkpoints.save(log.last_seq, b'{"format": 99}', CHECKPOINT_FORMAT, cfg)
         judge("checksum-valid payload that does not decode", root, info.name)
         for cmd in ("stats", "synth"):
-            r = cli(root, cmd, "--json")
+            r = cli_at(root, cmd, "--json")
             check(f"  ... and {cmd} still works", r.returncode == 0, r.stderr.strip()[:120])
 
         root = fresh(base, "tmp")
         tmp = root / "checkpoints" / ".ckpt-00000000000000000999.bin.99999.tmp"
         tmp.write_bytes(os.urandom(900_000))
-        cli(root, "stats")
+        cli_at(root, "stats")
         check("0.9 MB .tmp of a dead writer removed on the next open", not tmp.exists())
 
         kills(base / "kills")

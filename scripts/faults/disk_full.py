@@ -25,29 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+from _common import FAILED, check, cli_at  # (puts the repository on sys.path)
 
-from swarmlog import Event, FileLog  # noqa: E402
-from synthesizer.replay import state_at  # noqa: E402
-
-FAILED: list[str] = []
-
-
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dashboards", "--root", str(root), *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-    )
-
-
-def check(name: str, ok: bool, detail: str = "") -> None:
-    print(f"{'held  ' if ok else 'FAILED'}  {name}{': ' + detail if detail else ''}")
-    if not ok:
-        FAILED.append(name)
+from swarmlog import Event, FileLog
+from synthesizer.replay import state_at
 
 
 def mount(base: Path, name: str, size: str) -> Path:
@@ -99,11 +80,11 @@ def main() -> int:
         mounts.append(mnt)
         root = mnt / "s"
         raws(root, 300)
-        cli(root, "synth")
-        kept = cli(root, "checkpoint", "--json").stdout
+        cli_at(root, "synth")
+        kept = cli_at(root, "checkpoint", "--json").stdout
         raws(root, 20)
         fill(mnt)
-        line = one_line(cli(root, "checkpoint"))
+        line = one_line(cli_at(root, "checkpoint"))
         seq = re.search(r'"seq":\s*(\d+)', kept)
         want = f"the previous checkpoint at seq {seq and seq.group(1)} is kept"
         check("checkpoint, disk full", "checkpoint not written: disk full at" in line, line)
@@ -117,18 +98,18 @@ def main() -> int:
         probe = base / "probe"
         raws(probe, 1200)
         size0 = sum(p.stat().st_size for p in (probe / "segments").iterdir())
-        cli(probe, "synth", "--batch", "50")
+        cli_at(probe, "synth", "--batch", "50")
         need = sum(p.stat().st_size for p in (probe / "segments").iterdir()) - size0
         mnt = mount(base, "synth", "6m")
         mounts.append(mnt)
         root = mnt / "s"
         raws(root, 1200)
         filler = fill(mnt, leave=need // 3)
-        line = one_line(cli(root, "synth", "--batch", "50"))
+        line = one_line(cli_at(root, "synth", "--batch", "50"))
         m = re.search(r"committed (\d+) of (\d+) batches, up to seq (\d+); the rest", line)
         check("synth, disk full after some batches", bool(m and int(m.group(1)) > 0), line)
         filler.unlink()
-        r = cli(root, "synth", "--batch", "50")
+        r = cli_at(root, "synth", "--batch", "50")
         with FileLog(root, notify=False) as log:
             st = state_at(log, from_start=True)
             seqs = sorted(e.seq for f in st.facts.values() for e in f.evidence)
@@ -142,12 +123,12 @@ def main() -> int:
         mnt = mount(base, "init", "256k")
         mounts.append(mnt)
         fill(mnt)
-        line = one_line(cli(mnt / "new", "init"))
+        line = one_line(cli_at(mnt / "new", "init"))
         left = [n for n in os.listdir(mnt / "new") if n.startswith("swarm.")]
         check("init, disk full", "disk full" in line, line)
         check("  ... leaves no swarm.tmp*", not left, str(left))
         (mnt / "filler").unlink()
-        check("  ... init works once there is room", cli(mnt / "new", "init").returncode == 0)
+        check("  ... init works once there is room", cli_at(mnt / "new", "init").returncode == 0)
     finally:
         for mnt in mounts:
             subprocess.run(["umount", "-l", str(mnt)], check=False)

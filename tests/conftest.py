@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,3 +95,28 @@ def cli_root(tmp_path: Path) -> str:
     root = str(tmp_path / "swarm")
     assert run_cli("--root", root, "init").code == 0
     return root
+
+
+@pytest.fixture(params=["memory", "file"])
+def facade_where(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
+    """Where a seed facade (pool, store, bank) opens its swarm: None (a private
+    in-memory log) or a FileLog directory."""
+    return None if request.param == "memory" else str(tmp_path / "swarm")
+
+
+def _replays_to(target: str, digest: str) -> None:
+    from synthesizer.replay import state_at
+
+    log = open_log(target)
+    try:
+        assert state_at(log, from_start=True).digest() == digest
+        assert state_at(log).digest() == digest  # from the latest checkpoint
+    finally:
+        log.close()
+
+
+@pytest.fixture
+def replays_to() -> Callable[[str, str], None]:
+    """``replays_to(target, digest)``: the log at ``target`` replayed from seq 1 and from
+    its latest checkpoint both give the state ``digest``."""
+    return _replays_to

@@ -5,23 +5,21 @@ private in-memory log and on a FileLog. Two processes on one root: test_facade_p
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from swarmlog import open_log
 from synthesizer import MemoryBank
 from synthesizer import facade_events as FE
-from synthesizer.replay import state_at
 
 SEASONAL = "The sales data shows a strong twelve month seasonal cycle"
 
 
-@pytest.fixture(params=["memory", "file"])
-def bank(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryBank]:
-    b = MemoryBank(None if request.param == "memory" else str(tmp_path / "swarm"))
+@pytest.fixture
+def bank(facade_where: str | None) -> Iterator[MemoryBank]:
+    b = MemoryBank(facade_where)
     yield b
     b.close()
 
@@ -145,7 +143,9 @@ def test_prune_old_memories(bank: MemoryBank) -> None:
         bank.prune_old_memories("a", older_than_days=-1)
 
 
-def test_replay_with_bank_events_equals_live(tmp_path: Path) -> None:
+def test_replay_with_bank_events_equals_live(
+    tmp_path: Path, replays_to: Callable[[str, str], None]
+) -> None:
     root = str(tmp_path / "swarm")
     with MemoryBank(root) as bank:
         for i in range(6):
@@ -155,12 +155,7 @@ def test_replay_with_bank_events_equals_live(tmp_path: Path) -> None:
         bank.store_memory("b", "kept")
         bank.prune_old_memories("b", older_than_days=0)
         live = bank.refresh().digest()
-    log = open_log(root)
-    try:
-        assert state_at(log, from_start=True).digest() == live
-        assert state_at(log).digest() == live
-    finally:
-        log.close()
+    replays_to(root, live)
 
 
 def test_dashboard_counts_events_per_facade(tmp_path: Path) -> None:

@@ -7,33 +7,25 @@ cross-process cases are in ``test_facade_procs.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from swarmlog import open_log
 from synthesizer import SharedMemoryPool
 from synthesizer import events as T
 from synthesizer import facade_events as FE
 from synthesizer.configlog import ConfigError
-from synthesizer.replay import state_at
-
-
-@pytest.fixture(params=["memory", "file"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
-    """The pool's target: None (private in-memory log) or a FileLog directory."""
-    return None if request.param == "memory" else str(tmp_path / "swarm")
 
 
 @pytest.fixture
-def make(where: str | None) -> Iterator[Any]:
-    """A factory of pools on ``where``; closes them after the test."""
+def make(facade_where: str | None) -> Iterator[Any]:
+    """A factory of pools on ``facade_where``; closes them after the test."""
     made: list[SharedMemoryPool] = []
 
     def _make(**kw: Any) -> SharedMemoryPool:
-        p = SharedMemoryPool(where, **kw)
+        p = SharedMemoryPool(facade_where, **kw)
         made.append(p)
         return p
 
@@ -227,7 +219,9 @@ def test_pool_numbers_are_the_swarms_configuration(tmp_path: Path) -> None:
         assert again.config.pool.capacity == 7
 
 
-def test_replay_with_pool_events_equals_live(tmp_path: Path) -> None:
+def test_replay_with_pool_events_equals_live(
+    tmp_path: Path, replays_to: Callable[[str, str], None]
+) -> None:
     root = str(tmp_path / "swarm")
     with SharedMemoryPool(root, decay_rate=0.2) as pool:
         ids = [pool.share(f"a{i % 3}", f"memory number {i}").id for i in range(12)]
@@ -237,12 +231,7 @@ def test_replay_with_pool_events_equals_live(tmp_path: Path) -> None:
         pool.reset()
         pool.share("a", "after reset")
         live = pool.refresh().digest()
-    log = open_log(root)
-    try:
-        assert state_at(log, from_start=True).digest() == live
-        assert state_at(log).digest() == live  # from the checkpoint
-    finally:
-        log.close()
+    replays_to(root, live)
 
 
 def test_memories_leave_by_strength_only_on_a_pool_log() -> None:

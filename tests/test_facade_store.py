@@ -7,30 +7,23 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from swarmlog import open_log
 from synthesizer import MemoryEntry, MemoryIdentity, MemoryStore
 from synthesizer import facade_events as FE
 from synthesizer.facade_store import encode_identity
-from synthesizer.replay import state_at
 
 A = MemoryIdentity(tenant="A", principal="u1", conversation_id="c1")
 B = MemoryIdentity(tenant="B", principal="u1", conversation_id="c1")
 
 
-@pytest.fixture(params=["memory", "file"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
-    return None if request.param == "memory" else str(tmp_path / "swarm")
-
-
 @pytest.fixture
-def store(where: str | None) -> Iterator[MemoryStore]:
-    s = MemoryStore(where)
+def store(facade_where: str | None) -> Iterator[MemoryStore]:
+    s = MemoryStore(facade_where)
     yield s
     s.close()
 
@@ -193,8 +186,8 @@ def test_list_pages_of_three_over_seven(store: MemoryStore) -> None:
     assert seen == [f"e{i}" for i in range(6, -1, -1)]  # newest update first, disjoint
 
 
-def test_list_cursor_stays_valid_while_others_write(where: str | None, tmp_path: Path) -> None:
-    root = where if where is not None else None
+def test_list_cursor_stays_valid_while_others_write(facade_where: str | None) -> None:
+    root = facade_where
     with MemoryStore(root) as s:
         other = MemoryStore(root) if root is not None else s
         for i in range(7):
@@ -257,7 +250,9 @@ def test_search(store: MemoryStore) -> None:
         store.search(A, [1.0, 0.0], k=0)
 
 
-def test_replay_with_store_events_equals_live(tmp_path: Path) -> None:
+def test_replay_with_store_events_equals_live(
+    tmp_path: Path, replays_to: Callable[[str, str], None]
+) -> None:
     root = str(tmp_path / "swarm")
     with MemoryStore(root) as s:
         for i in range(10):
@@ -270,12 +265,7 @@ def test_replay_with_store_events_equals_live(tmp_path: Path) -> None:
         s.delete(A, "e3")
         s.forget(B)
         live = s.refresh().digest()
-    log = open_log(root)
-    try:
-        assert state_at(log, from_start=True).digest() == live
-        assert state_at(log).digest() == live
-    finally:
-        log.close()
+    replays_to(root, live)
 
 
 def test_values_come_back_as_the_log_holds_them(tmp_path: Path) -> None:

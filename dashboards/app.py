@@ -59,6 +59,27 @@ def _global(
     ctx.obj = Where(root, url)
 
 
+def command_group(name: str, help: str, cls: Any = None) -> typer.Typer:
+    """A group of subcommands ``swarmlog NAME …``, registered on ``app``; it runs its
+    callback when called alone (``board``, ``config``)."""
+    group = typer.Typer(
+        cls=cls,
+        invoke_without_command=True,
+        no_args_is_help=False,
+        add_completion=False,
+        rich_markup_mode=None,
+        help=help,
+    )
+    app.add_typer(group, name=name)
+    return group
+
+
+def scope(ctx: typer.Context, root: str | None, url: str | None) -> None:
+    """Carry --root/--url given after a group's name down to its subcommands."""
+    where: Where = ctx.obj if isinstance(ctx.obj, Where) else Where()
+    ctx.obj = Where(root or where.root, url or where.url)
+
+
 def target(ctx: typer.Context, root: str | None = None, url: str | None = None) -> str:
     """Resolve the log target: command options, then global ones, then env, then ./.swarm."""
     where: Where = ctx.obj if isinstance(ctx.obj, Where) else Where()

@@ -23,11 +23,11 @@ from .app import (
     JsonOpt,
     RootOpt,
     UrlOpt,
-    Where,
-    app,
+    command_group,
     emit_json,
     fail,
     open_swarm,
+    scope,
 )
 
 if TYPE_CHECKING:
@@ -45,21 +45,9 @@ class _BoardGroup(TyperGroup):
         return super().resolve_command(ctx, args)
 
 
-board_app = typer.Typer(
-    cls=_BoardGroup,
-    invoke_without_command=True,
-    no_args_is_help=False,
-    add_completion=False,
-    rich_markup_mode=None,
-    help="The board: facts with versions; compare-and-swap writes.",
+board_app = command_group(
+    "board", "The board: facts with versions; compare-and-swap writes.", cls=_BoardGroup
 )
-app.add_typer(board_app, name="board")
-
-
-def _scope(ctx: typer.Context, root: str | None, url: str | None) -> None:
-    """Carry --root/--url given after ``board`` down to its subcommands."""
-    where: Where = ctx.obj if isinstance(ctx.obj, Where) else Where()
-    ctx.obj = Where(root or where.root, url or where.url)
 
 
 def fact_json(f: Fact) -> dict[str, Any]:
@@ -145,7 +133,7 @@ def board(
     url: str | None = UrlOpt,
 ) -> None:
     """List the board, or show one fact with its history: board [FACT_ID] [--json]."""
-    _scope(ctx, root, url)
+    scope(ctx, root, url)
     if ctx.invoked_subcommand is not None:
         return
     swarm = open_swarm(ctx, None, None)

@@ -11,22 +11,11 @@ from typing import Any
 
 import typer
 
-from .app import JsonOpt, RootOpt, UrlOpt, Where, app, emit_json, open_target
+from .app import JsonOpt, RootOpt, UrlOpt, command_group, emit_json, open_target, scope
 
-config_app = typer.Typer(
-    invoke_without_command=True,
-    no_args_is_help=False,
-    add_completion=False,
-    rich_markup_mode=None,
-    help="The swarm's configuration, recorded in its log: show it, or set KEY=VALUE.",
+config_app = command_group(
+    "config", "The swarm's configuration, recorded in its log: show it, or set KEY=VALUE."
 )
-app.add_typer(config_app, name="config")
-
-
-def _scope(ctx: typer.Context, root: str | None, url: str | None) -> None:
-    """Carry --root/--url given after ``config`` down to its subcommands."""
-    where: Where = ctx.obj if isinstance(ctx.obj, Where) else Where()
-    ctx.obj = Where(root or where.root, url or where.url)
 
 
 def config_json(conf: Any) -> dict[str, Any]:
@@ -77,7 +66,7 @@ def config(
     url: str | None = UrlOpt,
 ) -> None:
     """Show the configuration in force (``config`` alone is ``config show``)."""
-    _scope(ctx, root, url)
+    scope(ctx, root, url)
     if ctx.invoked_subcommand is None:
         _show(ctx, None, None, json)
 

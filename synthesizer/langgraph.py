@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.store.base import (
     NOT_PROVIDED,
@@ -81,30 +81,38 @@ class ItemConflict(VersionConflict):
         return (ItemConflict, (self.namespace, self.item, self.expected, self.actual))
 
 
-class VersionedItem(Item):
+# The mixin's base is Item for the type checker only: at run time a plain object, so
+# each versioned class below has one slotted base (two would conflict in layout).
+if TYPE_CHECKING:
+    _ItemBase = Item
+else:
+    _ItemBase = object
+
+
+class _Versioned(_ItemBase):
+    """Adds ``version`` (the seq of the last write) to an Item or a SearchItem."""
+
+    __slots__ = ()
+    version: int
+
+    def __init__(self, *, version: int, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.version = version  # type: ignore[misc]  # (the slot is in each subclass)
+
+    def dict(self) -> dict[str, Any]:
+        return {**super().dict(), "version": self.version}
+
+
+class VersionedItem(_Versioned, Item):
     """An Item with ``version``: the seq of the last write to it."""
 
     __slots__ = ("version",)
 
-    def __init__(self, *, version: int, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.version = version
 
-    def dict(self) -> dict[str, Any]:
-        return {**super().dict(), "version": self.version}
-
-
-class VersionedSearchItem(SearchItem):
+class VersionedSearchItem(_Versioned, SearchItem):
     """A SearchItem with ``version``."""
 
     __slots__ = ("version",)
-
-    def __init__(self, *, version: int, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.version = version
-
-    def dict(self) -> dict[str, Any]:
-        return {**super().dict(), "version": self.version}
 
 
 def _dt(ts: float) -> datetime:

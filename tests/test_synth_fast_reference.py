@@ -21,15 +21,7 @@ from hypothesis import strategies as st
 
 from synthesizer import _fast, tiers
 from synthesizer.config import SynthConfig
-from synthesizer.facts import (
-    LONG_TERM,
-    SHORT_TERM,
-    WORKING,
-    Evidence,
-    Fact,
-    RawMemory,
-    new_fact,
-)
+from synthesizer.facts import LONG_TERM, SHORT_TERM, WORKING, Evidence, Fact, RawMemory, new_fact
 from synthesizer.state import SwarmState, fold_dicts
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -43,6 +43,21 @@ BANK_STORED = "bank.memory.stored"
 BANK_CONSOLIDATED = "bank.consolidated"
 BANK_PRUNED = "bank.pruned"
 
+FACADE_OF = {
+    POOL_SHARED: "pool",
+    POOL_RESET: "pool",
+    STORE_PUT: "store",
+    STORE_DELETED: "store",
+    STORE_ACCESSED: "store",
+    STORE_FEEDBACK: "store",
+    STORE_SIGNATURE: "store",
+    STORE_FORGOTTEN: "store",
+    BANK_STORED: "bank",
+    BANK_CONSOLIDATED: "bank",
+    BANK_PRUNED: "bank",
+}
+"""Which facade each type belongs to (the dashboard counts events per facade)."""
+
 MEMORY_TYPES = ("insight", "fact", "relationship", "conclusion")
 
 Namespace = Annotated[str, Field(min_length=2, max_length=4096)]

@@ -264,7 +264,9 @@ def main() -> None:
         "Synthesizer",
         ["what", "swarmlog", "baseline (same run)", "ratio", "goal"],
         rows,
-        "Run: `.venv/bin/python scripts/bench/synth_bench.py`.",
+        "Run: `.venv/bin/python scripts/bench/synth_bench.py`. Load average when it ended: "
+        f"{os.getloadavg()[2]:.1f} (15 min) on {os.cpu_count()} CPUs; absolute figures "
+        "fall with load, the ratios to the same run's baselines much less.",
     )
     print(block)
 

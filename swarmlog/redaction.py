@@ -40,7 +40,7 @@ _ORDER = ("seq", "id", "ts", "swarm", "agent", "session", "thread", "type", "key
 
 
 def kind_of(d: Mapping[str, Any]) -> str | None:
-    """ "tombstone", "scrubbed" or None for a stored record's dict (or Event envelope)."""
+    """"tombstone", "scrubbed" or None for a stored record's dict (or Event envelope)."""
     v = d.get(MEMBER)
     if type(v) is not str:
         return None

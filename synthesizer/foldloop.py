@@ -15,9 +15,11 @@ from itertools import islice
 from typing import Any
 
 from swarmlog.envelope import Event
+from swarmlog.redaction import is_tombstone
 
 from . import events as T
 from .authz import FORGED
+from .erasure import on_tombstone
 from .foldstate import SwarmState, bump
 from .handlers import HANDLERS
 
@@ -159,6 +161,8 @@ def _fold_run(
             except KeyError:  # a type the fold does not know: only counted
                 pass
             else:
+                if "redacted" in d and is_tombstone(d):  # erased (erasure.py)
+                    handler = on_tombstone
                 try:
                     handler(state, d)
                 except malformed:

@@ -31,7 +31,7 @@ import bisect
 import fcntl
 import os
 import signal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import archive
 from . import segment as seg
@@ -42,7 +42,31 @@ from .redaction import check_changes, redact_line
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .filelog import FileLog
+    from .lockfile import Flock
+
+
+class FileLog(Protocol):
+    """What a redaction uses of a FileLog: its writer view, locks and places (structural:
+    filelog.py imports this module)."""
+
+    _root_s: str
+    _segdir_s: str
+    _seg_first: int
+    _seg_end: int
+    _seg_fd: int
+    _last: int
+    _tlock: Any
+    _hints: dict[int, dict[int, int]]
+
+    def check_writable(self) -> None: ...
+
+    def _locked(self, write: bool = True) -> Flock: ...
+
+    def _catch_up(self, locked: bool) -> None: ...
+
+    def _catch_up_once(self, locked: bool) -> None: ...
+
+    def _offs_new(self) -> None: ...
 
 TMP_SUFFIX = ".redact.tmp"
 CRASH_ENV = "SWARMLOG_TEST_CRASH_AT"
@@ -119,7 +143,7 @@ def _rewrite(data: bytes, sub: dict[int, Any]) -> tuple[bytes, int]:
     for i, line in enumerate(lines):
         q = seg.record_seq(line)
         if q is not None and q in sub:
-            new = redact_line(line + b"\n", sub[q])
+            new = redact_line(line + b"\n", sub[q], len(line) + 1)
             if new is not None:
                 lines[i] = new[:-1]
                 n += 1

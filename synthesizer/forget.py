@@ -36,10 +36,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from swarmlog import Event, Log
 from swarmlog.errors import SwarmlogError
+from swarmlog.redact import step
 from swarmlog.redaction import is_tombstone, kind_of
 
 from . import events as T
@@ -47,7 +48,19 @@ from . import facade_events as FE
 from .erasure import REDACTED
 
 if TYPE_CHECKING:
-    from .swarm import Swarm
+    from .state import SwarmState
+
+
+class Swarm(Protocol):
+    """What a forget uses of a ``Swarm`` (structural: swarm.py imports this module)."""
+
+    log: Log
+
+    def refresh(self) -> SwarmState: ...
+
+    def checkpoint(self, pinned: bool = False) -> int: ...
+
+    def _reload(self) -> None: ...
 
 
 class ForgetError(SwarmlogError):
@@ -317,18 +330,24 @@ def forget(
             body=ident.intent_body(),
         )
         seq = log.append(ev).seq or 0
+        step()
         if seq != p.upto + 1:  # others wrote meanwhile: plan again up to the intent
             p = plan(log, ident, seq)
     elif p.upto > seq:
         p = plan(log, ident, seq)
     n = log.redact(p.derived)
+    step()
     n += log.redact(p.own)
+    step()
     dropped = 0
     if p.first:
         dropped = log.checkpoints.invalidate_after(p.first)
+        step()
         vecckpt.prune(log)
     swarm._reload()
-    ck = swarm.checkpoint() if dropped else 0
+    ck = 0
+    if p.first and max((i.seq for i in log.checkpoints.list()), default=0) < seq:
+        ck = swarm.checkpoint()  # rebuilt from the rewritten log
     return Result(ident.describe(), seq, n, p.matched, dropped, ck)
 
 

@@ -140,8 +140,10 @@ def check_forgotten(
         assert rep.ok, rep.problems
         # the chain survives: the anchor taken before the forget still holds
         line = next(
-            ln for ln in (root / "segments").glob("*.jsonl")
-            for ln in ln.read_bytes().splitlines() if ln.startswith(b'{"seq":%d,' % anchor[0])
+            ln
+            for ln in (root / "segments").glob("*.jsonl")
+            for ln in ln.read_bytes().splitlines()
+            if ln.startswith(b'{"seq":%d,' % anchor[0])
         )
         assert orjson.loads(line)["chain"] == anchor[1]
         after = [(ev.seq or 0, ev.id, ev.type) for ev in log.read()]
@@ -178,7 +180,7 @@ def check_forgotten(
 def anchor_of(root: Path) -> tuple[int, str]:
     r = run_cli("--root", str(root), "verify", "--anchor")
     assert r.code == 0, r.err
-    last = [ln for ln in r.out.splitlines() if ln.startswith("anchor:")][0].split()
+    last = next(ln for ln in r.out.splitlines() if ln.startswith("anchor:")).split()
     return int(last[2]), last[3]
 
 

@@ -113,8 +113,8 @@ def redact_line(
     chain = b',"chain":"%s"' % d["chain"].encode() if "chain" in d else b""
     pad = 0
     while True:  # (twice at most: the crc's digits are the only unknown length)
-        body = head + b" " * pad + chain
-        new = body + b',"crc":%d}\n' % zlib.crc32(body)
+        rec = head + b" " * pad + chain
+        new = rec + b',"crc":%d}\n' % zlib.crc32(rec)
         if len(new) >= pad_to:
             return new
         pad += pad_to - len(new)

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from swarmlog import Event, Log
+from swarmlog.archive import RetentionError
 from swarmlog.errors import SwarmlogError
 from swarmlog.redact import step
 from swarmlog.redaction import is_tombstone, kind_of
@@ -195,13 +196,11 @@ class Result:
 def _batches(log: Log, lo: int, hi: int | None) -> Iterator[list[dict[str, Any]]]:
     try:
         yield from log.read_batches(lo, hi)
-    except SwarmlogError as e:
-        if type(e).__name__ == "RetentionError":
-            raise ForgetError(
-                f"forget needs the whole history, but {e}; it cannot erase what a checkpoint"
-                " holds of deleted segments"
-            ) from None
-        raise
+    except RetentionError as e:
+        raise ForgetError(
+            f"forget needs the whole history, but {e}; it cannot erase what a checkpoint"
+            " holds of deleted segments"
+        ) from None
 
 
 def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None = None) -> Plan:

@@ -68,8 +68,8 @@ def outputs(root: Path) -> str:
     """What the CLI prints about the swarm (every format that shows content)."""
     out = []
     for args in (
-        ("tail", "--json"),
-        ("tail",),
+        ("tail", "--json", "--from", "1"),
+        ("tail", "--from", "1"),
         ("dashboard", "--format", "markdown"),
         ("dashboard",),
         ("stats", "--json"),
@@ -175,6 +175,7 @@ def check_forgotten(
         sw.close()
     text = outputs(root)
     assert not [x for x in markers if x in text]
+    assert '"redacted":"tombstone:' in text and "(erased)" in text
 
 
 def anchor_of(root: Path) -> tuple[int, str]:

@@ -188,7 +188,13 @@ def _segment(log: FileLog, first: int, sub: dict[int, Any], current: bool) -> in
     step()
     log._hints.pop(first, None)
     if first == log._seg_first:
-        _rescan(log, True)
+        # this handle's view is caught up: same seqs, ids, keys and chain tip; only the
+        # file (and its size: redacted records never shrink, they may grow) is new
+        if log._seg_fd >= 0:
+            os.close(log._seg_fd)
+        log._seg_fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND)
+        log._seg_end = len(new)
+        log._offs_new()
     return n
 
 

@@ -45,18 +45,27 @@ if TYPE_CHECKING:
     from .lockfile import Flock
 
 
-class FileLog(Protocol):
-    """What a redaction uses of a FileLog: its writer view, locks and places (structural:
-    filelog.py imports this module)."""
+class View(Protocol):
+    """A FileLog's writer view, as reopening a replaced segment needs it (structural:
+    filelog.py and filecatchup.py import this module)."""
 
-    _root_s: str
     _segdir_s: str
     _seg_first: int
     _seg_end: int
     _seg_fd: int
     _last: int
-    _tlock: Any
     _hints: dict[int, dict[int, int]]
+
+    def _catch_up_once(self, locked: bool) -> None: ...
+
+    def _offs_new(self) -> None: ...
+
+
+class FileLog(View, Protocol):
+    """What a redaction uses of a FileLog besides its view: locks and places."""
+
+    _root_s: str
+    _tlock: Any
 
     def check_writable(self) -> None: ...
 
@@ -64,9 +73,6 @@ class FileLog(Protocol):
 
     def _catch_up(self, locked: bool) -> None: ...
 
-    def _catch_up_once(self, locked: bool) -> None: ...
-
-    def _offs_new(self) -> None: ...
 
 TMP_SUFFIX = ".redact.tmp"
 CRASH_ENV = "SWARMLOG_TEST_CRASH_AT"
@@ -198,7 +204,7 @@ def _segment(log: FileLog, first: int, sub: dict[int, Any], current: bool) -> in
     return n
 
 
-def reopen(log: FileLog, locked: bool) -> bool:
+def reopen(log: View, locked: bool) -> bool:
     """FileLog hook: the writer view's segment was replaced under it (a redaction), so
     scan it again under its name; False if no file has that name (compaction's case)."""
     if not os.path.exists(os.path.join(log._segdir_s, seg.segment_name(log._seg_first))):
@@ -207,7 +213,7 @@ def reopen(log: FileLog, locked: bool) -> bool:
     return True
 
 
-def _rescan(log: FileLog, locked: bool) -> None:
+def _rescan(log: View, locked: bool) -> None:
     """Read the writer view's current segment again from its start (same seqs, ids and
     keys; new offsets)."""
     if log._seg_fd >= 0:

@@ -334,9 +334,9 @@ def forget(
             p = plan(log, ident, seq)
     elif p.upto > seq:
         p = plan(log, ident, seq)
-    n = log.redact(p.derived)
+    n = log.redact(p.derived) if p.derived else 0
     step()
-    n += log.redact(p.own)
+    n += log.redact(p.own) if p.own else 0
     step()
     dropped = 0
     if p.first:

@@ -169,7 +169,8 @@ def main() -> None:
             ["what", "seconds", "vs copy"],
             rows,
             f"One run on a shared, loaded 2-core machine (figures are ratios against the copy"
-            f" baseline of the same run). {total:,} events ({size / 2**20:.1f} MiB in {segs}"
+            f" baseline of the same run; rows taken apart under varying load need not add"
+            f" up). {total:,} events ({size / 2**20:.1f} MiB in {segs}"
             f" segment(s)) from {AGENTS} agents; the forgotten agent wrote {mine:,} of them."
             " End to end = the intent, two planning passes at most, the rewrite of every"
             " affected segment (tmp, fsync, rename, directory fsync), and the checkpoints after"

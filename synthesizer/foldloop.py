@@ -161,7 +161,7 @@ def _fold_run(
             except KeyError:  # a type the fold does not know: only counted
                 pass
             else:
-                if "redacted" in d and is_tombstone(d):  # erased (erasure.py)
+                if "redacted" in d and t != FORGED and is_tombstone(d):  # erased (erasure.py)
                     handler = on_tombstone
                 try:
                     handler(state, d)

@@ -30,6 +30,7 @@ MODULES = (
     "cmd_board",
     "cmd_config",
     "cmd_dash",
+    "cmd_forget",
     "cmd_log",
     "cmd_mcp",
     "cmd_retention",

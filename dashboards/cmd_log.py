@@ -181,7 +181,9 @@ def describe(ev: Event) -> str:
     when = when[:-3] if not when.startswith("ts=") else when
     b = ev.body
     gist = b.get("content") or b.get("query") or b.get("target") or ""
-    if not gist and b:
+    if not b and str(ev.envelope.get("redacted", "")).startswith("tombstone"):
+        gist = "(erased)"
+    elif not gist and b:
         gist = orjson.dumps(b).decode()
     gist = safe.text(gist)
     if len(gist) > 80:
@@ -216,7 +218,10 @@ def tail(
             if agent and ev.agent != agent:
                 continue
             if json:
-                out.write(orjson.dumps(ev.to_dict()).decode() + "\n")
+                d = ev.to_dict()
+                if "redacted" in ev.envelope:  # erased by a forget: say so (redaction.py)
+                    d["redacted"] = ev.envelope["redacted"]
+                out.write(orjson.dumps(d).decode() + "\n")
             else:
                 out.write(describe(ev) + "\n")
             if follow:

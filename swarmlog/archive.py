@@ -74,6 +74,9 @@ class Entry:
     """Size of the archive file (0 when deleted)."""
     checksum: str = ""
     """blake2b of the archive file (empty when deleted)."""
+    file: str = ""
+    """The archive's file name when an erasure rewrote it (redact.py); empty: the
+    original ``archive_name(first)``."""
 
     @property
     def archived(self) -> bool:
@@ -113,6 +116,11 @@ def checksum(data: bytes) -> str:
 
 def archive_name(first: int) -> str:
     return f"{first:020d}.jsonl.gz"
+
+
+def archive_file(e: Entry) -> str:
+    """The file name of ``e``'s archive (a redacted archive has a name of its own)."""
+    return e.file or archive_name(e.first)
 
 
 def ids_name(first: int) -> str:
@@ -178,7 +186,7 @@ def _unpack(path: str, want: str, what: str) -> bytes:
 
 def archived_bytes(root: str, e: Entry) -> bytes:
     """The segment bytes an archive holds (checksum verified)."""
-    return _unpack(os.path.join(root, ARCHIVE, archive_name(e.first)), e.checksum, "archive")
+    return _unpack(os.path.join(root, ARCHIVE, archive_file(e)), e.checksum, "archive")
 
 
 def archived_ids(root: str, e: Entry) -> dict[str, Any]:

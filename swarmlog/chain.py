@@ -36,6 +36,8 @@ GENESIS = b""
 """The chain value before the first record."""
 
 _blake2b = hashlib.blake2b
+_QUOTE_OR_PAD = (0x22, 0x20)
+"""How a redacted record's bytes end before ``SEP``: its marker's quote, or padding."""
 
 
 def link(prev: bytes, head: bytes) -> bytes:
@@ -110,7 +112,7 @@ class Walk:
                 prev = value
                 continue
             self._started = True
-            if line[i - 1] == 0x22 and _redacted_ok(line[:i], value):  # '"': redacted
+            if line[i - 1] in _QUOTE_OR_PAD and _redacted_ok(line[:i], value):  # redacted
                 prev = value
                 continue
             h = blake2b(prev, digest_size=DIGEST_SIZE)

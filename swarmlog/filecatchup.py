@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from . import archive, viewsnap
+from . import archive, redact, viewsnap
 from . import chain as hashchain
 from . import segment as seg
 from .errors import CorruptionError, ReadOnlyLog
@@ -61,7 +61,10 @@ class CatchUp(SegmentWriter):
                         continue
                     return
                 self._seg_fd = self._open_current(path, locked)
-            size = os.fstat(self._seg_fd).st_size
+            st = os.fstat(self._seg_fd)
+            if st.st_nlink == 0 and redact.reopen(self, locked):  # rewritten (redact.py)
+                continue
+            size = st.st_size
             if size > self._seg_end and self._read_on(size, locked):
                 continue  # the segment was compacted: the view moved past it
             if self._seg_end >= self.segment_bytes and os.path.exists(

@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from . import archive, fileverify, lockfile
+from . import archive, fileverify, lockfile, redact
 from . import chain as hashchain
 from . import segment as seg
 from ._fast import Serializer, appended, appended_batch, encode_batch, encode_one, hashed_dict
@@ -382,6 +382,10 @@ class FileLog(SegmentReader, CatchUp, Log):
             return super().record_id(seq)
         except archive.RetentionError:
             return archive.archived_id(self._root_s, seq)
+
+    def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
+        """Rewrite the records at these seqs (see ``Log.redact``; how: redact.py)."""
+        return redact.redact(self, changes)
 
     # ------------------------------------------------------------------ verify
 

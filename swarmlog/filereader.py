@@ -225,6 +225,8 @@ class FollowCursor:
         name = seg.segment_name(self.first)
         try:
             for records, sc in seg.read_records(fd, self.offset, size, self.nxt, name):
+                if records and os.fstat(fd).st_nlink == 0:
+                    break  # rewritten (redact.py): yield only what was read before it
                 if records:
                     # only a complete batch moves the offset: a chunk that ends inside an
                     # unfinished batch reports its own start, which may be mid-batch (and
@@ -244,7 +246,10 @@ class FollowCursor:
         False to wait, unplaced if it must seek again (not confirmed, or compacted)."""
         log = self.log
         full = self.offset >= log.segment_bytes
-        if not self.confirmed:
+        assert self.pin is not None
+        if os.fstat(self.pin.fd).st_nlink == 0 and os.path.exists(log._seg_path(self.first)):
+            self.moved, self.first = True, -1  # rewritten by a redaction: reopen (redact.py)
+        elif not self.confirmed:
             self.first = -1  # not there yet: seek again on the next wake-up
         elif full and os.path.exists(log._seg_path(self.nxt)):
             try:

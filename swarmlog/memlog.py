@@ -46,6 +46,7 @@ from .envelope import (
 )
 from .errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
 from .names import check_name
+from .redaction import check_changes, redact_line
 
 MEMORY_TARGET = ":memory:"
 """The ``open_log`` target of a fresh in-process log."""
@@ -294,6 +295,25 @@ class MemoryLog(Log):
         s = self._shared
         with s.changed:
             return s.changed.wait(timeout)
+
+    def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
+        """Rewrite the records at these seqs as tombstones or scrubbed records (see
+        ``Log.redact`` and ``redaction.py``): each line replaced under the lock, all or
+        nothing (every new line is built before any is stored)."""
+        self._check_open()
+        todo = check_changes(changes)
+        s = self._shared
+        with s.changed:
+            past = [q for q in todo if q > len(s.records)]
+            if past:
+                raise SwarmlogError(f"redact: seq {min(past)} is past the end of the log")
+            new = {q: redact_line(s.records[q - 1], body) for q, body in todo.items()}
+            done = {q: line for q, line in new.items() if line is not None}
+            for q, line in done.items():
+                s.records[q - 1] = line
+            if done:
+                s.changed.notify_all()
+        return len(done)
 
     def verify(self) -> VerifyReport:
         """Check every record: its CRC, its seq in place, each batch's ``more`` countdown,

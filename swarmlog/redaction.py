@@ -8,7 +8,10 @@ session, thread, type, key, causes, more) and gains one member just before ``cha
     ..."body":{},"redacted":"tombstone:<32 hex>","chain":"<32 hex>","crc":N}
     ..."body":{…},"redacted":"scrubbed:<32 hex>","chain":"<32 hex>","crc":N}
 
-The hex after the kind is the hash of the *original* record: its ``chain`` value when it
+A FileLog pads a redacted record that came out shorter than its original with spaces
+after the marker (JSON whitespace), so a rewritten segment never shrinks: a segment
+below the log's segment size is always the last one, and writers rely on that. The hex
+after the kind is the hash of the *original* record: its ``chain`` value when it
 had one (so the record keeps that value and the next record's link still holds), else
 the 16-byte BLAKE2b of the original line up to its ``,"crc":``. A record redacted twice
 keeps the hash of the first original. The CRC is recomputed over the new line. Every
@@ -57,6 +60,7 @@ def marker(head: bytes) -> tuple[str, bytes] | None:
     """(kind, hash hex) when record bytes ``head`` (up to ``,"chain":`` or ``,"crc":``)
     end with the redaction member, else None. Only the last member is looked at, so a
     body key named "redacted" cannot pass for the marker (the body ends in ``}``)."""
+    head = head.rstrip(b" ")  # (padding, see redact_line)
     if not head.endswith(b'"'):
         return None
     m = _TAIL.search(head, max(0, len(head) - 64))
@@ -75,10 +79,14 @@ def original_hash(line: bytes, d: Mapping[str, Any]) -> str:
     return hashlib.blake2b(line[:cut], digest_size=16).hexdigest()
 
 
-def redact_line(line: bytes, body: Mapping[str, Any] | None) -> bytes | None:
+def redact_line(
+    line: bytes, body: Mapping[str, Any] | None, pad_to: int = 0
+) -> bytes | None:
     """The redacted form of record ``line`` (newline included), or None when the record
     already is what was asked (idempotent re-runs). ``body`` None makes a tombstone; a
-    tombstone is never turned back into a scrubbed record."""
+    tombstone is never turned back into a scrubbed record. ``pad_to``: the new line is
+    at least that long, spaces after the marker making up the difference (FileLog: a
+    full segment must stay full, see redact.py)."""
     try:
         d = orjson.loads(line)
     except orjson.JSONDecodeError as e:
@@ -101,10 +109,15 @@ def redact_line(line: bytes, body: Mapping[str, Any] | None) -> bytes | None:
         if k in d:
             out[k] = d[k]
     out[MEMBER] = f"{kind}:{original_hash(line, d)}"
-    if "chain" in d:
-        out["chain"] = d["chain"]
     head = orjson.dumps(out)[:-1]
-    return head + b',"crc":%d}\n' % zlib.crc32(head)
+    chain = b',"chain":"%s"' % d["chain"].encode() if "chain" in d else b""
+    pad = 0
+    while True:  # (twice at most: the crc's digits are the only unknown length)
+        rec = head + b" " * pad + chain
+        new = rec + b',"crc":%d}\n' % zlib.crc32(rec)
+        if len(new) >= pad_to:
+            return new
+        pad += pad_to - len(new)
 
 
 def check_changes(changes: Mapping[int, Mapping[str, Any] | None]) -> dict[int, Any]:

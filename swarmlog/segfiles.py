@@ -48,6 +48,13 @@ class SegmentFiles:
         """The pinned entry of segment ``first`` (file ``name``), opening it if needed."""
         with self._lock:
             e = self._cache.get(first)
+            if e is not None and os.fstat(e.fd).st_nlink == 0:
+                # replaced by a redaction (redact.py) or removed: forget the old inode
+                del self._cache[first]
+                e.closed = True
+                if e.pins == 0:
+                    _close(e.fd)
+                e = None
             if e is None:
                 e = Pinned(open_nofollow(os.path.join(self.segdir, name), os.O_RDONLY))
                 self.opened += 1

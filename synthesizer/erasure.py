@@ -2,8 +2,17 @@
 
 Drops the identity's pending raw memories and its evidence in facts (live ones and the
 evicted ones kept for revival), facts left without evidence (or of the forgotten
-thread) with their signatures, and the identity's per-agent counters. Kept out of
-``state`` so the fold's module stays small; it needs only the state's shape.
+thread) with their signatures, and the identity's per-agent counters. A fact that
+survives on others' evidence but was *discovered* by the identity keeps nothing of the
+identity's words: its content becomes ``REDACTED`` and what came with them (category,
+importance, subject, value, TTL, embedding, signature) the defaults.
+
+After ``swarmlog forget`` rewrote the log (synthesizer/forget.py) the identity's memories
+are redaction tombstones; ``on_tombstone`` is what the fold does with one instead of the
+type's handler: a shared memory becomes a placeholder raw memory with exactly those
+defaults, so a fact it started still exists for the others' evidence, and from the
+``identity.forgotten`` on, the rewritten log and the original fold to the same facts.
+Kept out of ``state`` so the fold's module stays small; it needs only the state's shape.
 """
 
 from __future__ import annotations
@@ -11,10 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from . import facade_events as FE
+from .events import MEMORY_SHARED
 from .facts import Fact, RawMemory
+
+STORE_KEYED = frozenset((FE.STORE_PUT, FE.STORE_DELETED))
+STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
 
 FORGOTTEN = "forgotten"
 """The eviction reason of a fact erased with its identity."""
+
+REDACTED = "[redacted]"
+"""The content of a fact (or raw memory) whose words were erased."""
 
 
 class ErasableState(Protocol):
@@ -26,8 +43,11 @@ class ErasableState(Protocol):
     pending: dict[int, RawMemory]
     recalled: dict[str, set[int]]
     metrics: Any
+    ext: Any
 
     def _evict(self, fid: str, reason: str) -> None: ...
+
+    def _unindex_subject(self, f: Fact) -> None: ...
 
 
 def _scrub(
@@ -35,8 +55,10 @@ def _scrub(
     hit: Callable[[str, str | None], bool],
     thread: str | None,
     agent: str | None,
+    blank: list[Fact],
 ) -> list[str]:
-    """Remove the identity's evidence and reinforcements; return the facts to drop."""
+    """Remove the identity's evidence and reinforcements; return the facts to drop (and
+    add to ``blank`` the surviving ones the identity discovered)."""
     drop: list[str] = []
     for f in facts:
         if thread is not None and f.thread == thread:
@@ -44,9 +66,12 @@ def _scrub(
             continue
         kept = [e for e in f.evidence if not hit(e.agent, e.session)]
         if len(kept) != len(f.evidence):
+            first = f.evidence[0]
             f.evidence = kept
             if not kept:
                 drop.append(f.id)
+            elif hit(first.agent, first.session):
+                blank.append(f)
         if agent is not None and agent in f.reinforced_by:
             f.reinforced_by.remove(agent)
     return drop
@@ -56,6 +81,52 @@ def _unsign(s: ErasableState, f: Fact) -> None:
     sig = f.signature
     if sig is not None and s.signatures.get(sig) == f.id:
         del s.signatures[sig]
+
+
+def _blank(s: ErasableState, f: Fact) -> None:
+    """A surviving fact the forgotten identity discovered: its words and what came with
+    them become what a placeholder raw memory (``on_tombstone``) gives."""
+    _unsign(s, f)
+    if f.subject is not None and s.facts.get(f.id) is f:
+        s._unindex_subject(f)
+    f.content = REDACTED
+    f.category = "general"
+    f.importance = 0.5
+    f.subject = None
+    f.value = None
+    f.expires_at = None
+    f.signature = None
+    f.embedding = None
+    f.embedder = None
+
+
+def on_tombstone(s: ErasableState, d: dict[str, Any]) -> None:
+    """What the fold does with a redaction tombstone instead of its type's handler.
+
+    A ``memory.shared`` leaves a placeholder raw memory (content ``REDACTED``, default
+    category and importance; counted as the original was), so the synthesizer's decision
+    on it still applies; store writes still move the store's key versions. Anything else
+    erased changes nothing.
+    """
+    t = d["type"]
+    if t == MEMORY_SHARED:
+        m = s.metrics
+        m.raw_total += 1
+        agent = d["agent"]
+        m.shared[agent] = m.shared.get(agent, 0) + 1
+        seq = d["seq"]
+        s.pending[seq] = RawMemory(
+            seq, agent, d.get("session"), d.get("thread"), d["ts"], REDACTED, "general", 0.5
+        )
+    elif t in STORE_KEYED:
+        x = s.ext
+        x.counts["store"] = x.counts.get("store", 0) + 1
+        key = d.get("key")
+        if key is not None:
+            x.keyver[key] = d["seq"]
+    elif t in STORE_TYPES:
+        x = s.ext
+        x.counts["store"] = x.counts.get("store", 0) + 1
 
 
 def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
@@ -71,14 +142,19 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
     for q in [
         q
         for q, r in s.pending.items()
-        if hit(r.agent, r.session) or (thread is not None and r.thread == thread)
+        if hit(r.agent, r.session)
+        or (thread is not None and r.thread == thread)
+        or r.content == REDACTED  # a tombstone's placeholder (see on_tombstone)
     ]:
         del s.pending[q]
-    for fid in _scrub(s.facts.values(), hit, thread, agent):
+    blank: list[Fact] = []
+    for fid in _scrub(s.facts.values(), hit, thread, agent, blank):
         _unsign(s, s.facts[fid])
         s._evict(fid, FORGOTTEN)
-    for fid in _scrub(s.evicted.values(), hit, thread, agent):
+    for fid in _scrub(s.evicted.values(), hit, thread, agent, blank):
         _unsign(s, s.evicted.pop(fid))
+    for f in blank:
+        _blank(s, f)
     if agent is not None:
         s.recalled.pop(agent, None)
         m = s.metrics
@@ -86,4 +162,4 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
             counts.pop(agent, None)
 
 
-__all__ = ["FORGOTTEN", "ErasableState", "on_forgotten"]
+__all__ = ["FORGOTTEN", "REDACTED", "ErasableState", "on_forgotten", "on_tombstone"]

@@ -404,6 +404,15 @@ class MemoryStore(FacadeBase):
         self._append(Event(agent=STORE_AGENT, type=FE.STORE_SIGNATURE, body=body))
 
     def forget(self, identity: IdentityLike) -> None:
-        """Remove every entry, signature and feedback of this identity, nothing else."""
-        body = {"ns": encode_identity(identity)}
-        self._append(Event(agent=STORE_AGENT, type=FE.STORE_FORGOTTEN, body=body))
+        """Remove every entry, signature and feedback of this identity, nothing else:
+        ``memstore.forgotten``, then no byte of it left in the log or the checkpoints
+        (synthesizer/forget.py)."""
+        from .forget import Identity, forget
+
+        try:
+            forget(self.swarm, Identity(ns=encode_identity(identity)))
+        except NotImplementedError:
+            # a backend that cannot rewrite records yet: the intent is stored and the
+            # fold forgets the identity; its bytes stay until ``swarmlog forget`` can run
+            pass
+        self._state = self.swarm.refresh()

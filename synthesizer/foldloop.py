@@ -13,10 +13,12 @@ from itertools import islice
 from typing import Any
 
 from swarmlog.envelope import Event
+from swarmlog.redaction import is_tombstone
 
 from . import _fast
 from . import events as T
 from .authz import FORGED
+from .erasure import on_tombstone
 from .foldstate import SwarmState, bump
 from .handlers import HANDLERS
 
@@ -137,6 +139,8 @@ def _fold_run(
                 t = FORGED  # published as another agent: refused (authz.FORGED)
             handler = HANDLERS.get(t)
             if handler is not None:  # a type the fold does not know is only counted
+                if "redacted" in d and t != FORGED and is_tombstone(d):  # erased (erasure.py)
+                    handler = on_tombstone
                 try:
                     handler(state, d)
                 except _MALFORMED:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # numpy, the vector index and the worker load on first use: a
 
     from .embed import Embedder
     from .factindex import FactIndex
+    from .forget import Result as ForgetResult
     from .recall import Hit
     from .worker import Synthesizer
 
@@ -189,6 +190,34 @@ class Swarm:
 
         vecckpt.save(self.log, info, self.index, state)
         return info.seq
+
+    def forget(
+        self,
+        agent: str | None = None,
+        session: str | None = None,
+        thread: str | None = None,
+        *,
+        by: str = "operator",
+        by_session: str | None = None,
+    ) -> ForgetResult:
+        """Erase an agent, a session or a thread (DESIGN 7; how: synthesizer/forget.py):
+        appends ``identity.forgotten`` as ``by``, rewrites the log so no word of the
+        identity is left, rebuilds the checkpoints after it. Re-running finishes an
+        interrupted forget. Forgetting another identity needs an operator (config
+        ``operators``)."""
+        from .forget import Identity, forget
+
+        return forget(self, Identity(agent, session, thread), by, by_session)
+
+    def _reload(self) -> None:
+        """Fold the state anew from the checkpoints and the log (after an erasure
+        rewrote it): drops the live state, the vector index and the in-process worker."""
+        loaded = load_checkpoint_info(self.log)
+        self._state = SwarmState() if loaded is None else loaded[0]
+        self._ckpt = None if loaded is None else loaded[1]
+        self._index = None
+        self._synth = None
+        self.refresh()
 
     @property
     def board(self) -> Board:

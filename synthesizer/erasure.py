@@ -116,7 +116,14 @@ def on_tombstone(s: ErasableState, d: dict[str, Any]) -> None:
         m.shared[agent] = m.shared.get(agent, 0) + 1
         seq = d["seq"]
         s.pending[seq] = RawMemory(
-            seq, agent, d.get("session"), d.get("thread"), d["ts"], REDACTED, "general", 0.5
+            seq=seq,
+            agent=agent,
+            session=d.get("session"),
+            thread=d.get("thread"),
+            ts=d["ts"],
+            content=REDACTED,
+            category="general",
+            importance=0.5,
         )
     elif t in STORE_KEYED:
         x = s.ext

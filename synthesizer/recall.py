@@ -4,21 +4,27 @@ Filters: category, tier, thread (``thread_first`` ranks that thread's facts firs
 the rest, as in seed 004), minimum similarity and minimum relevance, embedder namespace.
 Retracted and superseded facts, facts whose TTL passed and facts with no positive
 similarity are never returned. Ties break
-by fact id. Works on a FactIndex kept in step with a SwarmState.
+by fact id. Works on a FactIndex kept in step with a SwarmState. Above
+``quantindex.APPROX_MIN_ROWS`` rows the candidates come from one-bit codes and are
+re-ranked exactly (see ``quantindex``); below it every row is scored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import events as T
+from . import quantindex
 from .errors import check_choice
 from .factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
 from .facts import Fact
+from .prune import one_blas_thread
 from .state import SwarmState
+from .vindex import VectorIndex
 
 
 @dataclass(frozen=True)
@@ -64,21 +70,75 @@ def recall(
     idx = index.space.get(eid, int(query.shape[0]))
     if idx is None or not len(idx):
         return []
-    cos = idx.cosines(query)
-    score = cos * idx.weights()
-    ok = (cos > 0.0) & (idx.column("status") <= LIVE_STATUS_MAX)
+    filters: dict[str, Any] = dict(
+        category=category,
+        tier=tier,
+        thread=thread,
+        thread_first=thread_first,
+        min_similarity=min_similarity,
+        min_score=min_score,
+        now=now,
+        only=only,
+    )
+    if len(idx) >= quantindex.APPROX_MIN_ROWS and only is None and not thread_first:
+        # a large index: score the estimated best rows exactly (quantindex); the exact
+        # scan below only when fewer than `limit` of them pass the filters
+        selective = any(v is not None for v in (category, tier, thread, min_similarity))
+        want = quantindex.candidate_count(len(idx), selective)
+        rows = quantindex.candidates(idx, query, want)
+        hits = _ranked(state, index, idx, query, limit, rows, **filters)
+        if len(hits) >= limit or rows.shape[0] >= len(idx):
+            return hits
+    return _ranked(state, index, idx, query, limit, None, **filters)
+
+
+def _ranked(
+    state: SwarmState,
+    index: FactIndex,
+    idx: VectorIndex,
+    query: np.ndarray,
+    limit: int,
+    base: np.ndarray | None,
+    *,
+    category: str | None,
+    tier: str | None,
+    thread: str | None,
+    thread_first: bool,
+    min_similarity: float | None,
+    min_score: float | None,
+    now: float | None,
+    only: Collection[str] | None,
+) -> list[Hit]:
+    """The ranking of ``recall`` over every live row, or over the rows ``base`` only."""
+    if base is None:
+        cos = idx.cosines(query)
+
+        def col(name: str) -> np.ndarray:
+            return idx.column(name)
+
+        weights = idx.weights()
+    else:
+        with one_blas_thread():  # a small product: a second BLAS thread only waits
+            cos = idx.cosines_at(query, base)
+
+        def col(name: str) -> np.ndarray:
+            return idx.column(name)[base]
+
+        weights = idx.weights()[base]
+    score = cos * weights
+    ok = (cos > 0.0) & (col("status") <= LIVE_STATUS_MAX)
     for name, value in (("category", category), ("thread", None if thread_first else thread)):
         if value is not None:
             code = index.code(value)
             if code is None:
                 return []
-            ok &= idx.column(name) == code
+            ok &= col(name) == code
     if tier is not None:
         if tier not in TIER_CODES:
             return []
-        ok &= idx.column("tier") == TIER_CODES[tier]
+        ok &= col("tier") == TIER_CODES[tier]
     if now is not None:
-        ok &= idx.column("expires") > now
+        ok &= col("expires") > now
     if min_similarity is not None:
         ok &= cos >= min_similarity
     if min_score is not None:
@@ -87,22 +147,26 @@ def recall(
         allowed = [fid for fid in only if fid in idx]
         if not allowed:
             return []
-        ok &= idx.mask_for(allowed)
+        mask = idx.mask_for(allowed)
+        ok &= mask if base is None else mask[base]
     facts = state.facts
 
     def ranked(mask: np.ndarray, want: int) -> list[Hit]:
-        rows = np.flatnonzero(mask)
-        if not rows.shape[0]:
+        pos = np.flatnonzero(mask)
+        if not pos.shape[0]:
             return []
+        rows = pos if base is None else base[pos]
+        at = dict(zip(rows.tolist(), pos.tolist(), strict=True)) if base is not None else None
         out = []
-        for r in idx.top(score[rows], want, rows):
+        for r in idx.top(score[pos], want, rows):
+            p = r if at is None else at[r]
             f = facts[idx.id_at(r)]
-            out.append(Hit(f, float(cos[r]), float(score[r]), f.strength))
+            out.append(Hit(f, float(cos[p]), float(score[p]), f.strength))
         return out
 
     if thread is not None and thread_first:
         code = index.code(thread)
-        own_mask = ok & (idx.column("thread") == code) if code is not None else ok & False
+        own_mask = ok & (col("thread") == code) if code is not None else ok & False
         own = ranked(own_mask, limit)
         if len(own) >= limit:
             return own

@@ -15,7 +15,9 @@ A reader maps the rows copy-on-write (``np.memmap`` mode ``c``): processes that 
 file share its pages; a row a process changes (an eviction moving a row, an appended
 fact) becomes private to it, page by page. Writes are atomic (temporary file, fsync,
 rename); a new checkpoint writes a new file and never touches a mapped one. Vector files
-whose checkpoint is gone are unlinked (an open mapping survives the unlink).
+whose checkpoint is gone are unlinked (an open mapping survives the unlink). Large
+indexes also get recall's one-bit codes beside them (``quantindex``), saved, mapped and
+pruned the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import orjson
 
 from swarmlog import CheckpointInfo, Log
 
+from . import quantindex
 from .factindex import RANK_COLUMNS, FactIndex
 from .state import SwarmState
 
@@ -103,6 +106,7 @@ def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) ->
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    quantindex.save(d, info.seq, info.checksum, idx, cap)  # recall's codes, at scale
     prune(log)
     return path
 
@@ -112,8 +116,9 @@ def prune(log: Log) -> int:
     d = vector_dir(log)
     if d is None or not d.is_dir():
         return 0
-    keep = {file_name(i) for i in log.checkpoints.list()}
-    gone = 0
+    infos = log.checkpoints.list()
+    keep = {file_name(i) for i in infos}
+    gone = quantindex.prune(d, {quantindex.file_name(i.seq, i.checksum) for i in infos})
     for p in d.glob("vec-*.f32"):
         if p.name not in keep:
             try:
@@ -173,4 +178,5 @@ def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
     if len(ids) != n or any(c.shape != (n,) for c in cols.values()):
         return False
     index.attach_default(ids, mat, cols, codes, mark)
+    quantindex.attach(d, info.seq, info.checksum, index.default)  # none: coded on use
     return True

@@ -8,8 +8,9 @@ namespace, so vectors of different embedders or dimensions never mix.
 
 Design: exact (brute-force) search. At the sizes of a swarm's memory pool
 (thousands to ~10^5 facts) `matrix @ query` plus `argpartition` is a few
-milliseconds, exact, deterministic and dependency-free; an approximate index
-would add nondeterminism for no practical gain.
+milliseconds, exact, deterministic and dependency-free. Above that (a million
+facts), recall's queries — and only they — take candidates from one-bit codes kept
+as columns here (``quantindex``) and re-rank them exactly.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class VectorIndex:
         # named per-row columns (ranking fields), moved with their rows
         self._cols: dict[str, np.ndarray] = {}
         self._fill: dict[str, object] = {}
+        self._of_vector: set[str] = set()  # columns derived from the vector: reset on replace
+        self.version = 0  # bumped whenever rows before the end change (remove, replace)
         # rowwise(): a derived matrix of the first `_derived_n` rows, for `_derived_key`
         self._derived_key: object = None
         self._derived = np.zeros((0, 0), dtype=np.float32)
@@ -117,19 +120,32 @@ class VectorIndex:
         """Current row of `item_id` (valid until the next add/remove), or None."""
         return self._rows.get(item_id)
 
-    def add_column(self, name: str, dtype: type | np.dtype, fill: object) -> None:
+    def add_column(
+        self, name: str, dtype: type | np.dtype, fill: object, *, derived: bool = False
+    ) -> None:
         """Declare a per-row column (idempotent); rows get ``fill`` until set.
 
         Why: ranking fields (strength, status, tier ...) live beside the vectors so a
         search filters and weighs rows with numpy alone; the index keeps them aligned
-        as rows are added, moved and removed.
+        as rows are added, moved and removed. A ``derived`` column (computed from the
+        vector, like a code) is also reset to ``fill`` when a row's vector is replaced.
         """
+        if derived:
+            self._of_vector.add(name)
         if name in self._cols:
             return
         col = np.empty(self._mat.shape[0], dtype=dtype)
         col[:] = fill
         self._cols[name] = col
         self._fill[name] = fill
+
+    def adopt_column(self, name: str, arr: np.ndarray) -> None:
+        """Use ``arr`` (one value per allocated row, e.g. a copy-on-write memory map of a
+        saved column) as the declared column ``name``, without copying it."""
+        col = self._cols[name]
+        if arr.shape != (self._mat.shape[0],) or arr.dtype != col.dtype:
+            raise ValueError(f"column {name!r}: {arr.dtype} {arr.shape} does not fit {self!r}")
+        self._cols[name] = arr
 
     def column(self, name: str) -> np.ndarray:
         """Writable view of a column over the live rows (valid until the next add/remove)."""
@@ -143,6 +159,11 @@ class VectorIndex:
         """Cosine of a query with every live row (one matrix-vector product)."""
         q = self._query(query)
         return self._mat[: len(self._ids)] @ q
+
+    def cosines_at(self, query: object, rows: np.ndarray) -> np.ndarray:
+        """Cosine of a query with the live rows ``rows`` (a gather, then one product)."""
+        q = self._query(query)
+        return self._mat[rows] @ q
 
     def top(self, score: np.ndarray, k: int, rows: np.ndarray | None = None) -> list[int]:
         """Rows of the top-``k`` scores (descending, ties by id); ``score`` covers the
@@ -226,6 +247,8 @@ class VectorIndex:
                 col[row] = self._fill[name]
         else:
             self._stale(row)
+            for name in self._of_vector:
+                self._cols[name][row] = self._fill[name]
         if sq == 0.0 or abs(sq - 1.0) <= _UNIT_TOLERANCE:  # zero, or already unit (common)
             self._mat[row] = arr
         else:
@@ -282,6 +305,8 @@ class VectorIndex:
             self._weights[n : n + len(new)] = w
         else:
             rows = np.fromiter(map(self._rows.__getitem__, item_ids), np.int64, len(item_ids))
+            for name in self._of_vector:
+                self._cols[name][rows] = self._fill[name]
             self._mat[rows] = unit
             self._weights[rows] = w
 
@@ -458,6 +483,7 @@ class VectorIndex:
     def _stale(self, row: int) -> None:
         """Rows from ``row`` on changed: ``rowwise`` must map them again."""
         self._derived_n = min(self._derived_n, row)
+        self.version += 1
 
     def _checked(self, vec: object) -> np.ndarray:
         """Validate one vector for this namespace, naming the index in the error."""

@@ -1,0 +1,105 @@
+"""Durable appends with 16 writer processes (issue 14), beside two baselines of the same run.
+
+    .venv/bin/python scripts/bench/durability_bench.py [--writers 16] [--events 300] [--no-write]
+
+* swarmlog ``FileLog(durability="fsync")``: one ``append`` per event, acknowledged once a
+  completed fdatasync covers it (group commit: a writer covered by another's sync skips
+  its own);
+* bare per-event ``fdatasync``: the same events as orjson lines, written under an flock,
+  each writer syncing after its own write outside the lock (the kernel merges concurrent
+  syncs of one file into one journal commit);
+* SQLite in WAL mode with ``synchronous=FULL``: one row per autocommit transaction.
+
+Goals: >= 0.8x the bare per-event fdatasync, >= 5x SQLite WAL FULL. Table in
+docs/benchmarks.md (marker ``durability``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _table import write_table
+from log_bench import bare_dicts, fsync_bare_writer, fsync_log_writer, make_events, run_writers
+
+
+def sqlite_writer(path: str, wid: int, n: int, barrier: Any, out: Any) -> None:
+    """One row per transaction into a WAL database with synchronous=FULL."""
+    db = sqlite3.connect(path, timeout=600, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS ev (seq INTEGER PRIMARY KEY, id TEXT, body BLOB)")
+    rows = [(d["id"], orjson.dumps(d)) for d in bare_dicts(make_events(n, f"q{wid}-"))]
+    barrier.wait()
+    t0 = time.perf_counter()
+    for eid, body in rows:
+        db.execute("INSERT INTO ev (id, body) VALUES (?, ?)", (eid, body))
+    out.put((t0, time.perf_counter(), n))
+    db.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--writers", type=int, default=16)
+    ap.add_argument("--events", type=int, default=300, help="appends per writer")
+    ap.add_argument("--no-write", action="store_true")
+    a = ap.parse_args()
+    k, n = a.writers, a.events
+    with tempfile.TemporaryDirectory(prefix="swarmlog-dur-") as tmp:
+        init = sqlite3.connect(os.path.join(tmp, "db.sqlite"))
+        init.execute("PRAGMA journal_mode=WAL")
+        init.close()
+        res: dict[str, list[float]] = {"log": [], "bare": [], "sqlite": []}
+        syncs: list[int] = []
+        for _ in range(2):  # interleaved rounds: the shared machine's load hits all alike
+            rate, count = run_writers(fsync_log_writer, os.path.join(tmp, f"fs{_}"), k, n)
+            res["log"].append(rate)
+            syncs.append(count)
+            res["bare"].append(run_writers(fsync_bare_writer, os.path.join(tmp, f"b{_}"), k, n)[0])
+            db = os.path.join(tmp, "db.sqlite")
+            res["sqlite"].append(run_writers(sqlite_writer, db, k, n)[0])
+            print({key: round(v[-1]) for key, v in res.items()}, "syncs", count, flush=True)
+    best = {key: max(v) for key, v in res.items()}
+    per_sync = k * n / max(min(syncs), 1)
+    rows = [
+        [
+            f'swarmlog `durability="fsync"`, {k} writer processes',
+            f"{best['log']:,.0f} ev/s ({per_sync:.1f} appends per fdatasync)",
+            "acknowledged when a completed sync covers it",
+        ],
+        [
+            f"bare per-event fdatasync, {k} writers",
+            f"{best['bare']:,.0f} ev/s",
+            f"swarmlog {best['log'] / best['bare']:.2f}x (goal >= 0.8x)",
+        ],
+        [
+            f"SQLite WAL synchronous=FULL, {k} writers",
+            f"{best['sqlite']:,.0f} ev/s",
+            f"swarmlog {best['log'] / best['sqlite']:.1f}x (goal >= 5x)",
+        ],
+    ]
+    if not a.no_write:
+        write_table(
+            "durability",
+            f"Durable appends: {k} writer processes (issue 14)",
+            ["what", "throughput", "vs swarmlog / goal"],
+            rows,
+            notes=(
+                f"{n} one-event appends per writer, best of 2 interleaved rounds, on the "
+                "shared 2-core machine while other sessions ran (same run for all three)."
+            ),
+        )
+    print("\n".join(" | ".join(r) for r in rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -156,10 +156,11 @@ def _ranked(
         if not pos.shape[0]:
             return []
         rows = pos if base is None else base[pos]
-        at = dict(zip(rows.tolist(), pos.tolist(), strict=True)) if base is not None else None
+        top = idx.top(score[pos], want, rows)
+        # positions in cos/score: the row itself, or its place in the ascending `base`
+        at = top if base is None else np.searchsorted(base, top).tolist()
         out = []
-        for r in idx.top(score[pos], want, rows):
-            p = r if at is None else at[r]
+        for r, p in zip(top, at, strict=True):
             f = facts[idx.id_at(r)]
             out.append(Hit(f, float(cos[p]), float(score[p]), f.strength))
         return out

@@ -163,7 +163,7 @@ class VectorIndex:
     def cosines_at(self, query: object, rows: np.ndarray) -> np.ndarray:
         """Cosine of a query with the live rows ``rows`` (a gather, then one product)."""
         q = self._query(query)
-        return self._mat[rows] @ q
+        return self._mat.view(np.ndarray).take(rows, axis=0) @ q  # (no memmap wrapper)
 
     def top(self, score: np.ndarray, k: int, rows: np.ndarray | None = None) -> list[int]:
         """Rows of the top-``k`` scores (descending, ties by id); ``score`` covers the

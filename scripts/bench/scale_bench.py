@@ -51,11 +51,10 @@ def swarm_dir(n: int) -> Path:
 
 def build(n: int) -> Path:
     """A swarm of ``n`` live facts, checkpointed with its vectors (cached)."""
-    from synthesizer.bulk import paused_gc
-
     from swarmlog import Event
     from synthesizer import Swarm, SynthConfig
     from synthesizer import events as T
+    from synthesizer._fast import paused_gc
     from synthesizer.config import PoolConfig
 
     path = swarm_dir(n)

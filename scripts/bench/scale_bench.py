@@ -457,6 +457,9 @@ def main() -> None:
             child_synth(path, float(rest[0]))
         elif kind == "watch":
             print(json.dumps(child_watcher(path, float(rest[0]))))
+        elif kind == "decide":
+            dps, live = decisions_per_s(Path(path), int(rest[0]), former=rest[1] == "former")
+            print(json.dumps({"dps": dps, "live": live}))
         return
     sizes = [int(x) for x in a.sizes.split(",")]
     if a.build_only:
@@ -531,9 +534,12 @@ def main() -> None:
         ]
     )
     print("pss", pss4, pss8, one, flush=True)
-    dps, live = decisions_per_s(swarm_dir(big))
+    # in fresh processes, as an agent's synthesizer starts: this process built the swarm
+    # (and its lease) and would stand by for its own earlier worker
+    r = _run_child("decide", str(swarm_dir(big)), "2000", "now")
+    dps, live = r["dps"], r["live"]
     print("decisions", dps, live, flush=True)
-    old_dps, _ = decisions_per_s(swarm_dir(big), extra=500, former=True)
+    old_dps = _run_child("decide", str(swarm_dir(big)), "500", "former")["dps"]
     print("decisions (former bound and cadence)", old_dps, flush=True)
     rows.append(
         [

@@ -47,16 +47,26 @@ class SegmentFiles:
     def acquire(self, first: int, name: str) -> Pinned:
         """The pinned entry of segment ``first`` (file ``name``), opening it if needed."""
         with self._lock:
+            path = os.path.join(self.segdir, name)
             e = self._cache.get(first)
             if e is not None and os.fstat(e.fd).st_nlink == 0:
-                # replaced by a redaction (redact.py) or removed: forget the old inode
-                del self._cache[first]
-                e.closed = True
-                if e.pins == 0:
-                    _close(e.fd)
-                e = None
+                # unlinked: replaced by a redaction (redact.py), then the file by that name
+                # is the one to read; or removed by compaction (archive.py), then there is
+                # none and the old inode still holds the segment's bytes, unchanged
+                try:
+                    fresh: Pinned | None = Pinned(open_nofollow(path, os.O_RDONLY))
+                except FileNotFoundError:
+                    fresh = None
+                if fresh is not None:
+                    del self._cache[first]
+                    e.closed = True
+                    if e.pins == 0:
+                        _close(e.fd)
+                    e = fresh
+                    self.opened += 1
+                    self._cache[first] = e
             if e is None:
-                e = Pinned(open_nofollow(os.path.join(self.segdir, name), os.O_RDONLY))
+                e = Pinned(open_nofollow(path, os.O_RDONLY))
                 self.opened += 1
                 self._cache[first] = e
             else:

@@ -129,6 +129,13 @@ class Log(abc.ABC):
         time.sleep(timeout)
         return False
 
+    def change_waiter(self) -> ChangeWaiter:
+        """A waiter that keeps watching between waits, for a follower that waits in a
+        loop: its ``wait(timeout)`` returns at once for any change since the previous
+        wait, which ``wait_for_change`` (a fresh watch per call) would miss. This default
+        calls ``wait_for_change``; a backend that can watch continuously overrides it."""
+        return _PollWaiter(self)
+
     def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
         """Erase content in place (DESIGN 7): rewrite the records at these seqs.
 
@@ -149,6 +156,28 @@ class Log(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ChangeWaiter(abc.ABC):
+    """What ``Log.change_waiter`` returns: wait for a change, then close."""
+
+    @abc.abstractmethod
+    def wait(self, timeout: float) -> bool:
+        """Block until the log may have changed since the last wait or ``timeout``
+        passes; True if woken."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Stop watching (idempotent)."""
+
+
+class _PollWaiter(ChangeWaiter):
+    """The default waiter: each wait is one ``wait_for_change``."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+
+    def wait(self, timeout: float) -> bool:
+        return self.log.wait_for_change(timeout)
 
 
 class VerifyReport:

@@ -18,6 +18,7 @@ from typing import Any
 from . import archive
 from . import segment as seg
 from ._fast import from_stored
+from .contract import ChangeWaiter
 from .envelope import Event
 from .errors import CorruptionError
 from .filewriter import SegmentWriter
@@ -163,6 +164,10 @@ class SegmentReader(SegmentWriter):
         finally:
             waiter.close()
             cur.close()
+
+    def change_waiter(self) -> ChangeWaiter:
+        """One file-system watch kept across waits (see ``Log.change_waiter``)."""
+        return Waiter(self.segdir, self.notify, self.poll_interval)
 
     def wait_for_change(self, timeout: float) -> bool:
         waiter = Waiter(self.segdir, self.notify, self.poll_interval)

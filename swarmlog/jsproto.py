@@ -150,9 +150,7 @@ class Prepared:
         return from_stored({"seq": seq, **self.d})
 
 
-def prepare(
-    evs: list[Event], swarm: str, subjects: SubjectMap, limits: Limits
-) -> list[Prepared]:
+def prepare(evs: list[Event], swarm: str, subjects: SubjectMap, limits: Limits) -> list[Prepared]:
     """Validate events and encode their payloads (everything that needs no seq)."""
     seen: set[str] = set()
     out = []

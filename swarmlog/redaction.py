@@ -79,9 +79,7 @@ def original_hash(line: bytes, d: Mapping[str, Any]) -> str:
     return hashlib.blake2b(line[:cut], digest_size=16).hexdigest()
 
 
-def redact_line(
-    line: bytes, body: Mapping[str, Any] | None, pad_to: int = 0
-) -> bytes | None:
+def redact_line(line: bytes, body: Mapping[str, Any] | None, pad_to: int = 0) -> bytes | None:
     """The redacted form of record ``line`` (newline included), or None when the record
     already is what was asked (idempotent re-runs). ``body`` None makes a tombstone; a
     tombstone is never turned back into a scrubbed record. ``pad_to``: the new line is

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .contract import ChangeWaiter
+
 if TYPE_CHECKING:  # watchfiles is imported by the first Waiter (only followers need it)
     from watchfiles._rust_notify import RustNotify
 
@@ -20,7 +22,7 @@ DEBOUNCE_MS = 20
 STEP_MS = 1
 
 
-class Waiter:
+class Waiter(ChangeWaiter):
     """Blocks until a directory may have changed; see module docstring."""
 
     def __init__(self, directory: Path, notify: bool = True, poll_interval: float = 0.25) -> None:

@@ -55,6 +55,7 @@ class SynthInterrupted(SwarmlogError):
     def __reduce__(self) -> tuple:
         return (SynthInterrupted, (self.committed, self.planned, self.upto, self.cause))
 
+
 class InvalidOption(SwarmlogError, ValueError):
     """An option outside its allowed values (a tier, a status, a format, a seq past the end)."""
 

@@ -37,6 +37,7 @@ STATUS_SET = frozenset(T.STATUSES)
 
 Handler = Callable[[SwarmState, dict[str, Any]], None]
 
+
 def _ignore(s: SwarmState, why: str) -> None:
     """Count an event the fold could not act on, by reason."""
     bump(s.metrics.ignored, why)
@@ -349,23 +350,25 @@ def _on_progress(s: SwarmState, d: dict[str, Any]) -> None:
         s.progress = upto
 
 
-HANDLERS: dict[str, Handler] = authz.guarded({
-    T.MEMORY_SHARED: _on_shared,
-    T.FACT_CREATED: _on_created,
-    T.FACT_CORROBORATED: _on_corroborated,
-    T.FACT_REVIVED: _on_corroborated,
-    T.FACT_CONTESTED: _on_contested,
-    T.FACT_RESOLVED: _on_resolved,
-    T.FACT_UPDATED: _on_updated,
-    T.FACT_RETRACTED: _on_retracted,
-    T.BOARD_CONFLICT: _on_conflict,
-    T.MEMORY_REINFORCED: _on_reinforced,
-    T.MEMORY_RECALLED: _on_recalled,
-    T.MEMORY_FEEDBACK: _on_feedback,
-    T.POOL_TICK: _on_tick,
-    T.SESSION_ENDED: _on_session_ended,
-    T.SYNTH_PROGRESS: _on_progress,
-    T.IDENTITY_FORGOTTEN: chain(on_forgotten, on_identity_forgotten),
-    T.SWARM_CONFIGURED: on_configured,
-    **FACADE_HANDLERS,
-})
+HANDLERS: dict[str, Handler] = authz.guarded(
+    {
+        T.MEMORY_SHARED: _on_shared,
+        T.FACT_CREATED: _on_created,
+        T.FACT_CORROBORATED: _on_corroborated,
+        T.FACT_REVIVED: _on_corroborated,
+        T.FACT_CONTESTED: _on_contested,
+        T.FACT_RESOLVED: _on_resolved,
+        T.FACT_UPDATED: _on_updated,
+        T.FACT_RETRACTED: _on_retracted,
+        T.BOARD_CONFLICT: _on_conflict,
+        T.MEMORY_REINFORCED: _on_reinforced,
+        T.MEMORY_RECALLED: _on_recalled,
+        T.MEMORY_FEEDBACK: _on_feedback,
+        T.POOL_TICK: _on_tick,
+        T.SESSION_ENDED: _on_session_ended,
+        T.SYNTH_PROGRESS: _on_progress,
+        T.IDENTITY_FORGOTTEN: chain(on_forgotten, on_identity_forgotten),
+        T.SWARM_CONFIGURED: on_configured,
+        **FACADE_HANDLERS,
+    }
+)

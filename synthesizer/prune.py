@@ -147,8 +147,10 @@ def bound_pairs(
             if len(hit):
                 width = rhs_t.shape[1]
                 passing = over[hit] >= 0.0
-                if raw is not None and dense is not None and (
-                    np.count_nonzero(passing) > DENSE_SHARE * passing.size
+                if (
+                    raw is not None
+                    and dense is not None
+                    and (np.count_nonzero(passing) > DENSE_SHARE * passing.size)
                 ):
                     exact = dense[: len(hit), :width]
                     rv = raw[1][c0 : c0 + width]

@@ -533,9 +533,7 @@ class Synthesizer:
             return None
         return fid
 
-    def _revive(
-        self, fid: str, r: RawMemory, k: int | None, scorer: BatchScorer | None
-    ) -> Event:
+    def _revive(self, fid: str, r: RawMemory, k: int | None, scorer: BatchScorer | None) -> Event:
         """``fact.revived``: memory ``r`` brings evicted fact ``fid`` back (see revival).
 
         Later memories of the batch see the fact as a new one with ``r``'s vector (the

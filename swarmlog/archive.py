@@ -150,10 +150,9 @@ def save(root: str, m: Manifest) -> None:
     write_atomic(root, MANIFEST, orjson.dumps(doc, option=orjson.OPT_INDENT_2))
 
 
-def write_atomic(directory: str, name: str, data: bytes) -> None:
-    """``directory/name`` = ``data``, all or nothing: tmp, fsync, rename, fsync dir."""
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+def write_synced(path: str, data: bytes) -> None:
+    """Create (or truncate) the file at ``path`` with ``data`` and fsync it."""
+    fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         view = memoryview(data)
         while view:
@@ -161,6 +160,12 @@ def write_atomic(directory: str, name: str, data: bytes) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_atomic(directory: str, name: str, data: bytes) -> None:
+    """``directory/name`` = ``data``, all or nothing: tmp, fsync, rename, fsync dir."""
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    write_synced(tmp, data)
     os.replace(tmp, os.path.join(directory, name))
     fsync_dir(directory)
 

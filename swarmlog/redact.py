@@ -160,14 +160,7 @@ def _rewrite(data: bytes, sub: dict[int, Any]) -> tuple[bytes, int]:
 
 def _write_tmp(directory: str, name: str, data: bytes) -> str:
     tmp = os.path.join(directory, f".{name}{TMP_SUFFIX}")
-    fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    archive.write_synced(tmp, data)
     step()
     return tmp
 

@@ -41,8 +41,10 @@ __all__ = ["APPROX_MIN_ROWS", "candidate_count", "candidates", "ensure_codes"]
 APPROX_MIN_ROWS = 200_000
 #: Rows re-ranked exactly: at least this many ...
 MIN_CANDIDATES = 2048
-#: ... and at least this fraction of the rows (1/64: 15,625 at 1M).
-CANDIDATE_FRACTION = 1 / 64
+#: ... and at least this fraction of the rows (1/256: 3,906 at 1M).
+CANDIDATE_FRACTION = 1 / 256
+#: The first (half-code) pass keeps this many times the candidates (see ``candidates``).
+PREFILTER = 16
 MAGIC = "swarmbits/1"
 HEADER = 4096
 _ALIGN = 64
@@ -156,23 +158,49 @@ def candidate_count(n: int, selective: bool = False) -> int:
 
 
 def candidates(idx: VectorIndex, query: np.ndarray, want: int) -> np.ndarray:
-    """Rows (ascending) of about the ``want`` best estimated scores, cosine × weight."""
+    """Rows (ascending) of about the ``want`` best estimated scores, cosine × weight.
+
+    Two passes: the first half of the code words ranks every row and keeps the best
+    ``PREFILTER`` × ``want`` of them; the whole code then ranks only those. Why: the
+    XOR/popcount passes over every row are most of a query's cost at a million rows,
+    and a half-length code already puts the true best rows far inside a 16x wider cut
+    (benchmark: recall@10 against exact is unchanged, the scan costs about half).
+    """
     n = len(idx)
     cols = ensure_codes(idx)
-    bits = 64 * len(cols)
     with one_blas_thread():
         q = encode(np.asarray(query, dtype=np.float32)[None, :])[:, 0]
-    # whole-column passes: ~1.5 ms per 64 bits at 1M rows (chunked loops were slower)
+    weights = idx.weights()
+    first = (len(cols) + 1) // 2
+    keep = PREFILTER * want
+    if first == len(cols) or keep >= n:
+        first, keep = len(cols), n
+    h = _hamming(cols[:first], q[:first], None, n)
+    if keep < n:
+        rows = _top_rows(_table(64 * first).take(h.astype(np.intp)) * weights, keep)
+        h = h[rows]
+        h += _hamming(cols[first:], q[first:], rows, len(rows))
+        est = _table(64 * len(cols)).take(h.astype(np.intp)) * weights[rows]
+        return rows[_top_rows(est, want)]
+    est = _table(64 * len(cols)).take(h.astype(np.intp))  # an intp index: 10x faster than uint16
+    est *= weights
+    return _top_rows(est, want)
+
+
+def _hamming(
+    cols: list[np.ndarray], q: np.ndarray, rows: np.ndarray | None, n: int
+) -> np.ndarray:
+    """Hamming distances (uint16) between ``q`` and the codes in ``cols`` (of ``rows``, or
+    of every row): whole-column passes, ~1.5 ms per 64 bits at 1M rows (chunked loops
+    were slower)."""
     x = np.empty(n, dtype=np.uint64)
     c = np.empty(n, dtype=np.uint8)
     h = np.zeros(n, dtype=np.uint16)
     for j, col in enumerate(cols):
-        np.bitwise_xor(col, q[j], out=x)
+        np.bitwise_xor(col if rows is None else col[rows], q[j], out=x)
         np.bitwise_count(x, out=c)
         np.add(h, c, out=h)
-    est = _table(bits).take(h.astype(np.intp))  # an intp index: 10x faster than uint16
-    est *= idx.weights()
-    return _top_rows(est, want)
+    return h
 
 
 def _top_rows(est: np.ndarray, want: int) -> np.ndarray:

@@ -147,6 +147,23 @@ class CheckpointStore(abc.ABC):
         """
         return None
 
+    def publish(self, name: str) -> None:
+        """Share the side file ``name``, just written into ``local_dir()``, with readers
+        on other machines. A store whose checkpoints are local files needs nothing more:
+        the directory is the shared place."""
+        return None
+
+    def fetch(self, name: str) -> bool:
+        """Make the side file ``name`` present in ``local_dir()`` (fetching it from where
+        ``publish`` put it); False when there is no such file."""
+        d = self.local_dir()
+        return d is not None and (d / name).is_file()
+
+    def unpublish(self, keep: set[str]) -> int:
+        """Remove published side files whose names are not in ``keep``; return how many
+        (none to remove where ``publish`` keeps nothing beyond ``local_dir()``)."""
+        return 0
+
     def save(
         self,
         seq: int,

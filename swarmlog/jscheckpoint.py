@@ -6,11 +6,19 @@ pinned, size and a checksum over all of them and the payload) is the object's de
 so ``list()`` reads no payload. The object store writes the chunks first and the object's
 meta last, so a checkpoint is visible whole or not at all; ``load()`` still checks size
 and checksum, and ``latest()`` skips a corrupt, foreign or stale one (see checkpoint.py).
+
+Side files (the synthesizer's vectors and codes of a checkpoint, synthesizer/vecckpt.py)
+are objects ``side-<file name>`` in the same bucket. A reader keeps them in a local cache
+directory, ``$SWARMLOG_CACHE_DIR`` (default ``~/.cache/swarmlog``) ``/<stream>-<swarm id>``,
+so the processes of one machine map one copy; ``fetch`` downloads a missing one (the
+object store checks its SHA-256 on the way) into a temporary file renamed into place.
 """
 
 from __future__ import annotations
 
 import builtins
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header, skip
@@ -21,6 +29,10 @@ from .jsside import erase
 if TYPE_CHECKING:
     from .jsclient import JsClient
     from .jsloop import LoopThread
+
+
+SIDE = "side-"
+"""Object name prefix of side files (checkpoints are ``ckpt-``)."""
 
 
 class ObjectStoreCheckpoints(CheckpointStore):
@@ -49,6 +61,7 @@ class ObjectStoreCheckpoints(CheckpointStore):
         self.owner = owner
         self.bucket = f"{stream}-ckpt"
         self._obs: Any = None
+        self._cache: Path | None = None
 
     async def _store(self, create: bool = True) -> Any:
         """The bucket's handle; None if it does not exist and not ``create`` (listing never
@@ -77,6 +90,63 @@ class ObjectStoreCheckpoints(CheckpointStore):
     def _name(self, seq: int) -> str:
         return f"ckpt-{seq:020d}"
 
+    # ------------------------------------------------------------ side files
+
+    def local_dir(self) -> Path:
+        """This machine's cache of the bucket's side files (see the module docstring)."""
+        if self._cache is None:
+            root = os.environ.get("SWARMLOG_CACHE_DIR") or Path.home() / ".cache" / "swarmlog"
+            swarm = self.owner.swarm_id if self.owner is not None else "bare"
+            self._cache = Path(root) / f"{self.stream}-{swarm}"
+            self._cache.mkdir(parents=True, exist_ok=True)
+        return self._cache
+
+    def publish(self, name: str) -> None:
+        """Upload the side file ``name`` from the cache (streamed, not read into memory)."""
+        path = self.local_dir() / name
+        try:
+            with open(path, "rb") as f:
+                self._run(self._put_object(SIDE + name, f, f"side file of {self.stream}"))
+        except (LogUnavailable, OSError) as e:
+            raise CheckpointNotWritten(f"side file {name} not published: {e}") from None
+
+    def fetch(self, name: str) -> bool:
+        """Download the side file ``name`` into the cache unless it is there already."""
+        path = self.local_dir() / name
+        if path.is_file():
+            return True
+        tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                found = self._run(self._get_into(SIDE + name, f))
+            if found:
+                os.replace(tmp, path)
+            return found
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    async def _get_into(self, name: str, f: Any) -> bool:
+        import nats.js.errors
+
+        obs = await self._store(create=False)
+        if obs is None:
+            return False
+        try:
+            await obs.get(name, writeinto=f)
+        except nats.js.errors.NotFoundError:
+            return False
+        except nats.js.errors.Error as e:  # e.g. a digest mismatch: not used
+            raise SwarmlogError(f"side file {name} cannot be read: {e}") from None
+        return True
+
+    def unpublish(self, keep: set[str]) -> int:
+        """Erase and delete the side objects whose file names are not in ``keep``."""
+        names = [n[len(SIDE) :] for n, _ in self._run(self._list()) if n.startswith(SIDE)]
+        gone = [n for n in names if n not in keep]
+        for n in gone:
+            self._run(self._delete(SIDE + n))
+        return len(gone)
+
     def _put(self, info: CheckpointInfo, header: bytes, data: bytes) -> None:
         try:
             self._run(self._put_object(info.name, bytes(data), header.decode()))
@@ -85,7 +155,7 @@ class ObjectStoreCheckpoints(CheckpointStore):
                 f"checkpoint not written to bucket {self.bucket}: {e}; {self._kept()}"
             ) from None
 
-    async def _put_object(self, name: str, data: bytes, description: str) -> None:
+    async def _put_object(self, name: str, data: Any, description: str) -> None:
         import nats.errors
         from nats.js.api import ObjectMeta
 
@@ -99,6 +169,8 @@ class ObjectStoreCheckpoints(CheckpointStore):
         infos = self._run(self._list())
         out: builtins.list[CheckpointInfo] = []
         for name, desc in infos:
+            if name.startswith(SIDE):
+                continue
             try:
                 out.append(parse_header((desc or "").encode(), name))
             except SwarmlogError as e:

@@ -18,6 +18,11 @@ rename); a new checkpoint writes a new file and never touches a mapped one. Vect
 whose checkpoint is gone are unlinked (an open mapping survives the unlink). Large
 indexes also get recall's one-bit codes beside them (``quantindex``), saved, mapped and
 pruned the same way.
+
+On a JetStream log the checkpoint store's ``local_dir`` is a cache on this machine: the
+writer also ``publish``es the files to the object store, a reader ``fetch``es the ones
+its checkpoint names before mapping them, and pruning ``unpublish``es the stale ones
+(erased, like the checkpoints an erasure drops).
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ SPARE = 0.25  # spare capacity rows, as a fraction of n (at least 1024): appends
 
 
 def vector_dir(log: Log) -> Path | None:
-    """The directory of the log's file checkpoints, or None (no local checkpoint files)."""
+    """Where the log's side files live on this machine (file checkpoints' directory; the
+    JetStream store's cache), or None (MemoryLog: nothing kept beside checkpoints)."""
     return log.checkpoints.local_dir()
 
 
@@ -106,7 +112,11 @@ def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) ->
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    quantindex.save(d, info.seq, info.checksum, idx, cap)  # recall's codes, at scale
+    bits = quantindex.save(d, info.seq, info.checksum, idx, cap)  # recall's codes, at scale
+    store = log.checkpoints
+    store.publish(path.name)  # readers on other machines (JetStream: the object store)
+    if bits is not None:
+        store.publish(bits.name)
     prune(log)
     return path
 
@@ -118,7 +128,9 @@ def prune(log: Log) -> int:
         return 0
     infos = log.checkpoints.list()
     keep = {file_name(i) for i in infos}
-    gone = quantindex.prune(d, {quantindex.file_name(i.seq, i.checksum) for i in infos})
+    codes = {quantindex.file_name(i.seq, i.checksum) for i in infos}
+    gone = log.checkpoints.unpublish(keep | codes)
+    gone += quantindex.prune(d, codes)
     for p in d.glob("vec-*.f32"):
         if p.name not in keep:
             try:
@@ -147,6 +159,10 @@ def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
     if d is None:
         return False
     path = d / file_name(info)
+    store = log.checkpoints
+    if not store.fetch(path.name):
+        return False
+    store.fetch(quantindex.file_name(info.seq, info.checksum))  # none: coded on use
     h = read_header(path)
     emb = index.embedder
     if (

@@ -28,6 +28,20 @@ from swarmlog.memlog import MEMORY_TARGET
 _counter = itertools.count(1)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _side_file_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """JetStream logs cache side files (synthesizer vectors) under $SWARMLOG_CACHE_DIR:
+    the tests' go to a temporary directory, never the user's ~/.cache (processes the
+    tests start inherit it)."""
+    saved = os.environ.get("SWARMLOG_CACHE_DIR")
+    os.environ["SWARMLOG_CACHE_DIR"] = str(tmp_path_factory.mktemp("side-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("SWARMLOG_CACHE_DIR", None)
+    else:
+        os.environ["SWARMLOG_CACHE_DIR"] = saved
+
+
 @dataclass
 class LogTarget:
     """Where a test's log lives; ``open()`` gives a new handle on it."""

@@ -8,6 +8,7 @@ FileLog. Tests that need other processes skip MemoryLog (see ``tests/conftest.py
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -334,6 +335,11 @@ def test_capabilities_are_asked_of_the_log(log_target: LogTarget) -> None:
             assert store.local_dir() == Path(log_target.where) / "checkpoints"
             store.save(0, b"x", "test/1")
             assert [p.name for p in Path(log_target.where, "checkpoints").iterdir()]
+        elif log_target.backend == "nats":  # a cache of the object store's side files
+            assert not log.compactable()
+            cache = store.local_dir()
+            assert cache is not None and cache.is_dir()
+            assert str(cache).startswith(os.environ["SWARMLOG_CACHE_DIR"])
         else:
             assert not log.compactable()
             assert store.local_dir() is None

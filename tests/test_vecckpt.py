@@ -202,3 +202,38 @@ def test_two_processes_share_one_mapping_and_survive_a_new_checkpoint(tmp_path: 
             if p.stdin is not None:
                 p.stdin.close()
             p.wait(timeout=30)
+
+
+def test_jetstream_vectors_travel_with_the_checkpoint(
+    nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On JetStream the vector file is published to the checkpoint bucket: a reader on
+    another machine (here: an empty cache directory) fetches it instead of re-embedding,
+    and recalls the same; a checkpoint's side files go when it does."""
+    target = f"{nats_url}/VEC{tmp_path.name[-12:].replace('-', '')}"
+    monkeypatch.setenv("SWARMLOG_CACHE_DIR", str(tmp_path / "writer-cache"))
+    with Swarm.open(target) as swarm:
+        build(swarm, 40)
+        swarm.tick()
+        seq = swarm.checkpoint()
+        build(swarm, 5, start=40)  # 5 facts after the checkpoint
+        before = {q: hits(swarm, q) for q in TOPICS}
+        assert [p.name for p in (tmp_path / "writer-cache").rglob("vec-*.f32")]
+    monkeypatch.setenv("SWARMLOG_CACHE_DIR", str(tmp_path / "reader-cache"))
+    emb = CountingEmbedder()
+    with Swarm.open(target, embedder=emb) as swarm:
+        after = {q: hits(swarm, q) for q in TOPICS}
+        assert len(swarm.refresh().facts) == 45
+        store = swarm.log.checkpoints
+        fetched = sorted(p.name for p in store.local_dir().glob("vec-*.f32"))
+        assert fetched == [vecckpt.file_name(i) for i in store.list() if i.seq == seq]
+    assert len(emb.texts) == 5 + len(TOPICS), emb.texts[:20]  # nothing before the checkpoint
+    assert after == before
+    # the checkpoint invalidated (as an erasure does): its published side file goes too
+    with Swarm.open(target) as swarm:
+        store = swarm.log.checkpoints
+        assert store.invalidate_after(1) >= 1
+        assert vecckpt.prune(swarm.log) >= 1
+    monkeypatch.setenv("SWARMLOG_CACHE_DIR", str(tmp_path / "third-cache"))
+    with Swarm.open(target) as swarm:
+        assert not any(swarm.log.checkpoints.fetch(name) for name in fetched)

@@ -242,11 +242,17 @@ def verify(
         False, "--anchor", help="Also print the hash chain's head (seq and hash) to keep elsewhere"
     ),
 ) -> None:
-    """Check every record's checksum, the seq order and the hash chain; exit 1 on corruption."""
+    """Check every record's checksum, the seq order and the hash chain, and that a forget
+    request accounts for every redacted record; exit 1 on corruption."""
     t0 = time.perf_counter()
     log = open_target(ctx, root, url, validate=False)
     try:
         rep = log.verify()
+        if rep.ok:  # redactions no forget request explains (synthesizer/redactcheck.py)
+            from synthesizer.redactcheck import RETENTION_NOTE, unexplained
+
+            for line in unexplained(log):
+                (rep.notes if line.startswith(RETENTION_NOTE) else rep.problems).append(line)
     finally:
         log.close()
     if json:

@@ -1,0 +1,105 @@
+"""Redactions that a forget request accounts for (tamper evidence for erasure).
+
+A redacted record keeps the chain value of the original and names it in its marker
+(swarmlog/chain.py), so the chain walk cannot tell a redaction made by ``forget`` from
+one made by anyone else with write access: a direct ``Log.redact`` call, or a record
+rewritten by hand into a marker. ``forget`` always leaves one more thing: its request,
+the ``identity.forgotten`` (or store-forgotten) event that names who was forgotten. It
+is appended before anything is rewritten and is never redacted itself.
+
+So a redaction is *explained* when such a request is in the log and:
+
+* a tombstone (an identity's own event, body erased) is owned by a requested identity,
+  judged on what the redaction kept: the envelope's agent, session or thread. An event
+  whose thread or store namespace lived only in its body is explained by any request
+  of that kind, since the body is gone;
+* a scrubbed record (another's event that quoted the identity's words, or an own event
+  that keeps its effect) needs some request: the words that matched are gone.
+
+``unexplained`` lists the others; ``swarmlog verify`` reports them as problems.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from swarmlog import Log
+from swarmlog.archive import RetentionError
+from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
+
+from . import events as T
+from . import facade_events as FE
+from .forget import ForgetError, Identity
+
+_INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
+_STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
+RETENTION_NOTE = "redactions not checked"
+MAX_LISTED = 20
+"""Problems listed one by one; the rest are counted in one line."""
+
+
+def _requested(d: dict[str, Any]) -> Identity | None:
+    """The identity a forget request names (None: not a well-formed request)."""
+    body = d.get("body")
+    if not isinstance(body, dict):
+        return None
+    fields = {
+        k: body[k] for k in ("agent", "session", "thread", "ns") if isinstance(body.get(k), str)
+    }
+    try:
+        return Identity(**fields)
+    except (ForgetError, TypeError):
+        return None
+
+
+def _explained(d: dict[str, Any], wanted: list[Identity]) -> bool:
+    """Whether tombstone ``d`` is owned by one of the requested identities."""
+    if any(ident.owns(d) for ident in wanted if ident.ns is None):
+        return True
+    if d.get("type") in _STORE_TYPES and any(i.ns is not None for i in wanted):
+        return True  # the namespace was in the erased body
+    return d.get("thread") is None and any(i.thread is not None for i in wanted)
+
+
+def unexplained(log: Log) -> list[str]:
+    """One line per redacted record no forget request in ``log`` accounts for (and a
+    last line counting any past ``MAX_LISTED``); empty when every redaction is explained.
+
+    Reads the whole log once. Without the whole history (segments deleted by retention)
+    nothing is judged (a request may be among the deleted records): the one line that
+    ``RETENTION_NOTE`` starts says so, for the caller to report as a note.
+    """
+    wanted: list[Identity] = []
+    tombs: list[dict[str, Any]] = []
+    scrubbed: list[int] = []
+    out: list[str] = []
+    try:
+        for batch in log.read_batches(1):
+            for d in batch:
+                kind = kind_of(d)
+                if kind == TOMBSTONE:
+                    tombs.append(d)
+                elif kind == SCRUBBED:
+                    scrubbed.append(d["seq"])
+                elif d["type"] in _INTENTS:
+                    ident = _requested(d)
+                    if ident is not None:
+                        wanted.append(ident)
+    except RetentionError as e:
+        return [f"{RETENTION_NOTE}: {e}"]
+    bad = [
+        (
+            d["seq"],
+            f"a tombstone ({d['type']} by agent {d['agent']!r}) that no forget request"
+            " in the log names",
+        )
+        for d in tombs
+        if not _explained(d, wanted)
+    ]
+    if not wanted:
+        bad += [(s, "a scrubbed record, and no forget request in the log") for s in scrubbed]
+    bad.sort()
+    out += [f"seq {s}: {why}" for s, why in bad[:MAX_LISTED]]
+    if len(bad) > MAX_LISTED:
+        out.append(f"... and {len(bad) - MAX_LISTED} more unexplained redacted record(s)")
+    return out

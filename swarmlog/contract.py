@@ -148,6 +148,16 @@ class Log(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} cannot redact records")
 
+    def redactions(self) -> int:
+        """A count of the redactions done on this log that only grows (0: none, or a log
+        that cannot redact).
+
+        Why: a process that folded records before they were erased holds their words in
+        memory; comparing this count from before its fold with the count when it writes
+        a checkpoint tells it to fold anew instead (synthesizer/replay.py).
+        """
+        return 0
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (threads, connections); the log is unusable afterwards."""
 

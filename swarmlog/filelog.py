@@ -387,6 +387,11 @@ class FileLog(SegmentReader, CatchUp, Log):
         """Rewrite the records at these seqs (see ``Log.redact``; how: redact.py)."""
         return redact.redact(self, changes)
 
+    def redactions(self) -> int:
+        """Redactions done on this log (``Log.redactions``): the count in the root's
+        ``redactions`` file, raised by each redaction that rewrote a record."""
+        return redact.count(self._root_s)
+
     # ------------------------------------------------------------------ verify
 
     def verify(self) -> VerifyReport:

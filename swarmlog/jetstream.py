@@ -101,6 +101,12 @@ class JetStreamLog(JsAppender, Log):
         the side stream, original deleted with erase (jsredact.py says how and why)."""
         return redact(self, changes)
 
+    def redactions(self) -> int:
+        """Redactions done on this log (``Log.redactions``): records stored in the side
+        stream so far (each redacted record adds one; a re-run's may add more)."""
+        self._run(self._side.refresh(), 2 * self.timeout + 1, "redactions")
+        return int(self._side.loaded)
+
 
 __all__ = [
     "DEFAULT_DUPLICATE_WINDOW",

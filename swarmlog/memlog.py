@@ -97,6 +97,8 @@ class _Shared:
         self.last_ts = 0.0
         self.tip = hashchain.GENESIS
         """The chain value of the last record (chain.py)."""
+        self.redactions = 0
+        """Redactions done (``Log.redactions``)."""
         self.changed = threading.Condition()
         self.swarm_id = uuid.uuid4().hex
         """The log's identity (checkpoints carry it)."""
@@ -296,6 +298,10 @@ class MemoryLog(Log):
         with s.changed:
             return s.changed.wait(timeout)
 
+    def redactions(self) -> int:
+        """Redactions done on this log (``Log.redactions``)."""
+        return self._shared.redactions
+
     def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
         """Rewrite the records at these seqs as tombstones or scrubbed records (see
         ``Log.redact`` and ``redaction.py``): each line replaced under the lock, all or
@@ -312,6 +318,7 @@ class MemoryLog(Log):
             for q, line in done.items():
                 s.records[q - 1] = line
             if done:
+                s.redactions += 1
                 s.changed.notify_all()
         return len(done)
 

@@ -118,9 +118,29 @@ def redact(log: FileLog, changes: Mapping[int, Mapping[str, Any] | None]) -> int
                     groups.setdefault(firsts[i], {})[q] = body
             for first in sorted(groups):
                 n += _segment(log, first, groups[first], first == firsts[-1])
+            if n:
+                _bump(root)
             return n
     finally:
         os.close(clock)
+
+
+COUNT_FILE = "redactions"
+"""The root's file holding ``FileLog.redactions()`` (absent: 0)."""
+
+
+def count(root: str) -> int:
+    """The redaction count kept in ``root`` (0 when there is none or it is unreadable:
+    the count only gates reloads, and a reader that sees it move reloads anyway)."""
+    try:
+        return int(read_nofollow(os.path.join(root, COUNT_FILE))[:32] or b"0")
+    except (OSError, ValueError):
+        return 0
+
+
+def _bump(root: str) -> None:
+    """Raise the count by one (temporary file, fsync, rename: never half-written)."""
+    archive.write_atomic(root, COUNT_FILE, b"%d\n" % (count(root) + 1))
 
 
 def clean_tmp(log: FileLog) -> int:

@@ -131,6 +131,7 @@ class SwarmState:
         "pending",
         "progress",
         "recalled",
+        "redactions",
         "signatures",
         "subjects",
         "synth_version",
@@ -153,6 +154,9 @@ class SwarmState:
         self.synth_version: int = 0  # seq of the last record keyed "synthesizer" (authz.py)
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
+        # the log's redaction count when this state's fold began (runtime only, never
+        # serialized; None: not known). replay.save_checkpoint_info compares it.
+        self.redactions: int | None = None
 
     @property
     def config(self) -> SynthConfig:

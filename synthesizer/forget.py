@@ -28,7 +28,8 @@ forget``) does, in this order:
 The fold (erasure.py) drops the identity's facts at the intent, blanks the words of
 surviving facts it discovered, and treats tombstones so that the rewritten log replays
 to the same facts. What this cannot reach: copies outside the log's directory (exports,
-a process's memory until it folds the intent, backups).
+a process's memory until it folds the rewritten log — though never its checkpoints:
+replay.save_checkpoint_info refuses a state folded before a redaction — backups).
 """
 
 from __future__ import annotations

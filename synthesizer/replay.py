@@ -13,6 +13,7 @@ from typing import Any
 from swarmlog import CheckpointInfo, Log
 from swarmlog.archive import RetentionError
 from swarmlog.checkpoint import skip
+from swarmlog.errors import SwarmlogError
 
 from ._fast import paused_gc
 from .config import DEFAULT_CONFIG
@@ -22,12 +23,24 @@ from .state import SwarmState, fold_dicts
 
 __all__ = [
     "CHECKPOINT_FORMAT",
+    "ErasedSince",
     "fold_into",
     "load_checkpoint",
     "save_checkpoint",
     "seq_at_time",
     "state_at",
 ]
+
+
+class ErasedSince(SwarmlogError):
+    """A state about to be checkpointed was folded from records redacted since: it may
+    hold erased words, so it is not stored (fold anew from the log and try again)."""
+
+
+def stamp(state: SwarmState, log: Log) -> None:
+    """Note the log's redaction count as the state's fold begins (once per state)."""
+    if state.redactions is None:
+        state.redactions = log.redactions()
 
 
 def seq_at_time(log: Log, at_time: float) -> int:
@@ -69,6 +82,7 @@ def load_checkpoint_info(
     configuration lived in the log: no ``swarm.configured`` behind it, yet not the
     defaults) is not the log's state and is passed over too.
     """
+    mark = log.redactions()  # before reading: a redaction after it makes the state stale
     for ck in log.checkpoints.candidates(at_or_below, CHECKPOINT_FORMAT):
         try:
             state = SwarmState.from_bytes(ck.data)
@@ -78,6 +92,7 @@ def load_checkpoint_info(
         if state.last_seq != ck.seq:
             skip(ck.info.name, f"its payload is at seq {state.last_seq}, its header at {ck.seq}")
             continue
+        state.redactions = mark
         if state.config_seq or state.config == DEFAULT_CONFIG:
             return state, ck.info
         skip(ck.info.name, "folded under a configuration the log never recorded")
@@ -95,6 +110,7 @@ def fold_into(
     if to_seq is not None and to_seq <= state.last_seq:
         return state
     start = state.last_seq + 1
+    stamp(state, log)
     with paused_gc():
         for batch in log.read_batches(start, to_seq):
             fold_dicts(state, batch)
@@ -136,8 +152,20 @@ def save_checkpoint(log: Log, state: SwarmState, pinned: bool = False) -> int:
 
 
 def save_checkpoint_info(log: Log, state: SwarmState, pinned: bool = False) -> CheckpointInfo:
-    """``save_checkpoint``, returning what the store recorded (its identity)."""
-    return log.checkpoints.save(
+    """``save_checkpoint``, returning what the store recorded (its identity).
+
+    Raises ErasedSince, storing nothing, when the log was redacted after the state's fold
+    began (``state.redactions``): the state may hold words that are gone from the log. A
+    redaction finishing while the checkpoint is written deletes it again; one finishing
+    later deletes it itself (a forget drops the checkpoints after its first seq).
+    """
+    before = log.redactions()
+    if state.redactions is not None and before != state.redactions:
+        raise ErasedSince(
+            f"the log was redacted after this state was folded (redactions {state.redactions}"
+            f" -> {before}): not checkpointed; fold anew from the log"
+        )
+    info = log.checkpoints.save(
         state.last_seq,
         state.to_bytes(),
         CHECKPOINT_FORMAT,
@@ -145,3 +173,10 @@ def save_checkpoint_info(log: Log, state: SwarmState, pinned: bool = False) -> C
         pinned=pinned,
         keep=state.config.synthesizer.checkpoint_keep,
     )
+    if log.redactions() != before:
+        log.checkpoints.delete(info)
+        raise ErasedSince(
+            "the log was redacted while this state was checkpointed: checkpoint dropped;"
+            " fold anew from the log"
+        )
+    return info

@@ -22,7 +22,13 @@ from .board import Board
 from .config import SynthConfig
 from .configlog import settle_config
 from .errors import UnknownFact
-from .replay import fold_into, load_checkpoint_info, save_checkpoint_info, state_at
+from .replay import (
+    ErasedSince,
+    fold_into,
+    load_checkpoint_info,
+    save_checkpoint_info,
+    state_at,
+)
 from .retry import PendingAppends
 from .state import SwarmState
 
@@ -185,7 +191,12 @@ class Swarm:
         kept whatever the retention.
         """
         state = self.refresh()
-        info = save_checkpoint_info(self.log, state, pinned=pinned)
+        try:
+            info = save_checkpoint_info(self.log, state, pinned=pinned)
+        except ErasedSince:  # folded before an erasure: fold anew, then store that
+            self._reload()
+            state = self.refresh()
+            info = save_checkpoint_info(self.log, state, pinned=pinned)
         from . import vecckpt
 
         vecckpt.save(self.log, info, self.index, state)

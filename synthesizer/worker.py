@@ -37,7 +37,7 @@ from .factindex import FactIndex
 from .facts import RETRACTED, Fact, RawMemory
 from .guards import first_unguarded
 from .lease import LEASE_KEY, Holder, Lease
-from .replay import fold_into, load_checkpoint, save_checkpoint_info
+from .replay import ErasedSince, fold_into, load_checkpoint, save_checkpoint_info, stamp
 from .retention import compact_by
 from .scorer import BatchScorer
 from .signature import signature
@@ -151,10 +151,21 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ folding
 
+    def reload(self) -> None:
+        """Drop the folded state and the vector index and fold anew from the newest
+        checkpoint and the log: after an erasure rewrote records this worker had folded
+        (its state may hold their words), before it checkpoints again."""
+        self.state = load_checkpoint(self.log) or SwarmState()
+        self.index = FactIndex(self.index.embedder)
+        self._basis, self._basis_rows = None, 0
+        self._last_checkpoint = self.state.last_seq
+        self.catch_up()
+
     def catch_up(self) -> int:
         """Fold every event appended since the state's last seq; return how many."""
         before = self.state.last_seq
         st = self.state
+        stamp(st, self.log)
         for batch in self.log.read_batches(before + 1):  # stored mappings: no Event per record
             fold_dicts(st, batch)
             self.index.observe(batch)
@@ -327,6 +338,11 @@ class Synthesizer:
                     raise
                 LOG.warning("swarmlog: %s", e)  # a periodic one: the next is tried later
                 self._last_checkpoint = st.last_seq
+                return False
+            except ErasedSince:
+                if force:
+                    raise
+                self.reload()  # records folded before an erasure: fold them anew
                 return False
             self._last_checkpoint = st.last_seq
             if self.config.retention.active and compactable(self.log):

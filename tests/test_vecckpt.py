@@ -217,8 +217,9 @@ def test_jetstream_vectors_travel_with_the_checkpoint(
         swarm.tick()
         seq = swarm.checkpoint()
         build(swarm, 5, start=40)  # 5 facts after the checkpoint
-        before = {q: hits(swarm, q) for q in TOPICS}
         assert [p.name for p in (tmp_path / "writer-cache").rglob("vec-*.f32")]
+    with Swarm.open(target) as swarm:  # opened as the reader will be (the last float32
+        before = {q: hits(swarm, q) for q in TOPICS}  # bits depend on the embedding batch)
     monkeypatch.setenv("SWARMLOG_CACHE_DIR", str(tmp_path / "reader-cache"))
     emb = CountingEmbedder()
     with Swarm.open(target, embedder=emb) as swarm:

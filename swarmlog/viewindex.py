@@ -30,12 +30,16 @@ _I64 = "<i8"
 def str_hash(s: str) -> int:
     """A 64-bit hash of an id or key that every process computes alike (``hash`` does not).
 
-    A default id (32 hex digits of a uuid4) is random already: its first 16 digits are
-    taken as a number. Anything else goes through blake2b.
+    A default id (32 hex digits of a uuid4) is random already: its first 16 characters
+    read as a hex number are the hash. Anything else (or what does not read so) goes
+    through blake2b. Only equal hashes matter, never what they mean: lookups compare
+    the strings.
     """
-    if len(s) == 32 and s.isascii() and s.isalnum():
+    if len(s) == 32:
         try:
-            return int(s[:16], 16)
+            h = int(s[:16], 16)
+            if h >= 0:
+                return h
         except ValueError:
             pass
     return int.from_bytes(blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest())
@@ -51,7 +55,7 @@ class Table:
     """Entries (string -> seq) sorted by ``str_hash``: ``hashes[i]``, ``seqs[i]`` and the
     UTF-8 string ``blob[offs[i]:offs[i + 1]]``. The arrays may view a mapped file."""
 
-    __slots__ = ("_bv", "_hv", "_ov", "blob", "hashes", "offs", "seqs")
+    __slots__ = ("_bv", "_edges", "_hv", "_ov", "_shift", "blob", "hashes", "offs", "seqs")
 
     def __init__(
         self,
@@ -66,6 +70,15 @@ class Table:
         self._hv = hashes.astype("=u8", copy=False).data
         self._ov = offs.astype("=i8", copy=False).data
         self._bv = blob.data
+        # where each of 2**bits hash ranges starts (about 16 entries each), so a lookup
+        # bisects a few entries, not the whole column
+        import numpy as np
+
+        bits = min(24, max(0, (len(hashes) // 16).bit_length() - 1))
+        self._shift = 64 - bits
+        starts = np.arange(2**bits, dtype=np.uint64) << np.uint64(self._shift % 64)
+        edges = np.append(np.searchsorted(hashes, starts), len(hashes))
+        self._edges = edges.astype("=i8").data
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -114,7 +127,8 @@ class Table:
         """The seq of entry ``s``; None if there is none."""
         hv = self._hv
         h = str_hash(s) if h is None else h
-        i = bisect_left(hv, h)
+        b = h >> self._shift
+        i = bisect_left(hv, h, self._edges[b], self._edges[b + 1])
         if i == len(hv) or hv[i] != h:
             return None
         want = s.encode("utf-8", "surrogatepass")

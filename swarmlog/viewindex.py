@@ -84,12 +84,6 @@ class Table:
         return len(self.seqs)
 
     @classmethod
-    def empty(cls) -> Table:
-        import numpy as np
-
-        return cls(np.empty(0, _U64), np.empty(0, _I64), np.zeros(1, _I64), np.empty(0, np.uint8))
-
-    @classmethod
     def build(cls, strs: list[str], seqs: Iterable[int]) -> Table:
         """The table of these entries (strings distinct)."""
         import numpy as np

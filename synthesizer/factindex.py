@@ -293,9 +293,12 @@ class FactIndex:
         }
 
     def _write_rows(self, state: SwarmState, fids: Iterable[str]) -> None:
-        """Rewrite the rows of the given facts (those live and indexed) from the facts."""
+        """Rewrite the rows of the given facts (those live and indexed) from the facts:
+        one assignment per column and namespace (a fresh process's first recall writes
+        every row the events since the checkpoint touched: hundreds)."""
         facts = state.facts
         w_imp = state.config.importance_weight
+        todo: dict[tuple[str, int], tuple[VectorIndex, list[int], list[dict[str, Any]]]] = {}
         for fid in fids:
             f = facts.get(fid)
             where = self._where.get(fid)
@@ -305,10 +308,14 @@ class FactIndex:
             row = None if idx is None else idx.row(fid)
             if idx is None or row is None:
                 continue
-            vals = self.fact_row(f, w_imp)
-            idx.weights()[row] = vals.pop("weight")
-            for name, v in vals.items():
-                idx.column(name)[row] = v
+            _, rows, vals = todo.setdefault(where, (idx, [], []))
+            rows.append(row)
+            vals.append(self.fact_row(f, w_imp))
+        for idx, rows, vals in todo.values():
+            at = np.array(rows, dtype=np.int64)
+            idx.weights()[at] = [v["weight"] for v in vals]
+            for name, _, _ in RANK_COLUMNS:
+                idx.column(name)[at] = [v[name] for v in vals]
 
     def _rebuild_columns(self, state: SwarmState) -> None:
         """Every row from the facts (only when events went unobserved): one pass per

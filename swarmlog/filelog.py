@@ -59,6 +59,7 @@ from .filesync import _MARK as _MARK  # (tests read the shared mark through file
 from .fsguard import check_local, check_real_dir, os_error, read_nofollow
 from .names import check_name, default_swarm_name
 from .segfiles import SegmentFiles
+from .viewindex import any_known
 
 FORMAT = "swarmlog-file/1"
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
@@ -289,7 +290,7 @@ class FileLog(SegmentReader, CatchUp, Log):
             with self._locked():
                 self._catch_up(locked=True)
                 index = self._ids
-                if index.keys().isdisjoint(ids):
+                if not any_known(index, ids):
                     known = None
                     fresh = srcs
                 else:  # a retry: some (or all) events are in the log already

@@ -17,7 +17,8 @@ or board write rewrites the rows it names. A state folded without ``observe`` (o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,50 @@ _KEYED = frozenset(
 _WHOLESALE = frozenset((T.SESSION_ENDED, T.IDENTITY_FORGOTTEN, T.SWARM_CONFIGURED))
 
 
+class _Namespaces:
+    """Fact id -> (embedder id, dim) of the namespace that holds its vector.
+
+    The local embedder's namespace answers for its own facts from its rows (attaching a
+    checkpoint's 100,000 rows then adds no entry per fact); a dict holds the others.
+    """
+
+    def __init__(self, space: VectorSpace, local: tuple[str, int]) -> None:
+        self._space, self._local = space, local
+        self._other: dict[str, tuple[str, int]] = {}
+
+    def _local_rows(self) -> VectorIndex | None:
+        return self._space.get(*self._local)
+
+    def get(self, fid: str) -> tuple[str, int] | None:
+        idx = self._local_rows()
+        if idx is not None and fid in idx:
+            return self._local
+        return self._other.get(fid)
+
+    def __contains__(self, fid: object) -> bool:
+        idx = self._local_rows()
+        return (idx is not None and fid in idx) or fid in self._other
+
+    def __len__(self) -> int:
+        idx = self._local_rows()
+        return (0 if idx is None else len(idx)) + len(self._other)
+
+    def __iter__(self) -> Iterator[str]:
+        idx = self._local_rows()
+        return chain(() if idx is None else idx.ids(), list(self._other))
+
+    def note(self, fid: str, where: tuple[str, int]) -> None:
+        """Record that ``where``'s index now holds ``fid`` (the local one needs no note)."""
+        if where != self._local:
+            self._other[fid] = where
+
+    def pop(self, fid: str) -> tuple[str, int] | None:
+        """Forget ``fid`` (its caller removes it from the index named)."""
+        where = self.get(fid)
+        self._other.pop(fid, None)
+        return where
+
+
 class FactIndex:
     """Vectors of a state's live facts in per-(embedder, dim) namespaces, with their
     ranking columns (see module docstring)."""
@@ -81,7 +126,7 @@ class FactIndex:
     def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
         self.space = VectorSpace()
-        self._where: dict[str, tuple[str, int]] = {}
+        self._where = _Namespaces(self.space, (self.embedder.id, self.embedder.dim))
         self._mark: tuple[int, int, int] = (-1, -1, -1)
         self._codes: dict[str, int] = {}
         self._seq = -1  # state seq the columns reflect (-1: rebuild on next prepare)
@@ -132,9 +177,7 @@ class FactIndex:
         cols = dict(cols)
         weights = cols.pop("weight")
         idx = self.default
-        idx.attach(ids, mat, weights, cols)
-        where = (self.embedder.id, self.embedder.dim)
-        self._where = dict.fromkeys(ids, where)
+        idx.attach(ids, mat, weights, cols)  # (its rows are where _where finds them)
         self._codes = {name: i for i, name in enumerate(codes)}
         self._mark = mark
         self._seq = self._observed = mark[2]
@@ -165,12 +208,12 @@ class FactIndex:
         if arr.ndim != 1 or arr.shape[0] < 1:
             raise ValueError(f"vector must be 1-D and non-empty, got shape {arr.shape}")
         self._space_index(eid, int(arr.shape[0])).add(fid, arr)
-        self._where[fid] = (eid, int(arr.shape[0]))
+        self._where.note(fid, (eid, int(arr.shape[0])))
         self._dirty.add(fid)
 
     def remove(self, fid: str) -> None:
         """Drop a fact's vector if present."""
-        where = self._where.pop(fid, None)
+        where = self._where.pop(fid)
         if where is not None:
             idx = self.space.get(*where)
             if idx is not None:
@@ -200,10 +243,7 @@ class FactIndex:
         if not fresh:
             return
         ids = [fids[i] for i in fresh]
-        self.default.add_many(ids, vecs[fresh])
-        where = (self.embedder.id, self.embedder.dim)
-        for fid in ids:
-            self._where[fid] = where
+        self.default.add_many(ids, vecs[fresh])  # (the local namespace: no _where note)
         self._dirty.update(ids)
 
     def add_facts(self, facts: list[Fact]) -> None:
@@ -293,9 +333,12 @@ class FactIndex:
         }
 
     def _write_rows(self, state: SwarmState, fids: Iterable[str]) -> None:
-        """Rewrite the rows of the given facts (those live and indexed) from the facts."""
+        """Rewrite the rows of the given facts (those live and indexed) from the facts:
+        one assignment per column and namespace (a fresh process's first recall writes
+        every row the events since the checkpoint touched: hundreds)."""
         facts = state.facts
         w_imp = state.config.importance_weight
+        todo: dict[tuple[str, int], tuple[VectorIndex, list[int], list[dict[str, Any]]]] = {}
         for fid in fids:
             f = facts.get(fid)
             where = self._where.get(fid)
@@ -305,10 +348,14 @@ class FactIndex:
             row = None if idx is None else idx.row(fid)
             if idx is None or row is None:
                 continue
-            vals = self.fact_row(f, w_imp)
-            idx.weights()[row] = vals.pop("weight")
-            for name, v in vals.items():
-                idx.column(name)[row] = v
+            _, rows, vals = todo.setdefault(where, (idx, [], []))
+            rows.append(row)
+            vals.append(self.fact_row(f, w_imp))
+        for idx, rows, vals in todo.values():
+            at = np.array(rows, dtype=np.int64)
+            idx.weights()[at] = [v["weight"] for v in vals]
+            for name, _, _ in RANK_COLUMNS:
+                idx.column(name)[at] = [v[name] for v in vals]
 
     def _rebuild_columns(self, state: SwarmState) -> None:
         """Every row from the facts (only when events went unobserved): one pass per

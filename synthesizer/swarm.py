@@ -123,7 +123,11 @@ class Swarm:
 
     def _open_index(self, emb: Embedder) -> FactIndex:
         """A FactIndex for the folded state: the checkpoint's vectors mapped when they were
-        saved with it (only facts after it are embedded), else empty (built on use)."""
+        saved with it (only facts after it are embedded), else empty (built on use).
+
+        The recall module is imported here too: a process builds the index to search it,
+        and its first recall should not pay the import (a few ms: ~1x a 10k recall)."""
+        from . import recall as _recall  # noqa: F401
         from . import vecckpt
         from .factindex import FactIndex
 

@@ -93,20 +93,18 @@ def test_read_only_catch_up_never_writes_a_snapshot(tmp_path: Path, spy: list[bo
 
 
 def _rewrite(root: Path, change: Callable[[dict[str, object]], None]) -> None:
+    """Change the snapshot's header and write it back well formed (layout: viewsnap.py)."""
     path = root / viewsnap.NAME
-    body = path.read_bytes().partition(b"\n")[2]
-    snap = orjson.loads(body)
-    change(snap)
-    body = orjson.dumps(snap)
+    line, _, columns = path.read_bytes().partition(b"\n")[2].partition(b"\n")
+    header = orjson.loads(line)
+    change(header)
+    line = orjson.dumps(header)
+    body = line + b" " * (-(9 + len(line) + 1) % 8) + b"\n" + columns
     path.write_bytes(b"%08x\n" % zlib.crc32(body) + body)
 
 
 def _bad_last_id(snap: dict[str, object]) -> None:
-    ids = snap["ids"]
-    assert isinstance(ids, dict)
-    last = snap["last"]
-    for k in [k for k, s in ids.items() if s == last]:
-        ids[k + "x"] = ids.pop(k)
+    snap["last_id"] = f"{snap['last_id']}x"
 
 
 def _point_before_end(snap: dict[str, object]) -> None:
@@ -169,3 +167,106 @@ def _flip(path: Path) -> None:
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
     assert os.path.getsize(path) == len(data)
+
+
+def _columns(root: Path, change: Callable[[dict[str, object], bytearray], None]) -> None:
+    """Change the snapshot's columns and write it back with a checksum that holds."""
+    path = root / viewsnap.NAME
+    line, _, columns = path.read_bytes().partition(b"\n")[2].partition(b"\n")
+    cols = bytearray(columns)
+    change(orjson.loads(line), cols)
+    body = line + b"\n" + bytes(cols)
+    path.write_bytes(b"%08x\n" % zlib.crc32(body) + body)
+
+
+def _id_column(header: dict[str, object], cols: bytearray, k: int) -> memoryview:
+    """Column ``k`` (0 hashes, 1 seqs, 2 offsets) of the ids table, as 8-byte items."""
+    shape = header["ids"]
+    assert isinstance(shape, list)
+    n = int(shape[0])
+    start = 8 * n * k
+    return memoryview(cols)[start : start + 8 * (n + (k == 2))].cast("Q")
+
+
+def _unsorted(header: dict[str, object], cols: bytearray) -> None:
+    hashes = _id_column(header, cols, 0)
+    hashes[0], hashes[1] = hashes[1], hashes[0]
+    assert hashes[0] != hashes[1]
+
+
+def _seq_past_last(header: dict[str, object], cols: bytearray) -> None:
+    last = header["last"]
+    assert isinstance(last, int)
+    _id_column(header, cols, 1)[0] = last + 1
+
+
+def _strings_moved(header: dict[str, object], cols: bytearray) -> None:
+    _id_column(header, cols, 2)[-1] += 8
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda r: _columns(r, _unsorted), id="unsorted-hashes"),
+        pytest.param(lambda r: _columns(r, _seq_past_last), id="seq-past-last"),
+        pytest.param(lambda r: _columns(r, _strings_moved), id="offsets-past-strings"),
+        pytest.param(
+            lambda r: (r / viewsnap.NAME).write_bytes((r / viewsnap.NAME).read_bytes()[:-8]),
+            id="truncated",
+        ),
+        pytest.param(lambda r: (r / viewsnap.NAME).write_bytes(b""), id="empty"),
+    ],
+)
+def test_a_snapshot_with_malformed_columns_is_ignored(
+    tmp_path: Path, spy: list[bool], damage: Callable[[Path], None]
+) -> None:
+    """Columns that a save cannot have written are refused even when the checksum holds:
+    the handle scans the segments and answers from what they hold."""
+    root = tmp_path / "s"
+    stored = _fill(root)
+    _first_append(root).close()
+    damage(root)
+    with _first_append(root) as c:
+        assert spy[-1] is False
+        _check_view(c, stored)
+
+
+def test_a_format_1_snapshot_is_ignored_and_removed_by_the_next_save(
+    tmp_path: Path, spy: list[bool]
+) -> None:
+    root = tmp_path / "s"
+    stored = _fill(root)
+    (root / viewsnap.OLD_NAME).write_bytes(b'00000000\n{"format": "swarmlog-view/1"}')
+    spy.clear()
+    with _first_append(root) as c:
+        assert spy == [False]
+        _check_view(c, stored)
+    assert (root / viewsnap.NAME).exists() and not (root / viewsnap.OLD_NAME).exists()
+
+
+def _header(root: Path) -> dict[str, object]:
+    head: dict[str, object] = orjson.loads((root / viewsnap.NAME).read_bytes().split(b"\n")[1])
+    return head
+
+
+def test_a_snapshot_saved_over_a_loaded_one_merges_them_exactly(
+    tmp_path: Path, spy: list[bool]
+) -> None:
+    """A handle that started from a snapshot, had its segment rescanned (a redaction: the
+    ids before the snapshot are read again) and read on saves one view with every id
+    once; the next handle starts from it and is right."""
+    root = tmp_path / "s"
+    stored = _fill(root)
+    _first_append(root).close()
+    with _first_append(root) as b:
+        assert spy[-1] is True
+        with open_log(root) as r:
+            assert r.redact({stored[5].seq: {"scrubbed": True}}) == 1
+        stored += _fill(root, 60, start=N)  # more than SAVE_AFTER: b's next catch-up saves
+        b.append(Event(agent="b", type="note", body={}))
+    head = _header(root)
+    saved = len(list(open_log(root).read())) - 1  # (saved by the catch-up before b's append)
+    assert head["last"] == saved and head["ids"] == [saved, 32 * saved]
+    with _first_append(root) as c:
+        assert spy[-1] is True
+        _check_view(c, stored)

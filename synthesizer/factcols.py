@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import not_
 from typing import Any
 
 import numpy as np
@@ -86,9 +88,10 @@ def build(entries: list[Fact | int], old: Columns | None) -> Columns:
     an unparsed row of ``old``), for a checkpoint written in that order."""
     n = len(entries)
     codes = {k: Codes(old.codes[k].names if old is not None else ()) for k in CODED}
-    is_row = np.fromiter((e.__class__ is int for e in entries), dtype=bool, count=n)
-    facts: list[Fact] = [e for e in entries if e.__class__ is not int]  # type: ignore[misc]
-    rows = np.fromiter((e for e in entries if e.__class__ is int), dtype=np.int64)
+    flags = list(map(isinstance, entries, repeat(int)))  # C loops: ~100 ns a fact
+    is_row = np.array(flags, dtype=bool)
+    rows = np.array(list(compress(entries, flags)), dtype=np.int64)
+    facts: list[Fact] = list(compress(entries, map(not_, flags)))  # type: ignore[arg-type]
     if old is None and len(rows):
         raise ValueError("unparsed rows without their columns")
     values = _fields(facts, codes)

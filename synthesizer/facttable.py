@@ -19,7 +19,16 @@ fold's determinism depends on that order.
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, KeysView, Mapping, MutableMapping, ValuesView
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterator,
+    KeysView,
+    Mapping,
+    MutableMapping,
+    Sequence,
+    ValuesView,
+)
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -27,9 +36,7 @@ import orjson
 from ._fast import fact_rows, facts_from_rows
 from .facts import Fact
 
-if TYPE_CHECKING:  # numpy arrays come from the loader; this module never imports numpy
-    import numpy as np
-
+if TYPE_CHECKING:
     from .factcols import Columns
 
 _MISSING: Any = object()
@@ -39,26 +46,39 @@ class RowStore:
     """Canonical fact rows in one buffer: row ``i`` is ``buf[starts[i]:starts[i + 1]]``.
 
     ``buf`` is the checkpoint payload (``bytes``, or a ``memoryview`` of a read-only
-    mapping, shared between processes); ``starts`` an int64 array of offsets into it.
-    ``columns`` (may be empty) are per-row arrays of a few fields saved beside the rows
-    (``factcols``), so statistics need not parse them.
+    mapping, shared between processes); ``starts`` the rows' offsets in it (a
+    ``memoryview`` cast to int64: no numpy needed to load a state). ``columns`` are
+    per-row arrays of a few fields saved beside the rows (``factcols``), so statistics
+    need not parse them; ``load_columns`` makes them on first use (numpy), None when the
+    block has none.
     """
 
-    __slots__ = ("buf", "columns", "starts")
+    __slots__ = ("_columns", "_load_columns", "buf", "starts")
 
     def __init__(
-        self, buf: bytes | memoryview, starts: np.ndarray, columns: Columns | None = None
+        self,
+        buf: bytes | memoryview,
+        starts: Sequence[int],
+        load_columns: Callable[[], Columns] | None = None,
     ) -> None:
         self.buf = memoryview(buf)
         self.starts = starts
-        self.columns = columns
+        self._load_columns = load_columns
+        self._columns: Columns | None = None
+
+    @property
+    def columns(self) -> Columns | None:
+        """The saved columns of these rows (None: not saved)."""
+        if self._columns is None and self._load_columns is not None:
+            self._columns = self._load_columns()
+        return self._columns
 
     def __len__(self) -> int:
         return max(0, len(self.starts) - 1)
 
     def row(self, i: int) -> bytes:
         """The canonical JSON bytes of row ``i``."""
-        return bytes(self.buf[int(self.starts[i]) : int(self.starts[i + 1])])
+        return bytes(self.buf[self.starts[i] : self.starts[i + 1]])
 
     def fact(self, i: int) -> Fact:
         """Row ``i`` parsed into a new ``Fact``."""
@@ -179,7 +199,7 @@ class FactTable(MutableMapping[str, Fact]):
     def saved_columns(self) -> Columns | None:
         """The columns saved with the rows while some rows are unparsed, else None (then
         a computation over every fact may as well read the facts)."""
-        if self.rows is None or self.rows.columns is None or not self.unparsed():
+        if self.rows is None or not self.unparsed():
             return None
         return self.rows.columns
 

@@ -211,7 +211,7 @@ class SwarmState:
         if isinstance(facts, FactTable) and (saved := facts.saved_columns()) is not None:
             from . import factcols  # numpy: only for a loaded state
 
-            return self._stats_of(factcols.frame(facts.entries(), saved))
+            return self.stats_from(factcols.frame(facts.entries(), saved))
         cats: dict[str, int] = {}
         agents: dict[str, int] = {}
         tiers_: dict[str, int] = {}
@@ -242,8 +242,9 @@ class SwarmState:
             evictions=self.metrics.evictions_total,
         )
 
-    def _stats_of(self, fr: Any) -> PoolStats:
-        """``stats()`` from a ``factcols.Frame`` of the facts."""
+    def stats_from(self, fr: Any) -> PoolStats:
+        """``stats()`` computed from a ``factcols.Frame`` of the facts (one a caller
+        already has: ``metrics.compute``)."""
         from .factcols import ordered_counts, sequential_sum
 
         strength = fr.arrays["strength"]

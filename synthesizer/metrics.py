@@ -345,7 +345,7 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
     """All dashboard metrics of ``state`` (one pass over facts; fast at 100k events)."""
     m = state.metrics
     fr = frame(state)
-    st = state.stats()
+    st = state.stats() if fr is None else state.stats_from(fr)
     span = state.last_ts - m.first_ts if m.first_ts > 0 else 0.0
     rate = m.events_total / span if span > 0 else None
     dup_total = sum(m.duplicates.values())

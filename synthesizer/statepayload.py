@@ -23,18 +23,19 @@ the next checkpoint is written in this one).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import orjson
 
-from . import factcols
 from .facttable import FactTable, RowStore, entries_of, rows_bytes
 from .foldstate import FORMAT, SwarmState
 
 LAYOUT = 1
 CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}+rows/{LAYOUT}"
 """The checkpoint store's format tag of these payloads."""
+
+if TYPE_CHECKING:
+    from .factcols import Columns
 
 _MAGIC = b"swarmstate-rows %d " % LAYOUT
 _PREFIX = len(_MAGIC) + 13  # 12 digits and a newline
@@ -43,6 +44,10 @@ _ALIGN = 8
 
 def encode(state: SwarmState) -> bytes:
     """The checkpoint payload of ``state`` (see the module docstring)."""
+    import numpy as np
+
+    from . import factcols
+
     f_entries, e_entries = entries_of(state.facts), entries_of(state.evicted)
     rows = rows_bytes(state.facts, f_entries) + rows_bytes(state.evicted, e_entries)
     facts = state.facts
@@ -121,26 +126,43 @@ def decode(data: bytes | memoryview) -> SwarmState:
         raise ValueError(f"payload is {len(mv)} bytes, its header says {at['size']}")
     fact_ids, ev_ids = h["ids"]["facts"], h["ids"]["evicted"]
     nf, ne = len(fact_ids), len(ev_ids)
-    starts = np.frombuffer(mv, dtype="<i8", count=nf + ne + 1, offset=at["starts"])
-    if starts[0] != _PREFIX + n_head or starts[-1] > at["starts"] or np.any(np.diff(starts) < 0):
+    starts = mv[at["starts"] : at["starts"] + 8 * (nf + ne + 1)].cast("q")
+    if starts[0] != _PREFIX + n_head or starts[-1] > at["starts"]:
         raise ValueError("row offsets are inconsistent")
+    spec = at["columns"]
+    if any(spec[name][2] != nf for name in (*_NUMERIC, *_CODED)):
+        raise ValueError("columns do not match the fact rows")
+    codes = at["codes"]
+
+    def columns() -> Columns:
+        return _columns(mv, spec, codes)
+
+    state = SwarmState._from_dict(h["state"])
+    state.facts = FactTable(fact_ids, RowStore(mv, starts[: nf + 1], columns))
+    state.evicted = FactTable(ev_ids, RowStore(mv, starts[nf:]))
+    return state
+
+
+_NUMERIC = ("strength", "reinforcements", "created_seq", "support")  # factcols.NUMERIC
+_CODED = ("tier", "status", "category", "agent")  # factcols.CODED
+
+
+def _columns(mv: memoryview, spec: dict[str, Any], codes: dict[str, list[str]]) -> Columns:
+    """The saved columns (``factcols``), as numpy views of the payload."""
+    import numpy as np
+
+    from . import factcols
+
     arr = {
         name: np.frombuffer(mv, dtype=dt, count=n, offset=off)
-        for name, (off, dt, n) in at["columns"].items()
+        for name, (off, dt, n) in spec.items()
     }
-    codes = {k: factcols.Codes(v) for k, v in at["codes"].items()}
-    cols = factcols.Columns(
+    return factcols.Columns(
         {k: arr[k] for k, _ in factcols.NUMERIC} | {k: arr[k] for k in factcols.CODED},
         arr["rb_row"],
         arr["rb_agent"],
-        codes,
+        {k: factcols.Codes(v) for k, v in codes.items()},
     )
-    if any(len(a) != nf for a in cols.arrays.values()):
-        raise ValueError("columns do not match the fact rows")
-    state = SwarmState._from_dict(h["state"])
-    state.facts = FactTable(fact_ids, RowStore(mv, starts[: nf + 1], cols))
-    state.evicted = FactTable(ev_ids, RowStore(mv, starts[nf:]))
-    return state
 
 
 def _aligned(x: int) -> int:

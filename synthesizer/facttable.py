@@ -91,11 +91,11 @@ class FactTable(MutableMapping[str, Fact]):
     See the module docstring. ``rows`` is None for a table that never had rows.
     """
 
-    __slots__ = ("_d", "rows")
+    __slots__ = ("_by_id", "rows")
 
     def __init__(self, ids: list[str] | None = None, rows: RowStore | None = None) -> None:
         # value: a Fact, or (an int) the number of its unparsed row in ``rows``
-        self._d: dict[str, Fact | int] = (
+        self._by_id: dict[str, Fact | int] = (
             {} if ids is None else dict(zip(ids, range(len(ids)), strict=True))
         )
         self.rows = rows
@@ -103,22 +103,22 @@ class FactTable(MutableMapping[str, Fact]):
     # ------------------------------------------------------------ the dict interface
 
     def __len__(self) -> int:
-        return len(self._d)
+        return len(self._by_id)
 
     def __contains__(self, fid: object) -> bool:
-        return fid in self._d
+        return fid in self._by_id
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._d)
+        return iter(self._by_id)
 
     def __getitem__(self, fid: str) -> Fact:
-        v = self._d[fid]
+        v = self._by_id[fid]
         if v.__class__ is int:
             return self._load(fid, v)
         return v  # type: ignore[return-value]
 
     def get(self, fid: str, default: Any = None) -> Any:
-        v = self._d.get(fid, _MISSING)
+        v = self._by_id.get(fid, _MISSING)
         if v is _MISSING:
             return default
         if v.__class__ is int:
@@ -126,13 +126,13 @@ class FactTable(MutableMapping[str, Fact]):
         return v
 
     def __setitem__(self, fid: str, f: Fact) -> None:
-        self._d[fid] = f
+        self._by_id[fid] = f
 
     def __delitem__(self, fid: str) -> None:
-        del self._d[fid]
+        del self._by_id[fid]
 
     def pop(self, fid: str, default: Any = _MISSING) -> Any:
-        v = self._d.pop(fid, _MISSING)
+        v = self._by_id.pop(fid, _MISSING)
         if v is _MISSING:
             if default is _MISSING:
                 raise KeyError(fid)
@@ -143,32 +143,32 @@ class FactTable(MutableMapping[str, Fact]):
 
     def popitem(self) -> tuple[str, Fact]:
         """The last (id, fact), removed (LIFO, as ``dict.popitem``)."""
-        fid, v = self._d.popitem()
+        fid, v = self._by_id.popitem()
         if isinstance(v, int):
             return fid, self._parse(v)
         return fid, v
 
     def clear(self) -> None:
-        self._d.clear()
+        self._by_id.clear()
 
     def __reversed__(self) -> Iterator[str]:
-        return reversed(self._d)
+        return reversed(self._by_id)
 
     def keys(self) -> KeysView[str]:
-        return self._d.keys()
+        return self._by_id.keys()
 
     def values(self) -> ValuesView[Fact]:
         """Every fact, in order (parses every row not parsed yet: see the module doc)."""
         self.materialize()
-        return self._d.values()  # type: ignore[return-value]
+        return self._by_id.values()  # type: ignore[return-value]
 
     def items(self) -> ItemsView[str, Fact]:
         """(id, fact) pairs in order (parses every row not parsed yet)."""
         self.materialize()
-        return self._d.items()  # type: ignore[return-value]
+        return self._by_id.items()  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        return f"FactTable({len(self._d)} facts, {self.unparsed()} unparsed)"
+        return f"FactTable({len(self._by_id)} facts, {self.unparsed()} unparsed)"
 
     # ------------------------------------------------------------ rows
 
@@ -177,12 +177,12 @@ class FactTable(MutableMapping[str, Fact]):
         return self.rows.fact(i)
 
     def _load(self, fid: str, i: int) -> Fact:
-        f = self._d[fid] = self._parse(i)
+        f = self._by_id[fid] = self._parse(i)
         return f
 
     def materialize(self) -> None:
         """Parse every row still unparsed (one bulk parse; order unchanged)."""
-        d = self._d
+        d = self._by_id
         todo = [(fid, v) for fid, v in d.items() if v.__class__ is int]
         if not todo:
             return
@@ -194,7 +194,7 @@ class FactTable(MutableMapping[str, Fact]):
 
     def unparsed(self) -> int:
         """How many facts are still unparsed rows."""
-        return sum(1 for v in self._d.values() if v.__class__ is int)
+        return sum(1 for v in self._by_id.values() if v.__class__ is int)
 
     def saved_columns(self) -> Columns | None:
         """The columns saved with the rows while some rows are unparsed, else None (then
@@ -206,7 +206,7 @@ class FactTable(MutableMapping[str, Fact]):
     def entries(self) -> list[Fact | int]:
         """Each fact in order as its ``Fact`` or, still unparsed, its row number (for
         serialization and statistics that need not parse)."""
-        return list(self._d.values())
+        return list(self._by_id.values())
 
     def row_bytes(self, i: int) -> bytes:
         """The canonical bytes of unparsed row ``i``."""

@@ -147,6 +147,7 @@ def test_replay_from_a_lazy_checkpoint_equals_replay_from_the_start(tmp_path: Pa
             lambda: [sw.agent("a3").share(f"more {w} {j}") for j, w in enumerate(words)],
             lambda: sw.synthesize(),
             lambda: sw.tick(),
+            lambda: sw.tick(),  # strength 0.6^3 < 0.3: decay evicts the unreinforced
             lambda: sw.forget(agent="a0"),
         ]
         for step in steps:
@@ -159,6 +160,8 @@ def test_replay_from_a_lazy_checkpoint_equals_replay_from_the_start(tmp_path: Pa
             assert loaded.digest() == fresh.digest()
             assert _metrics(loaded) == _metrics(fresh)
             sw.checkpoint()  # the next step starts from a checkpoint of a mixed table
+        evictions = state_at(log).metrics.evictions
+        assert evictions.get("capacity") and evictions.get("decay"), evictions
 
 
 def test_a_loaded_state_outlives_its_checkpoint_file(tmp_path: Path) -> None:

@@ -208,3 +208,16 @@ def test_a_damaged_payload_is_skipped(tmp_path: Path, caplog: pytest.LogCaptureF
     log.checkpoints.save(log.last_seq, b"swarmstate-rows 1 000000000002\n{}", CHECKPOINT_FORMAT)
     assert load_checkpoint(log) is not None  # the older, good one
     assert any("does not decode" in r.getMessage() for r in caplog.records)
+
+
+def test_the_header_alone_gives_the_configuration() -> None:
+    """``state_dict`` (configlog's reader of a checkpoint whose configuring event retention
+    deleted) reads the configuration and its seq without the fact rows."""
+    events = build([(0, 1, 2, 0, 0.5), (2, 0, 0, 0, 0.1), (7, 0, 0, 0, 0.2)])
+    state = fold(events, SwarmState(CFG))
+    state.config_seq = 2
+    d = statepayload.state_dict(statepayload.encode(state))
+    assert SynthConfig.model_validate(d["config"]) == CFG
+    assert d["config_seq"] == 2 and d["last_seq"] == state.last_seq and d["facts"] == []
+    with pytest.raises(ValueError):
+        statepayload.state_dict(state.to_bytes())  # the canonical form is not a payload

@@ -224,11 +224,12 @@ def rows_bytes(facts: Mapping[str, Fact], entries: list[Fact | int]) -> list[byt
     unparsed row as stored, a ``Fact`` as ``orjson.dumps(fact.to_row())``."""
     out: list[bytes] = []
     dumps, opt = orjson.dumps, orjson.OPT_SORT_KEYS
+    parsed = iter(fact_rows([e for e in entries if e.__class__ is not int]))  # type: ignore[misc]
     for e in entries:
         if e.__class__ is int:
             out.append(facts.row_bytes(e))  # type: ignore[attr-defined]
         else:
-            out.append(dumps(e.to_row(), option=opt))  # type: ignore[union-attr]
+            out.append(dumps(next(parsed), option=opt))
     return out
 
 

@@ -10,7 +10,8 @@ the same content laid out so that loading it parses no fact (``facttable``)::
                                        parts below are
     <rows>                             each fact's canonical row (orjson.dumps of
                                        Fact.to_row()), facts then evicted, back to back
-    <starts>                           int64 offsets of the rows in the payload (n + 1)
+    <starts>                           int64 offsets of the rows in the payload (n + 1;
+                                       native byte order, as the vector files)
     <columns>                          factcols' arrays of the fact rows (8-aligned)
 
 Loading = checksum (the store's) + one parse of the header + views of the arrays: a

@@ -16,7 +16,10 @@ warning (logger ``swarmlog.checkpoint``) naming the file and the reason, and the
 older one is tried. So a checkpoint copied from another swarm, one from a log restored
 from an older backup, or one whose header was edited costs time, never correctness.
 
-Writes are atomic (temporary file, fsync, rename, fsync of the directory). After a save
+Writes are atomic (temporary file, fsync, rename, fsync of the directory), and a
+checkpoint file is never changed in place (only replaced by a rename or unlinked), so a
+file store hands out its payloads as read-only memory maps: processes that load one
+checkpoint share its pages, and a mapping outlives the file's replacement or deletion. After a save
 the store keeps the newest ``keep`` unpinned checkpoints of this log plus every pinned
 one; older ones are deleted only after the new one is durable, oldest first, so a crash
 at any point leaves every checkpoint that was usable before the save, or the new one.
@@ -29,6 +32,7 @@ import builtins
 import errno
 import fcntl
 import hashlib
+import mmap
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -97,14 +101,16 @@ class Checkpoint:
     """A loaded, checksum-verified checkpoint."""
 
     info: CheckpointInfo
-    data: bytes = field(repr=False)  # the payload: its size is in ``info``
+    data: bytes | memoryview = field(repr=False)
+    """The payload (its size is in ``info``); a read-only memoryview of a mapped file
+    from a file store, keeping the mapping alive as long as it is referenced."""
 
     @property
     def seq(self) -> int:
         return self.info.seq
 
 
-def _sum(info: CheckpointInfo, data: bytes) -> str:
+def _sum(info: CheckpointInfo, data: bytes | memoryview) -> str:
     """The checksum of a header's fields and its payload (no copy of the payload)."""
     h = hashlib.blake2b(orjson.dumps(info.fields(), option=orjson.OPT_SORT_KEYS), digest_size=16)
     h.update(b"\n")
@@ -126,7 +132,7 @@ class CheckpointStore(abc.ABC):
         """Every checkpoint whose header reads, oldest first (payloads unchecked)."""
 
     @abc.abstractmethod
-    def _read(self, info: CheckpointInfo) -> bytes:
+    def _read(self, info: CheckpointInfo) -> bytes | memoryview:
         """The raw payload of a listed checkpoint."""
 
     @abc.abstractmethod
@@ -319,7 +325,7 @@ class CheckpointStore(abc.ABC):
         return len(gone)
 
 
-def _payload_problem(info: CheckpointInfo, data: bytes) -> str | None:
+def _payload_problem(info: CheckpointInfo, data: bytes | memoryview) -> str | None:
     """Why a checkpoint's bytes are not what its header promises (None: they are)."""
     if info.version != VERSION:
         return f"format version {info.version} predates log identities"
@@ -466,10 +472,16 @@ class FileCheckpointStore(CheckpointStore):
         out.sort(key=lambda i: (i.seq, i.name))
         return out
 
-    def _read(self, info: CheckpointInfo) -> bytes:
+    def _read(self, info: CheckpointInfo) -> bytes | memoryview:
+        """The payload as a read-only view of the file mapped in memory (shared with other
+        readers of it; safe because checkpoint files are replaced, never rewritten)."""
         with _open_nofollow(self.dir / info.name) as f:
-            f.readline(65536)
-            return f.read()
+            start = len(f.readline(65536))
+            size = os.fstat(f.fileno()).st_size
+            if size <= start:
+                return b""
+            mm = mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ)
+        return memoryview(mm)[start:]
 
     def delete(self, info: CheckpointInfo) -> None:
         try:

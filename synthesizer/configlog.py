@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ValidationError
 
 from swarmlog import Event, Log, SwarmlogError, VersionConflict
@@ -164,12 +163,14 @@ def log_config(log: Log) -> Configured:
 def _checkpointed(log: Log, v: int) -> Configured:
     """The configuration recorded at seq ``v`` once retention deleted that event: from a
     checkpoint's state (it carries its configuration and the seq that recorded it)."""
+    from .statepayload import state_dict  # numpy and the fold: only on this rare path
+
     for info in reversed(log.checkpoints.list()):
         if info.seq < v:
             break
         try:
-            d = orjson.loads(log.checkpoints.load(info).data)
-        except (SwarmlogError, OSError, orjson.JSONDecodeError):
+            d = state_dict(log.checkpoints.load(info).data)
+        except (SwarmlogError, OSError, ValueError, KeyError):
             continue
         if isinstance(d, dict) and d.get("config_seq") == v:
             return Configured(SynthConfig.model_validate(d["config"]), v, {})

@@ -17,7 +17,7 @@ Kept out of ``state`` so the fold's module stays small; it needs only the state'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, Protocol
 
 from . import facade_events as FE
@@ -37,8 +37,8 @@ REDACTED = "[redacted]"
 class ErasableState(Protocol):
     """What erasure needs of ``SwarmState`` (structural: no import of the fold)."""
 
-    facts: dict[str, Fact]
-    evicted: dict[str, Fact]
+    facts: MutableMapping[str, Fact]
+    evicted: MutableMapping[str, Fact]
     signatures: dict[str, str]
     pending: dict[int, RawMemory]
     recalled: dict[str, set[int]]

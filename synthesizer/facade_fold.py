@@ -10,7 +10,7 @@ Store times are unix milliseconds, as in seed 001: the event's ``ts`` × 1000.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
 from . import facade_events as FE
@@ -24,7 +24,7 @@ DAY_S = 86400.0
 class _State(Protocol):
     """What these handlers need of ``SwarmState`` (not imported: no cycle)."""
 
-    facts: dict[str, Fact]
+    facts: MutableMapping[str, Fact]
     signatures: dict[str, str]
     ext: Facades
 

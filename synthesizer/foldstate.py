@@ -9,17 +9,19 @@ seq 1 or from ``SwarmState.from_bytes`` of a checkpoint.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import orjson
 
 from . import pool, revival, tiers
-from ._fast import Knobs, fact_rows, facts_from_rows, paused_gc
+from ._fast import Knobs, facts_from_rows, paused_gc
 from .config import SynthConfig
 from .erasure import FORGOTTEN
 from .facade_state import Facades
 from .facts import FACT_FIELDS, Fact, RawMemory
+from .facttable import FactTable, fact_array
 
 FORMAT = 3
 """Serialization format of ``to_bytes``; bump on incompatible changes."""
@@ -105,7 +107,8 @@ _STATS_FIELDS = tuple(f.name for f in fields(PoolStats))
 class SwarmState:
     """Everything folded from the log: live facts, pending raw memories, indexes, metrics.
 
-    * ``facts``: live facts by id (evicted ones are removed);
+    * ``facts``: live facts by id (evicted ones are removed): a ``dict`` when folded,
+      a ``FactTable`` (parsed on first access, same order) when loaded from a checkpoint;
     * ``signatures``: content signature -> fact id, kept after eviction (exact dedup);
     * ``evicted``: evicted facts kept for revival, oldest eviction first (see revival);
     * ``pending``: raw ``memory.shared`` events by seq, until a synth event consumes them;
@@ -139,9 +142,9 @@ class SwarmState:
 
     def __init__(self, config: SynthConfig | None = None) -> None:
         self.config = config if config is not None else SynthConfig()
-        self.facts: dict[str, Fact] = {}
+        self.facts: MutableMapping[str, Fact] = {}
         self.signatures: dict[str, str] = {}
-        self.evicted: dict[str, Fact] = {}
+        self.evicted: MutableMapping[str, Fact] = {}
         self.pending: dict[int, RawMemory] = {}
         self.subjects: dict[str, list[str]] = {}
         self.coact: dict[str, dict[str, int]] = {}
@@ -199,7 +202,16 @@ class SwarmState:
         )
 
     def stats(self) -> PoolStats:
-        """Pool statistics in the seed's shape (average strength 0.0 when empty)."""
+        """Pool statistics in the seed's shape (average strength 0.0 when empty).
+
+        Of a state loaded from a checkpoint, from the columns saved with its rows and the
+        facts parsed since (``factcols``): the same figures, no row parsed.
+        """
+        facts = self.facts
+        if isinstance(facts, FactTable) and (saved := facts.saved_columns()) is not None:
+            from . import factcols  # numpy: only for a loaded state
+
+            return self.stats_from(factcols.frame(facts.entries(), saved))
         cats: dict[str, int] = {}
         agents: dict[str, int] = {}
         tiers_: dict[str, int] = {}
@@ -230,10 +242,31 @@ class SwarmState:
             evictions=self.metrics.evictions_total,
         )
 
+    def stats_from(self, fr: Any) -> PoolStats:
+        """``stats()`` computed from a ``factcols.Frame`` of the facts (one a caller
+        already has: ``metrics.compute``)."""
+        from .factcols import ordered_counts, sequential_sum
+
+        strength = fr.arrays["strength"]
+        n = len(fr)
+        return PoolStats(
+            total=n,
+            by_category=ordered_counts(fr, "category"),
+            by_agent=ordered_counts(fr, "agent", none_as=""),
+            by_tier=ordered_counts(fr, "tier"),
+            by_status=ordered_counts(fr, "status"),
+            average_strength=sequential_sum(strength) / n if n else 0.0,
+            total_reinforcements=int(fr.arrays["reinforcements"].sum()),
+            near_eviction=int((strength < 2.0 * self.config.pool.eviction_threshold).sum()),
+            evictions=self.metrics.evictions_total,
+        )
+
     # ------------------------------------------------------------ serialization
 
-    def to_dict(self) -> dict[str, Any]:
-        """The canonical content of the state as plain JSON values."""
+    def to_dict(self, with_facts: bool = True) -> dict[str, Any]:
+        """The canonical content of the state as plain JSON values (the fact rows of
+        ``facts`` and ``evicted`` left empty when not ``with_facts``: a checkpoint
+        stores them apart, see ``statepayload``)."""
         return {
             "format": FORMAT,
             "config": self.config.model_dump(mode="json"),
@@ -242,9 +275,9 @@ class SwarmState:
             "progress": self.progress,
             "config_seq": self.config_seq,
             "fact_fields": list(FACT_FIELDS),
-            "facts": fact_rows(self.facts.values()),
+            "facts": fact_array(self.facts) if with_facts else [],
             "signatures": self.signatures,
-            "evicted": fact_rows(self.evicted.values()),
+            "evicted": fact_array(self.evicted) if with_facts else [],
             "pending": [r.to_dict() for r in self.pending.values()],
             "subjects": self.subjects,
             "coact": self.coact,

@@ -1,7 +1,9 @@
 """Swarm metrics (DESIGN 9) computed from a folded ``SwarmState``.
 
 Everything here is a pure read of the state: the counters the fold keeps in
-``state.metrics`` plus one pass over the live facts. The dashboards render a
+``state.metrics`` plus one pass over the live facts. Of a state loaded from a checkpoint
+whose fact rows are still unparsed (``facttable``), that pass reads the columns saved with
+the rows instead (``factcols.Frame``): the same figures, no row parsed. The dashboards render a
 ``SwarmMetrics``; ``to_dict()`` is the JSON form of ``swarmlog stats --json``.
 
 Definitions:
@@ -34,12 +36,16 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import events as T
 from .authz import refused_by_type
 from .facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
+from .facttable import FactTable
 from .state import SwarmState
+
+if TYPE_CHECKING:
+    from .factcols import Frame
 
 STRENGTH_BINS = 10
 TOP_FACTS = 10
@@ -198,15 +204,43 @@ def _fact_row(f: Fact) -> FactRow:
     )
 
 
-def top_facts(state: SwarmState, n: int = TOP_FACTS) -> list[FactRow]:
-    """The ``n`` strongest-supported live facts: support, then strength, then oldest."""
+def frame(state: SwarmState) -> Frame | None:
+    """The facts' fields as columns when the state has unparsed rows, else None."""
+    facts = state.facts
+    if isinstance(facts, FactTable) and (saved := facts.saved_columns()) is not None:
+        from .factcols import frame as frame_of
+
+        fr = frame_of(facts.entries(), saved)
+        if np_finite(fr.arrays["strength"]):
+            return fr
+    return None  # plain loops (they raise on a non-finite strength, as before)
+
+
+def np_finite(a: Any) -> bool:
+    """Whether every value of a numpy array is finite."""
+    import numpy as np
+
+    return bool(np.isfinite(a).all())
+
+
+def top_facts(state: SwarmState, n: int = TOP_FACTS, fr: Frame | None = None) -> list[FactRow]:
+    """The ``n`` strongest-supported live facts: support, then strength, then oldest
+    (then first in the facts' order: a stable sort)."""
+    if fr is not None:
+        import numpy as np
+
+        a = fr.arrays
+        pos = np.arange(len(fr))
+        order = np.lexsort((pos, a["created_seq"], -a["strength"], -a["support"]))[:n]
+        ids = list(state.facts)
+        return [_fact_row(state.facts[ids[i]]) for i in order.tolist()]
     best = heapq.nsmallest(
         n, state.facts.values(), key=lambda f: (-f.support, -f.strength, f.created_seq)
     )
     return [_fact_row(f) for f in best]
 
 
-def contests(state: SwarmState) -> list[Contest]:
+def contests(state: SwarmState, fr: Frame | None = None) -> list[Contest]:
     """Subjects whose live claims disagree, plus lone facts marked contested."""
     out: list[Contest] = []
     covered: set[str] = set()
@@ -222,19 +256,38 @@ def contests(state: SwarmState) -> list[Contest]:
             c.status == SUPERSEDED for c in claims if c is not active[0]
         )
         out.append(Contest(subject, claims, resolved, active[0].id if resolved else None))
-    for f in state.facts.values():
+    for f in _contested(state, fr):
         if f.status == CONTESTED and f.id not in covered:
             claim = Claim(f.id, f.value, f.status, f.support)
             out.append(Contest(f.subject or f.id, [claim], False, None))
     return out
 
 
-def _agent_rows(state: SwarmState) -> list[AgentActivity]:
+def _contested(state: SwarmState, fr: Frame | None) -> list[Fact]:
+    """The facts in status contested, in order (all facts without a frame)."""
+    if fr is None:
+        return list(state.facts.values())
+    import numpy as np
+
+    code = fr.codes["status"].code(CONTESTED)
+    ids = list(state.facts)
+    return [state.facts[ids[i]] for i in np.flatnonzero(fr.arrays["status"] == code).tolist()]
+
+
+def _agent_rows(state: SwarmState, fr: Frame | None = None) -> list[AgentActivity]:
     """Per-agent activity for every writer except the synthesizer, busiest first."""
     m = state.metrics
     discovered: dict[str, int] = {}
     reinforced: dict[str, int] = {}
-    for f in state.facts.values():
+    if fr is not None:
+        import numpy as np
+
+        agents = fr.arrays["agent"]
+        counts = np.bincount(agents[agents >= 0], minlength=len(fr.codes["agent"].names))
+        names = fr.codes["agent"].names
+        discovered = {names[c]: int(counts[c]) for c in np.flatnonzero(counts).tolist()}
+        reinforced = fr.reinforced
+    for f in state.facts.values() if fr is None else ():
         a = f.agent
         if a is not None:
             discovered[a] = discovered.get(a, 0) + 1
@@ -264,9 +317,16 @@ def _agent_rows(state: SwarmState) -> list[AgentActivity]:
     return rows
 
 
-def _histogram(state: SwarmState) -> list[int]:
+def _histogram(state: SwarmState, fr: Frame | None = None) -> list[int]:
     """Live facts per strength decile of ``[0, max_strength]``."""
     top = state.config.pool.max_strength
+    if fr is not None:
+        import numpy as np
+
+        s = fr.arrays["strength"]
+        bins = np.trunc(s / top * STRENGTH_BINS) if top > 0 else np.zeros(len(s))
+        bins = np.clip(bins, 0, STRENGTH_BINS - 1).astype(np.int64)
+        return [int(x) for x in np.bincount(bins, minlength=STRENGTH_BINS)]
     hist = [0] * STRENGTH_BINS
     for f in state.facts.values():
         i = int(f.strength / top * STRENGTH_BINS) if top > 0 else 0
@@ -274,10 +334,18 @@ def _histogram(state: SwarmState) -> list[int]:
     return hist
 
 
+def _rediscoveries(state: SwarmState, fr: Frame | None) -> int:
+    """Live facts vouched for by at least two agents."""
+    if fr is not None:
+        return int((fr.arrays["support"] >= 2).sum())
+    return sum(1 for f in state.facts.values() if f.support >= 2)
+
+
 def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMetrics:
     """All dashboard metrics of ``state`` (one pass over facts; fast at 100k events)."""
     m = state.metrics
-    st = state.stats()
+    fr = frame(state)
+    st = state.stats() if fr is None else state.stats_from(fr)
     span = state.last_ts - m.first_ts if m.first_ts > 0 else 0.0
     rate = m.events_total / span if span > 0 else None
     dup_total = sum(m.duplicates.values())
@@ -303,7 +371,7 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         facts_total=st.total,
         by_status=dict(sorted(st.by_status.items())),
         by_tier=dict(sorted(st.by_tier.items())),
-        strength_hist=_histogram(state),
+        strength_hist=_histogram(state, fr),
         average_strength=st.average_strength,
         evictions=dict(sorted(m.evictions.items())),
         evictions_total=m.evictions_total,
@@ -312,7 +380,7 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         duplicates=dict(sorted(m.duplicates.items())),
         duplicates_total=dup_total,
         duplication_rate=dup_total / m.raw_total if m.raw_total else 0.0,
-        rediscoveries=sum(1 for f in state.facts.values() if f.support >= 2),
+        rediscoveries=_rediscoveries(state, fr),
         with_causes=with_causes,
         cites_peers=cites,
         correlation_lift=cites / m.raw_total if m.raw_total else 0.0,
@@ -323,9 +391,9 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         cas_successes=cas[1],
         cas_conflicts=cas[2],
         resolutions=m.by_type.get(T.FACT_RESOLVED, 0),
-        contests=contests(state),
-        agents=_agent_rows(state),
-        top=top_facts(state, top),
+        contests=contests(state, fr),
+        agents=_agent_rows(state, fr),
+        top=top_facts(state, top, fr),
         capacity=state.config.pool.capacity,
         decay_rate=state.config.pool.decay_rate,
         embedder=state.config.embedder,

@@ -15,6 +15,7 @@ from swarmlog.archive import RetentionError
 from swarmlog.checkpoint import skip
 from swarmlog.errors import SwarmlogError
 
+from . import statepayload
 from ._fast import paused_gc
 from .config import DEFAULT_CONFIG
 from .errors import InvalidOption
@@ -85,7 +86,7 @@ def load_checkpoint_info(
     mark = log.redactions()  # before reading: a redaction after it makes the state stale
     for ck in log.checkpoints.candidates(at_or_below, CHECKPOINT_FORMAT):
         try:
-            state = SwarmState.from_bytes(ck.data)
+            state = statepayload.decode(ck.data)  # fact rows parsed on first access
         except Exception as e:  # any decoding failure: the payload is not this version's
             skip(ck.info.name, f"its payload does not decode ({type(e).__name__}: {e})")
             continue
@@ -167,7 +168,7 @@ def save_checkpoint_info(log: Log, state: SwarmState, pinned: bool = False) -> C
         )
     info = log.checkpoints.save(
         state.last_seq,
-        state.to_bytes(),
+        statepayload.encode(state),
         CHECKPOINT_FORMAT,
         state.config.digest(),
         pinned=pinned,

@@ -24,9 +24,7 @@ from swarmlog.compact import Result, compact, spans
 
 from .config import RetentionConfig
 from .configlog import log_config
-from .state import FORMAT
-
-CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}"
+from .statepayload import CHECKPOINT_FORMAT
 
 
 def checkpoint_seqs(log: Log) -> list[int]:

@@ -14,6 +14,7 @@ and no randomness: the revival's time is the event's ``ts``.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any, Protocol
 
 from . import pool
@@ -27,8 +28,8 @@ REVIVED_REASON = "revived"
 class FoldState(Protocol):
     """What this module needs of ``SwarmState`` (structural: no import of the fold)."""
 
-    facts: dict[str, Fact]
-    evicted: dict[str, Fact]
+    facts: MutableMapping[str, Fact]
+    evicted: MutableMapping[str, Fact]
     signatures: dict[str, str]
     metrics: Any
 

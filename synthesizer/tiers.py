@@ -10,6 +10,7 @@ All functions are deterministic and take the event's ``ts`` as the clock.
 from __future__ import annotations
 
 import math
+from collections.abc import MutableMapping
 
 from .config import TierConfig
 from .facts import LONG_TERM, SHORT_TERM, WORKING, Fact
@@ -91,7 +92,7 @@ def coactivate(
     hits: list[Fact],
     coact: dict[str, dict[str, int]],
     clusters: dict[str, list[str]],
-    facts: dict[str, Fact],
+    facts: MutableMapping[str, Fact],
     cfg: TierConfig,
 ) -> None:
     """Add 1 to the weight of every pair among ``hits`` (distinct live facts); a pair
@@ -123,7 +124,7 @@ def _cluster_key(cid: str) -> int:
     return int(cid[1:])
 
 
-def join(a: Fact, b: Fact, clusters: dict[str, list[str]], facts: dict[str, Fact]) -> str:
+def join(a: Fact, b: Fact, clusters: dict[str, list[str]], facts: MutableMapping[str, Fact]) -> str:
     """Put ``a`` and ``b`` in one cluster: form one, join the existing one, or merge two
     (the cluster with the older founder absorbs the other). Returns the cluster id."""
     ca, cb = a.cluster, b.cluster

@@ -5,8 +5,9 @@ Layout of a log directory::
     swarm.json          name, format, segment size (fixed at creation)
     segments/           <first seq>.jsonl files, append-only
     lock                flock'ed (exclusive) around every append batch (readers need none)
-    sync                16 bytes shared by writers: last written seq, its segment (group commit)
+    sync                shared by fsync writers: the log's end and the durable mark (filesync)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
+    sync.next           flock'ed by the writer that leads the next fdatasync
     repairs.jsonl       torn tails the writers cut off (reported by verify)
     checkpoints/        opaque snapshots (see checkpoint.py)
 
@@ -123,8 +124,9 @@ class FileLog(SegmentReader, CatchUp, Log):
         self._lock_fd = -1  # opened by the first write (readers need no lock: lockfile.py)
         self._closed = False
         self._tlock = threading.RLock()
-        self._sync_fd = -1
+        self._sync_fd = self._next_fd = -1
         self._sync_map = None
+        self._sync_words = None
         self._failed = None
         clean_meta_tmp(self.root)
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints", owner=self)
@@ -186,14 +188,14 @@ class FileLog(SegmentReader, CatchUp, Log):
     def close(self) -> None:
         _OPEN.discard(self)
         self._closed = True
-        for fd in (self._lock_fd, self._sync_fd, self._seg_fd):
+        self._close_sync()
+        for fd in (self._lock_fd, self._seg_fd):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._close_sync()
-        self._lock_fd = self._sync_fd = self._seg_fd = -1
+        self._lock_fd = self._seg_fd = -1
         self._files.close()
 
     def __repr__(self) -> str:

@@ -43,9 +43,13 @@ class FileState:
 
     # group commit (filesync)
     _sync_fd: int
-    """``sync.lock``, flocked by the writer reading or raising the durable mark."""
+    """``sync.lock``: held by the writer syncing for all, shared by those waiting (filesync)."""
+    _next_fd: int
+    """``sync.next``: held by the writer that will lead the next sync (filesync)."""
     _sync_map: mmap.mmap | None
     """The shared ``sync`` file: last written seq, its segment, the durable mark."""
+    _sync_words: memoryview | None
+    """``_sync_map`` as machine words (filesync)."""
     _failed: str | None
     """Why this handle refuses appends (a failed fdatasync), or None."""
     sync_count: int

@@ -11,15 +11,20 @@ import orjson
 from swarmlog import Event, FileLog
 
 
-def counted_writer(root: str, wid: int, n: int, start: Any, out_path: str) -> None:
+def counted_writer(
+    root: str, wid: int, n: int, start: Any, out_path: str, slow: float = 0.0
+) -> None:
     """Append ``n`` events under durability='fsync', recording every fdatasync (the file,
     its size when the sync began, when it completed) and every acknowledged append (its
-    seq, when ``append`` returned); CLOCK_MONOTONIC is one clock for all processes."""
+    seq, when ``append`` returned); CLOCK_MONOTONIC is one clock for all processes.
+    ``slow`` seconds are added to each sync (a slow disk: the real sync still runs)."""
     real = os.fdatasync
     syncs: list[list[int]] = []
 
     def counting(fd: int) -> None:
         st = os.fstat(fd)
+        if slow:
+            time.sleep(slow)
         real(fd)  # the real sync: recorded only once it has completed
         syncs.append([st.st_ino, st.st_size, time.monotonic_ns()])
 

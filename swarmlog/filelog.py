@@ -229,9 +229,10 @@ class FileLog(SegmentReader, CatchUp, Log):
 
         The event is serialized once, outside the flock. Under it, the common case is
         that the segment's end is where this handle left it (no other writer appended,
-        nothing to catch up), the segment is not full and the durability is "process":
-        then the record is written at once (``_write_one``); anything else catches up
-        first and goes through ``_write``.
+        nothing to catch up) and the segment is not full: then the record is written at
+        once (``_write_one``); anything else catches up first and goes through
+        ``_write``. Under ``durability="fsync"`` it returns once a completed fdatasync
+        covers the record (group commit: filesync).
         """
         if self._failed:
             raise DurabilityError(self._failed)

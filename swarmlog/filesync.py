@@ -1,4 +1,4 @@
-"""Group commit for ``durability="fsync"``: one leader's fdatasync covers every writer queued behind it.
+"""Group commit for ``durability="fsync"``: one fdatasync covers every writer queued behind it.
 
 Files in the log directory::
 

@@ -55,12 +55,11 @@ class SegmentWriter(GroupSync):
     # ------------------------------------------------------------------ writing
 
     def _at_known_end(self) -> bool:
-        """Under the lock: the segment ends where this handle left it, is not full, and
-        durability is "process" (one lseek): a record can be written with no catch-up."""
+        """Under the lock: the segment ends where this handle left it and is not full (one
+        lseek): a record can be written with no catch-up."""
         return (
             self._seg_fd >= 0
             and self._seg_end < self.segment_bytes
-            and self.durability == "process"
             and os.lseek(self._seg_fd, 0, os.SEEK_END) == self._seg_end
         )
 
@@ -68,6 +67,8 @@ class SegmentWriter(GroupSync):
         """``_write`` of one record when ``_at_known_end``: no rotation, and its offset
         kept in ``_offs`` for reads (started over every 65,536 seqs)."""
         self._write_all(data, seq)
+        if self.durability == "fsync":
+            self._note_written(seq, self._seg_first)  # (the end, for the next leader)
         if seq % 65536:
             self._offs.append(self._seg_end)
         else:

@@ -40,10 +40,12 @@ def record_ends(root: Path) -> dict[int, tuple[int, int]]:
     return ends
 
 
-def run_counted(tmp_path: Path, writers: int, n: int, slow: float = 0.0) -> list[dict]:
+def run_counted(
+    tmp_path: Path, writers: int, n: int, slow: float = 0.0, segment_bytes: int = 1 << 26
+) -> list[dict]:
     """``writers`` processes released together, ``n`` appends each: their reports."""
     root = tmp_path / "log"
-    FileLog(root).close()
+    FileLog(root, segment_bytes=segment_bytes).close()
     start = SPAWN.Barrier(writers)
     outs = [tmp_path / f"w{i}.json" for i in range(writers)]
     procs = [
@@ -91,6 +93,21 @@ def test_every_acknowledged_append_is_covered_by_a_completed_sync(tmp_path: Path
     assert not missing, f"{len(missing)} acknowledged appends with no completed sync"
     total = sum(r["count"] for r in reports)
     assert 0 < total <= writers * n  # a writer whose record a sync already covered skips its own
+
+
+def test_coverage_holds_across_segment_rotations(tmp_path: Path) -> None:
+    """4 KB segments: the log rotates every few records, so leaders find the end in a
+    newer segment than the one they wrote to (and sync that one), and records in a
+    segment rotated out rely on the sync made when it was closed."""
+    writers, n = 6, 60
+    reports = run_counted(tmp_path, writers, n, segment_bytes=4096)
+    assert len(list((tmp_path / "log" / "segments").iterdir())) > 10
+    acks = sorted(seq for r in reports for seq, _ in r["acks"])
+    assert acks == list(range(1, writers * n + 1))
+    missing = uncovered(tmp_path / "log", reports)
+    assert not missing, f"{len(missing)} acknowledged appends with no completed sync"
+    with FileLog(tmp_path / "log", notify=False) as log:
+        assert log.verify().ok
 
 
 def test_concurrent_writers_share_syncs(tmp_path: Path) -> None:
@@ -153,3 +170,91 @@ def test_kill_9_of_fsync_writers_loses_nothing_acknowledged(tmp_path: Path) -> N
     assert not lost, f"{len(lost)} acknowledged appends lost, e.g. {list(lost.items())[:3]}"
     mark = struct.unpack_from("<Q", (root / "sync").read_bytes(), 16)[0]
     assert mark >= max(acked.values())  # the durable mark covers every acknowledged seq
+
+
+def sync_lock_holder(root: Path) -> int | None:
+    """The pid holding ``sync.lock`` exclusively (the leader mid-sync), from /proc/locks."""
+    ino = (root / "sync.lock").stat().st_ino
+    for line in Path("/proc/locks").read_text().splitlines():
+        f = line.split()
+        if "->" in f or len(f) < 6 or f[1] != "FLOCK" or f[3] != "WRITE":
+            continue  # (a blocked request, another kind of lock, a shared holder)
+        if int(f[5].rsplit(":", 1)[1]) == ino:
+            return int(f[4])
+    return None
+
+
+def read_acks(acks_dir: Path) -> dict[str, int]:
+    """id -> seq of every append a writer saw return (an unfinished last line: not acked)."""
+    acked: dict[str, int] = {}
+    for f in acks_dir.iterdir():
+        for line in f.read_bytes().split(b"\n")[:-1]:
+            seq, eid = line.split(b" ")
+            acked[eid.decode()] = int(seq)
+    return acked
+
+
+def durable_mark(root: Path) -> int:
+    return int(struct.unpack_from("<Q", (root / "sync").read_bytes(), 16)[0])
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs /proc/locks (Linux)")
+def test_a_leader_stopped_then_killed_mid_sync_lets_nothing_through(tmp_path: Path) -> None:
+    """The writer holding ``sync.lock`` (the leader) is stopped (SIGSTOP) while it holds
+    it, then killed (SIGKILL), several times over. While it is stopped the durable mark
+    cannot move and no append above the mark is acknowledged (every writer waits for a
+    completed sync); once it is dead the others go on (the lock died with it, the next
+    leader syncs again); and nothing acknowledged is lost."""
+    root = tmp_path / "log"
+    FileLog(root).close()
+    acks_dir = tmp_path / "acks"
+    acks_dir.mkdir()
+    live: dict[int, mp.process.BaseProcess] = {}
+    wid = 0
+    stopped_leaders = 0
+    deadline = time.monotonic() + 120
+    while stopped_leaders < 4 and time.monotonic() < deadline:
+        while len(live) < 5:
+            wid += 1
+            p = SPAWN.Process(
+                target=w.acking_writer, args=(str(root), wid, str(acks_dir / f"{wid}.ack"))
+            )
+            p.start()
+            assert p.pid is not None
+            live[p.pid] = p
+        if not (root / "sync.lock").exists() or len(read_acks(acks_dir)) < 20:
+            time.sleep(0.05)  # writers still starting
+            continue
+        pid = sync_lock_holder(root)
+        if pid not in live:
+            continue
+        os.kill(pid, signal.SIGSTOP)
+        if sync_lock_holder(root) != pid:  # it let go before it stopped: not mid-sync
+            os.kill(pid, signal.SIGCONT)
+            continue
+        mark = durable_mark(root)
+        before = set(read_acks(acks_dir))
+        time.sleep(0.3)  # the others write and queue behind the stopped leader
+        during = {i: s for i, s in read_acks(acks_dir).items() if i not in before}
+        assert durable_mark(root) == mark  # only the holder of sync.lock raises it
+        above = {i: s for i, s in during.items() if s > mark}
+        assert not above, f"acknowledged while the leader was stopped, above the mark: {above}"
+        os.kill(pid, signal.SIGKILL)
+        live.pop(pid).join(10)
+        stopped_leaders += 1
+    assert stopped_leaders == 4
+    grown = len(read_acks(acks_dir))
+    while len(read_acks(acks_dir)) < grown + 20 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the survivors go on past the dead leaders
+    assert len(read_acks(acks_dir)) >= grown + 20
+    for p in live.values():
+        assert p.pid is not None
+        os.kill(p.pid, signal.SIGKILL)
+        p.join(10)
+    acked = read_acks(acks_dir)
+    with FileLog(root, notify=False) as log:
+        by_id = {e.id: e.seq for e in log.read()}
+        assert log.verify().ok
+    lost = {i: s for i, s in acked.items() if by_id.get(i) != s}
+    assert not lost, f"{len(lost)} acknowledged appends lost, e.g. {list(lost.items())[:3]}"
+    assert durable_mark(root) >= max(acked.values())

@@ -23,7 +23,9 @@ tries to claim ``sync.next``:
 * Another writer holds it: that writer will read the end *after* our write, so its sync
   covers us. We wait for it to hold ``sync.lock`` (``sync.next`` shared), then for its
   sync to finish (``sync.lock`` shared), and read the mark: covered, done; not (that
-  leader died mid-sync, or we were overtaken), we start over.
+  leader died mid-sync), we start over. If only writers on their way to waiting hold
+  ``sync.next`` (shared, for an instant), nobody is about to lead: we try once more,
+  then queue for it asleep (exclusive, blocking), so no writer ever spins.
 
 So every writer sleeps in flock while one sync runs for all of them, and the writers
 waiting for one sync all wake together (shared holders), never one after another.
@@ -111,21 +113,39 @@ class GroupSync(FileState):
         words = self._words()
         if words[_DURABLE] >= mine:
             return  # a sync that began after our write has completed
+        nxt = self._next_fd
+        passes = 0
         while True:
             try:
-                fcntl.flock(self._next_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(nxt, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                if self._wait_for_next_sync(mine):
+                pass
+            else:
+                self._lead(mine, fd, seg_first_of_fd)  # we are the next leader
+                return
+            covered = self._wait_for_next_sync(mine)
+            if covered:
+                return
+            if covered is None:  # no next leader: writers passing through hold sync.next
+                passes += 1
+                if passes > 1:  # they keep it busy: queue to lead, asleep
+                    fcntl.flock(nxt, fcntl.LOCK_EX)
+                    self._lead(mine, fd, seg_first_of_fd)
                     return
-                continue  # its leader died mid-sync, or we were overtaken: again
-            self._lead(mine, fd, seg_first_of_fd)
-            return
+            # else its leader died mid-sync: again
 
-    def _wait_for_next_sync(self, mine: int) -> bool:
-        """Another writer holds ``sync.next``: sleep until it holds ``sync.lock`` and then
-        until its sync is done; True if the mark now covers ``mine``."""
+    def _wait_for_next_sync(self, mine: int) -> bool | None:
+        """``sync.next`` is taken. If a next leader holds it, sleep until that leader
+        holds ``sync.lock``, then until its sync is done, and say whether the mark now
+        covers ``mine``; None if only writers passing through held it (no leader)."""
         nxt, lock = self._next_fd, self._sync_fd
-        fcntl.flock(nxt, fcntl.LOCK_SH)  # until the next leader holds sync.lock
+        try:
+            fcntl.flock(nxt, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fcntl.flock(nxt, fcntl.LOCK_SH)  # until the next leader holds sync.lock
+        else:
+            fcntl.flock(nxt, fcntl.LOCK_UN)
+            return None
         fcntl.flock(nxt, fcntl.LOCK_UN)
         fcntl.flock(lock, fcntl.LOCK_SH)  # until its sync is done (all waiters at once)
         try:

@@ -318,10 +318,10 @@ def main() -> None:
         "the first baseline already gets a group commit for free: concurrent fdatasyncs of one "
         "file join one ext4 journal commit, so it is the kernel's group commit, and a log can "
         "at best match it. The second baseline is the naive durable log (fdatasync while "
-        "holding the lock). swarmlog's writers skip their fdatasync when a sync that started "
-        "after their write has finished, and otherwise sync without holding any lock, so the "
-        "kernel merges them too (an earlier leader/follower design that queued writers on a "
-        "sync lock reached only 0.64–0.74× of the first baseline). "
+        "holding the lock). swarmlog's writers share syncs through a leader (swarmlog/"
+        "filesync.py): the writer that claims `sync.next` waits for the running sync, then "
+        "runs one fdatasync for everything written by then, while the others sleep on the "
+        "flock until a sync that began after their write has completed. "
         "Run: `.venv/bin/python scripts/bench/log_bench.py`."
     )
     header = ["what", "swarmlog", "baseline (same run)", "ratio", "goal"]

@@ -136,10 +136,14 @@ def child_reader(path: str, recalls: int) -> dict[str, Any]:
     _, mat = index.default.matrix()
     qs = index.embedder.embed(QUERIES)
     lat, bare = [], []
-    for i in range(recalls):  # interleaved, so the shared machine's load hits both alike
+    # the recalls, then the baseline: a bare scan reads every vector (1.5 GB at 1M rows),
+    # and interleaved with the recalls it evicted what an agent's recalls keep warm
+    # (measured at 1M: logged p50 39 ms interleaved, 19 ms in a block)
+    for i in range(recalls):
         t1 = time.perf_counter()
         agent.recall(QUERIES[i % len(QUERIES)], limit=10)
         lat.append(time.perf_counter() - t1)
+    for i in range(recalls):
         q = qs[i % len(qs)]
         t1 = time.perf_counter()
         s = mat @ q
@@ -479,7 +483,12 @@ def main() -> None:
         results[n] = r
         print(n, r, flush=True)
         rows += [
-            [f"{n:,}", "open (import + ready)", f"{r['open'] * ms:.0f} ms", "goal: 100k <= 500 ms"],
+            [
+                f"{n:,}",
+                "open (import + ready)",
+                f"{r['open'] * ms:.0f} ms",
+                "goal: 1M <= 3 s" if n >= 1_000_000 else "goal: 100k <= 500 ms",
+            ],
             [
                 f"{n:,}",
                 "first recall / second",
@@ -520,7 +529,8 @@ def main() -> None:
                     "Measured once on the shared 2-core machine while other sessions ran; "
                     "ratios against baselines of the same run. Hashing embedder (384 dims). "
                     "Logged recall at this size takes the approximate path (synthesizer/"
-                    "quantindex.py: one-bit codes, the best 1/64 of rows re-ranked exactly)."
+                    "quantindex.py: one-bit codes in two passes, the best 1/256 of rows "
+                    "re-ranked exactly)."
                 ),
             )
         print("\n".join(" | ".join(r) for r in rows))

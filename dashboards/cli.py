@@ -6,7 +6,7 @@ being run when that command is one an agent calls per action (``append``, ``tail
 ``search``, ``reinforce``, ``board``), so such a call does not pay for the dashboard,
 rich or the demo; anything else (help, other commands, a typo) loads them all, so help
 and errors always see every command. ``dashboards.cli.app`` is the full app. Plain
-per-action command lines skip typer's parsing altogether (see ``fastpath``).
+per-action command lines skip typer altogether (see ``fastpath``): not even imported.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-import typer
-
 from swarmlog import SwarmlogError, VersionConflict
 
-from .app import EXIT_CONFLICT, EXIT_ERROR, os_message
+from .common import EXIT_CONFLICT, EXIT_ERROR, echo, os_message
 
 if TYPE_CHECKING:
+    import typer
+
     from .app import app
 
 __all__ = ["app", "main"]
@@ -91,16 +91,16 @@ def main(argv: list[str] | None = None) -> None:
         app = load_commands(argv)
         app(args=argv, prog_name="swarmlog", standalone_mode=True)
     except VersionConflict as e:
-        typer.echo(f"conflict: {e} (current version {e.actual})", err=True)
+        echo(f"conflict: {e} (current version {e.actual})", err=True)
         sys.exit(EXIT_CONFLICT)
     except SwarmlogError as e:
-        typer.echo(f"error: {e}", err=True)
+        echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
     except OSError as e:
-        typer.echo(f"error: {os_message(e)}", err=True)
+        echo(f"error: {os_message(e)}", err=True)
         sys.exit(EXIT_ERROR)
     except ValueError as e:
-        typer.echo(f"error: {e}", err=True)
+        echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -19,7 +19,19 @@ from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
 from synthesizer.swarm import Swarm
 
 from . import fmt, markdown
-from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, Where, app, emit_json, fail, open_swarm
+from .act_stats import STATS
+from .app import (
+    EXIT_ERROR,
+    JsonOpt,
+    RootOpt,
+    UrlOpt,
+    Where,
+    app,
+    emit_json,
+    fail,
+    open_swarm,
+    register,
+)
 from .dashboard import render, watch
 from .demo.agent import agent_name
 from .demo.run import DemoError, DemoResult, cleanup, report_path, run_demo
@@ -128,28 +140,7 @@ def _live(
     watch(swarm, frame, **opts)
 
 
-@app.command()
-def stats(
-    ctx: typer.Context,
-    root: str | None = RootOpt,
-    url: str | None = UrlOpt,
-    json: bool = JsonOpt,
-) -> None:
-    """The metrics panel as plain lines (or JSON)."""
-    swarm = open_swarm(ctx, root, url)
-    try:
-        m = compute(swarm.refresh(), swarm=swarm.name)
-    finally:
-        swarm.close()
-    if json:
-        emit_json(m.to_dict())
-        return
-    typer.echo(fmt.header(m))
-    if m.empty:
-        typer.echo(fmt.EMPTY_MESSAGE)
-        return
-    for label, value in fmt.metric_rows(m):
-        typer.echo(f"{label}: {value}")
+register(STATS)
 
 
 CHECK_LABELS = {

@@ -1,4 +1,5 @@
-"""Synthesizer commands: synth, search, reinforce, checkpoint, replay (thin over the library)."""
+"""Synthesizer commands: synth, search, reinforce, checkpoint, replay (thin over the library;
+``search`` and ``reinforce`` are declared, typer-free, in ``act_synth``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from . import safe
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm, open_target
+from .act_synth import REINFORCE, SEARCH
+from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm, open_target, register
 
 if TYPE_CHECKING:  # annotations only: the CLI imports the synthesizer when a command runs
     from synthesizer.swarm import Swarm
@@ -112,72 +113,8 @@ def _holder_json(worker: Synthesizer) -> dict[str, object] | None:
     }
 
 
-@app.command()
-def search(
-    ctx: typer.Context,
-    query: str = typer.Argument(..., help="What to look for"),
-    limit: int = typer.Option(10, "--limit", "-n"),
-    category: str | None = typer.Option(None, "--category", "-c"),
-    tier: str | None = typer.Option(None, "--tier"),
-    root: str | None = RootOpt,
-    url: str | None = UrlOpt,
-    json: bool = JsonOpt,
-) -> None:
-    """Rank facts by cosine × strength × importance (does not log a recall)."""
-    if limit < 1:
-        fail(f"--limit must be >= 1, got {limit}")
-    sw = open_swarm(ctx, root, url)
-    try:
-        hits = sw.search(query, limit=limit, category=category, tier=tier)
-    finally:
-        sw.close()
-    if json:
-        emit_json(
-            [
-                {
-                    "id": h.fact.id,
-                    "content": h.fact.content,
-                    "similarity": h.similarity,
-                    "relevance": h.relevance,
-                    "strength": h.strength,
-                    "support": h.fact.support,
-                    "status": h.fact.status,
-                    "tier": h.fact.tier,
-                }
-                for h in hits
-            ]
-        )
-        return
-    if not hits:
-        typer.echo("no matching facts")
-    for h in hits:
-        typer.echo(
-            f"{safe.text(h.fact.id):>8}  rel {h.relevance:.3f}  sim {h.similarity:.3f}  "
-            f"str {h.strength:.2f}  x{h.fact.support}  {safe.text(h.fact.content)}"
-        )
-
-
-@app.command()
-def reinforce(
-    ctx: typer.Context,
-    fact_id: str = typer.Argument(..., help="Fact to reinforce"),
-    agent: str = typer.Option(..., "--agent", "-a"),
-    root: str | None = RootOpt,
-    url: str | None = UrlOpt,
-    json: bool = JsonOpt,
-) -> None:
-    """Reinforce a fact as an agent (counted once per agent per fact)."""
-    sw = open_swarm(ctx, root, url, write=True)
-    try:
-        counted = sw.agent(agent).reinforce(fact_id)
-    finally:
-        sw.close()
-    if json:
-        emit_json({"fact": fact_id, "agent": agent, "counted": counted})
-    elif counted:
-        typer.echo(f"reinforced {fact_id} as {agent}")
-    else:
-        typer.echo(f"{agent} already reinforced {fact_id}: not counted again (nothing appended)")
+register(SEARCH)
+register(REINFORCE)
 
 
 @app.command()

@@ -33,8 +33,9 @@ import orjson
 sys.stderr.write("\\nMODULES " + orjson.dumps({"code": code, "mods": sorted(sys.modules)}).decode())
 """
 
-HEAVY = {"numpy", "rich", "dashboards.cmd_dash", "dashboards.dashboard", "synthesizer.worker",
-         "synthesizer.demo", "synthesizer.metrics", "synthesizer.embed", "watchfiles"}
+HEAVY = {"numpy", "rich", "typer", "click", "dashboards.app", "dashboards.cmd_dash",
+         "dashboards.dashboard", "synthesizer.worker", "synthesizer.demo", "synthesizer.metrics",
+         "synthesizer.embed", "watchfiles"}
 
 
 def _modules(*args: str) -> tuple[int, set[str]]:
@@ -63,7 +64,7 @@ def test_append_loads_the_log_and_body_models_only(swarm_root: tuple[str, str]) 
     root, _ = swarm_root
     code, mods = _modules("--root", root, "append", "--agent", "bob", "a new finding")
     assert code == 0
-    assert {"swarmlog.filelog", "synthesizer.events", "dashboards.cmd_log"} <= mods
+    assert {"swarmlog.filelog", "synthesizer.events", "dashboards.act_log"} <= mods
     assert not any(_loaded(mods, h) for h in HEAVY), sorted(h for h in HEAVY if _loaded(mods, h))
     for name in ("synthesizer.state", "synthesizer.swarm", "dashboards.cmd_synth"):
         assert name not in mods
@@ -72,7 +73,7 @@ def test_append_loads_the_log_and_body_models_only(swarm_root: tuple[str, str]) 
 def test_tail_loads_no_body_models(swarm_root: tuple[str, str]) -> None:
     root, _ = swarm_root
     code, mods = _modules("--root", root, "tail", "--json")
-    assert code == 0 and "dashboards.cmd_log" in mods
+    assert code == 0 and "dashboards.act_log" in mods
     assert not any(_loaded(mods, h) for h in HEAVY)
     assert "synthesizer.events" not in mods and "synthesizer.state" not in mods
 

@@ -1,0 +1,227 @@
+"""The board commands, declared without typer: ``board [FACT_ID]`` (the group's own
+command: list, or show one fact) and ``board cas FACT_ID --expect V``.
+
+``cmd_board`` registers them on the typer app (with the routing of a fact id to the
+hidden ``show``); ``fastpath`` runs their plain command lines directly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from swarmlog import InvalidEvent, SwarmlogError, VersionConflict
+
+from . import safe
+from .common import EXIT_CONFLICT, EXIT_ERROR, echo, emit_json, fail, open_swarm, scope
+from .spec import JSON, REQUIRED, ROOT, URL, Command, Opt
+
+if TYPE_CHECKING:
+    from synthesizer.board import Board, HistoryEntry
+    from synthesizer.facts import Fact
+    from synthesizer.swarm import Swarm
+
+
+def fact_json(f: Fact) -> dict[str, Any]:
+    """A fact as JSON: its fields (evidence as objects, no vector) plus derived ones."""
+    d = f.to_dict()
+    d["evidence"] = [
+        {"seq": e.seq, "agent": e.agent, "session": e.session, "ts": e.ts} for e in f.evidence
+    ]
+    emb = d.pop("embedding", None)
+    d["embedding_dim"] = len(emb) if emb is not None else None
+    d["support"] = f.support
+    d["agents"] = f.agents
+    return d
+
+
+def _gist(text: str | None, width: int) -> str:
+    t = safe.text(text or "")
+    return t if len(t) <= width else t[: width - 3] + "..."
+
+
+_when = safe.when
+_t = safe.text
+
+
+def _print_list(facts: list[Fact]) -> None:
+    if not facts:
+        echo("the board is empty")
+        return
+    echo(f"{'ID':<14} {'VER':>7} {'STATUS':<10} {'TIER':<10} {'SUP':>3}  VALUE / CONTENT")
+    for f in facts:
+        val = f"{_t(f.subject)}={_t(f.value)}  " if f.subject is not None else ""
+        if f.subject is None and f.value is not None:
+            val = f"[{_gist(f.value, 20)}]  "
+        echo(
+            f"{_t(f.id):<14} {f.version:>7} {f.status:<10} {f.tier:<10} {f.support:>3}  "
+            f"{val}{_gist(f.content, 60)}"
+        )
+
+
+def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
+    echo(f"fact {_t(f.id)}  version {f.version}  status {f.status}")
+    echo(f"  content:  {_t(f.content)}")
+    if f.subject is not None or f.value is not None:
+        echo(f"  subject:  {_t(f.subject)}   value: {_t(f.value)}")
+    echo(
+        f"  category: {_t(f.category)}   tier: {f.tier}   strength: {f.strength:.3f}"
+        f"   support: {f.support}"
+    )
+    echo(f"  evidence ({len(f.evidence)}):")
+    for e in f.evidence:
+        echo(f"    seq {e.seq:<7} {_t(e.agent):<14} {_when(e.ts)}")
+    if f.cited:
+        echo(f"  cited: {', '.join(str(q) for q in f.cited)}")
+    echo(f"  history ({len(history)} events):")
+    for h in history:
+        b = h.body
+        gist = ", ".join(f"{_t(k)}={_gist(str(v), 40)}" for k, v in b.items() if k != "related")
+        echo(f"    {h.seq:>7}  {_when(h.ts)}  {_t(h.agent):<14} {_t(h.type):<18} {gist}")
+
+
+def _show(swarm: Swarm, fact_id: str | None, json: bool) -> None:
+    board: Board = swarm.board
+    if fact_id is None:
+        facts = board.list()
+        if json:
+            emit_json([fact_json(f) for f in facts])
+        else:
+            _print_list(facts)
+        return
+    f = board.get(fact_id)
+    hist = board.history(fact_id)
+    if json:
+        emit_json({"fact": fact_json(f), "history": [h.to_dict() for h in hist]})
+    else:
+        _print_fact(f, hist)
+
+
+def board(ctx: Any, json: bool, root: str | None, url: str | None) -> None:
+    """List the board, or show one fact with its history: board [FACT_ID] [--json]."""
+    scope(ctx, root, url)
+    if ctx.invoked_subcommand is not None:
+        return
+    swarm = open_swarm(ctx, None, None)
+    try:
+        _show(swarm, None, json)
+    finally:
+        swarm.close()
+
+
+BOARD = Command("board", board.__doc__ or "", (JSON, ROOT, URL), board)
+
+
+def show(ctx: Any, fact_id: str, json: bool, root: str | None, url: str | None) -> None:
+    """Show one fact with its history (the events keyed on it, oldest first)."""
+    parent = ctx.parent.params.get("json", False) if ctx.parent is not None else False
+    swarm = open_swarm(ctx, root, url)
+    try:
+        _show(swarm, fact_id, json or bool(parent))
+    finally:
+        swarm.close()
+
+
+SHOW = Command(
+    "show",
+    show.__doc__ or "",
+    (Opt("fact_id", str, REQUIRED, help="The fact to show", metavar="FACT_ID"), JSON, ROOT, URL),
+    show,
+)
+
+
+def _parse_version(raw: str) -> int:
+    """--expect takes an integer >= 0 (0 creates); anything else is exit 1, one line."""
+    try:
+        v = int(raw.strip())
+    except ValueError:
+        raise InvalidEvent(f"bad version {raw!r}: expected an integer >= 0") from None
+    if v < 0:
+        raise InvalidEvent(f"bad version {raw!r}: expected an integer >= 0")
+    return v
+
+
+def cas(
+    ctx: Any,
+    fact_id: str,
+    expect: str,
+    content: str | None,
+    value: str | None,
+    status: str | None,
+    reason: str | None,
+    evidence: list[int] | None,
+    category: str | None,
+    subject: str | None,
+    agent: str,
+    json: bool,
+    root: str | None,
+    url: str | None,
+) -> None:
+    """Compare-and-swap one fact: exit 0 and print the new version, or exit 3 and print
+    the current one when the fact moved past --expect."""
+    try:
+        expected = _parse_version(expect)
+        swarm = open_swarm(ctx, root, url, write=True)
+    except SwarmlogError as e:
+        fail(str(e))
+    try:
+        new = swarm.board.cas(
+            fact_id,
+            expected,
+            content=content,
+            value=value,
+            status=status,
+            reason=reason,
+            evidence=list(evidence) if evidence else None,
+            category=category,
+            subject=subject,
+            agent=agent,
+        )
+    except VersionConflict as e:
+        if json:
+            emit_json(
+                {
+                    "ok": False,
+                    "fact": fact_id,
+                    "expected": e.expected,
+                    "version": e.actual,
+                    "events": [ev.to_dict() for ev in e.events],
+                }
+            )
+        else:
+            echo(e.actual)
+        echo(
+            f"conflict: {fact_id} is at version {e.actual}, not {e.expected} "
+            f"({len(e.events)} event(s) since)",
+            err=True,
+        )
+        raise SystemExit(EXIT_CONFLICT) from None
+    except SwarmlogError as e:
+        fail(str(e), EXIT_ERROR)
+    finally:
+        swarm.close()
+    if json:
+        emit_json({"ok": True, "fact": fact_id, "expected": expected, "version": new})
+    else:
+        echo(new)
+
+
+CAS = Command(
+    "cas",
+    cas.__doc__ or "",
+    (
+        Opt("fact_id", str, REQUIRED, help="The fact to write", metavar="FACT_ID"),
+        Opt("expect", str, REQUIRED, ("--expect", "-e"), "Version you read (0 creates a new fact)"),
+        Opt("content", str, None, ("--content",)),
+        Opt("value", str, None, ("--value",)),
+        Opt("status", str, None, ("--status",), "active | contested | superseded | retracted"),
+        Opt("reason", str, None, ("--reason",)),
+        Opt("evidence", list, None, ("--evidence",), "Seq of a raw event backing the change (repeatable)"),
+        Opt("category", str, None, ("--category",), "Category (when creating)"),
+        Opt("subject", str, None, ("--subject",), "Subject of a structured claim"),
+        Opt("agent", str, "cli", ("--agent", "-a"), "Agent name of the write"),
+        JSON,
+        ROOT,
+        URL,
+    ),
+    cas,
+)

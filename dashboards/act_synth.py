@@ -1,0 +1,97 @@
+"""``search`` and ``reinforce``: the synthesizer commands an agent runs per action (no
+typer here; ``cmd_synth`` registers them, ``fastpath`` runs their plain command lines)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import safe
+from .common import echo, emit_json, fail, open_swarm
+from .spec import REQUIRED, WHERE, Command, Opt
+
+
+def search(
+    ctx: Any,
+    query: str,
+    limit: int,
+    category: str | None,
+    tier: str | None,
+    root: str | None,
+    url: str | None,
+    json: bool,
+) -> None:
+    """Rank facts by cosine × strength × importance (does not log a recall)."""
+    if limit < 1:
+        fail(f"--limit must be >= 1, got {limit}")
+    sw = open_swarm(ctx, root, url)
+    try:
+        hits = sw.search(query, limit=limit, category=category, tier=tier)
+    finally:
+        sw.close()
+    if json:
+        emit_json(
+            [
+                {
+                    "id": h.fact.id,
+                    "content": h.fact.content,
+                    "similarity": h.similarity,
+                    "relevance": h.relevance,
+                    "strength": h.strength,
+                    "support": h.fact.support,
+                    "status": h.fact.status,
+                    "tier": h.fact.tier,
+                }
+                for h in hits
+            ]
+        )
+        return
+    if not hits:
+        echo("no matching facts")
+    for h in hits:
+        echo(
+            f"{safe.text(h.fact.id):>8}  rel {h.relevance:.3f}  sim {h.similarity:.3f}  "
+            f"str {h.strength:.2f}  x{h.fact.support}  {safe.text(h.fact.content)}"
+        )
+
+
+SEARCH = Command(
+    "search",
+    search.__doc__ or "",
+    (
+        Opt("query", str, REQUIRED, help="What to look for"),
+        Opt("limit", int, 10, ("--limit", "-n")),
+        Opt("category", str, None, ("--category", "-c")),
+        Opt("tier", str, None, ("--tier",)),
+        *WHERE,
+    ),
+    search,
+)
+
+
+def reinforce(
+    ctx: Any, fact_id: str, agent: str, root: str | None, url: str | None, json: bool
+) -> None:
+    """Reinforce a fact as an agent (counted once per agent per fact)."""
+    sw = open_swarm(ctx, root, url, write=True)
+    try:
+        counted = sw.agent(agent).reinforce(fact_id)
+    finally:
+        sw.close()
+    if json:
+        emit_json({"fact": fact_id, "agent": agent, "counted": counted})
+    elif counted:
+        echo(f"reinforced {fact_id} as {agent}")
+    else:
+        echo(f"{agent} already reinforced {fact_id}: not counted again (nothing appended)")
+
+
+REINFORCE = Command(
+    "reinforce",
+    reinforce.__doc__ or "",
+    (
+        Opt("fact_id", str, REQUIRED, help="Fact to reinforce"),
+        Opt("agent", str, REQUIRED, ("--agent", "-a")),
+        *WHERE,
+    ),
+    reinforce,
+)

@@ -17,9 +17,10 @@ import math
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pydantic comes with the first registered body model (see register_body)
+if TYPE_CHECKING:  # pydantic comes only with a registered model (see register_body)
     from pydantic import BaseModel, ValidationError
 
 from . import codec
@@ -62,7 +63,7 @@ class Event:
     when it assigns seq (see ``swarmlog.clock``), so a stored event carries the log's time
     and a writer's clock never reaches the fold; a non-finite ``ts`` is refused here, any
     finite one is accepted and replaced. Construction validates names, type, ts and
-    causes; the body is validated against its type's pydantic model at append. Stored
+    causes; the body is checked by its type's registered check at append. Stored
     events read back from a log skip validation (their crc vouches for them), which keeps
     reads cheap.
     """
@@ -260,26 +261,37 @@ def one_line(e: ValidationError) -> str:
 
 # ---------------------------------------------------------------- body registry
 
-_BODIES: dict[str, type[BaseModel]] = {}
+BodyCheck = Callable[[dict[str, Any]], "str | None"]
+"""A body check: None when the body is valid, else one line saying why."""
+
+_BODIES: dict[str, BodyCheck] = {}
 
 
-class _NoModels(Exception):
-    """Stands for pydantic's ValidationError until a model is registered (never raised)."""
-
-
-_ValidationError: type[Exception] = _NoModels
+def register_check(type_name: str, check: BodyCheck) -> None:
+    """Declare the check of bodies of ``type_name`` at append (plain Python: no model
+    needs importing, so an append stays cheap)."""
+    _BODIES[check_type(type_name)] = check
 
 
 def register_body(type_name: str, model: type[BaseModel]) -> None:
-    """Declare the pydantic model that validates bodies of ``type_name`` at append.
+    """Declare the pydantic model that validates bodies of ``type_name`` at append."""
+    register_check(type_name, model_check(model))
 
-    pydantic is imported here, by the first registration, not by ``import swarmlog``: a
-    process that appends only unregistered types (or none) never pays for it."""
-    global _ValidationError
-    from pydantic import ValidationError
 
-    _ValidationError = ValidationError
-    _BODIES[check_type(type_name)] = model
+def model_check(model: type[BaseModel]) -> BodyCheck:
+    """The body check of a pydantic model (pydantic is imported by the model's module,
+    not by ``import swarmlog``)."""
+
+    def check(body: dict[str, Any]) -> str | None:
+        from pydantic import ValidationError
+
+        try:
+            model.__pydantic_validator__.validate_python(body)
+        except ValidationError as e:
+            return one_line(e)
+        return None
+
+    return check
 
 
 def _check_finite(obj: Any, path: str) -> None:
@@ -321,14 +333,12 @@ def validate_for_append(ev: Event, limits: Limits = DEFAULT_LIMITS) -> None:
 
 
 def _check_body(type_: str, body: dict[str, Any]) -> None:
-    """Validate a body against its type's registered model (unknown types pass)."""
-    model = _BODIES.get(type_)
-    if model is not None:
-        try:
-            model.__pydantic_validator__.validate_python(body)
-        except _ValidationError as e:
-            why = one_line(cast("ValidationError", e))
-            raise InvalidEvent(f"{type_} body: {why}") from None
+    """Check a body by its type's registered check (unknown types pass)."""
+    check = _BODIES.get(type_)
+    if check is not None:
+        why = check(body)
+        if why is not None:
+            raise InvalidEvent(f"{type_} body: {why}")
 
 
 def _check_content(body: dict[str, Any], limits: Limits) -> None:

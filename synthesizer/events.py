@@ -1,23 +1,25 @@
-"""Event type names and the pydantic models that validate their bodies at append.
+"""Event type names, and the checks of their bodies at append.
 
-Importing this module registers every model with ``swarmlog.envelope.register_body``,
-so a log rejects malformed bodies of known types while carrying unknown types through.
-The fold itself never uses these models (they are too slow for the hot path): it reads
-the already-validated body dicts directly. The event types of the seeds' facades
-(``pool.memory.*``, ``memstore.*``, ``bank.*``) are in ``facade_events.py``.
+Importing this module registers a body check for every event type the synthesizer
+knows (``swarmlog.envelope.register_check``), so a log rejects malformed bodies of
+known types, in one line, while carrying unknown types through. The bodies agents
+write per action (``memory.shared``, ``memory.reinforced``, ``memory.recalled``,
+``fact.updated``, ``fact.retracted``, ``pool.tick``, ``session.*``) are checked here in
+plain Python — no pydantic on an agent's append; every other type by its pydantic model
+in ``body_models`` (the schema of record), built when a body of that type is first
+appended. tests/test_body_checks.py shows the plain checks accept and reject exactly
+what the models do, with the same messages. The fold never uses either: it reads the
+already-checked body dicts directly. The seeds' facade types are in ``facade_events``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
-
-from swarmlog.envelope import register_body
+from swarmlog.envelope import BodyCheck, model_check, register_check
 from swarmlog.names import check_name
-
-from .config import SynthConfig
 
 # ---------------------------------------------------------------- type names
 
@@ -51,245 +53,278 @@ TIERS = ("working", "short_term", "long_term")
 MAX_CONTENT = 16384
 MAX_SHORT_TEXT = 1024
 
-# ---------------------------------------------------------------- field types
+# ---------------------------------------------------------------- plain checks
+# Each field check returns its errors as (location suffix, pydantic's message); the
+# messages and the lax conversions (a number for a float, a numeric string, a bool) are
+# pydantic's, so the one-line error is the same whichever checked the body.
+
+Errors = list[tuple[str, str]]
+FieldCheck = Callable[[Any], Errors]
 
 
-def _name(v: str) -> str:
-    """A valid short name (see swarmlog.names)."""
-    return check_name("name", v)
+def _text(
+    min_len: int = 0, max_len: int | None = None, after: Callable[[str], Any] | None = None
+) -> FieldCheck:
+    """A string of ``min_len``..``max_len`` characters, then ``after`` (a ValueError's
+    message is the error)."""
+
+    def check(v: Any) -> Errors:
+        if isinstance(v, (bytes, bytearray)):
+            v = bytes(v).decode("utf-8", "replace")
+        if not isinstance(v, str):
+            return [("", "Input should be a valid string")]
+        if len(v) < min_len:
+            s = "" if min_len == 1 else "s"
+            return [("", f"String should have at least {min_len} character{s}")]
+        if max_len is not None and len(v) > max_len:
+            return [("", f"String should have at most {max_len} characters")]
+        if after is not None:
+            try:
+                after(v)
+            except ValueError as e:
+                return [("", str(e))]
+        return []
+
+    return check
 
 
-def _content(v: str) -> str:
-    """Content must have a non-blank character."""
+def _not_blank(v: str) -> None:
     if not v.strip():
         raise ValueError("content must not be blank")
-    return v
 
 
-def _finite_vector(v: list[float]) -> list[float]:
-    """A non-empty vector of finite floats."""
-    if not v:
-        raise ValueError("embedding must not be empty")
-    if not all(math.isfinite(x) for x in v):
-        raise ValueError("embedding must hold finite numbers only")
-    return v
-
-
-def _subject(v: str) -> str:
-    """A subject is non-blank printable text."""
+def _printable_subject(v: str) -> None:
     if not v.strip() or any(not ch.isprintable() for ch in v):
         raise ValueError("subject must be non-blank printable text")
-    return v
 
 
-Name = Annotated[str, AfterValidator(_name)]
-Content = Annotated[str, Field(min_length=1, max_length=MAX_CONTENT), AfterValidator(_content)]
-Subject = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_subject)]
-Value = Annotated[str, Field(max_length=MAX_CONTENT)]
-ShortText = Annotated[str, Field(max_length=MAX_SHORT_TEXT)]
-Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-Finite = Annotated[float, Field(allow_inf_nan=False)]
-Cosine = Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
-Seq = Annotated[int, Field(ge=1, strict=True)]
-Version = Annotated[int, Field(ge=0, strict=True)]
-Vector = Annotated[list[Finite], AfterValidator(_finite_vector)]
-Status = Literal["active", "contested", "superseded", "retracted"]
+def _name(v: str) -> None:
+    check_name("name", v)
 
-
-class _Body(BaseModel):
-    """Common settings: extra fields are tolerated (forward compatibility)."""
-
-    # defer_build: a model's validator is built when a body of its type is first
-    # validated, not at import (a process appending one type builds one model)
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
-
-
-# ---------------------------------------------------------------- agent events
-
-
-class MemoryShared(_Body):
-    """A raw memory; thread and session normally come from the envelope."""
-
-    content: Content
-    category: Name = "general"
-    importance: Importance = 0.5
-    thread: Name | None = None
-    subject: Subject | None = None
-    value: Value | None = None
-    ttl_s: Annotated[float, Field(gt=0.0, allow_inf_nan=False)] | None = None
-    embedding: Vector | None = None
-    embedder: Name | None = None
-
-    @model_validator(mode="after")
-    def _embedder_with_embedding(self) -> MemoryShared:
-        if self.embedding is not None and self.embedder is None:
-            raise ValueError("embedder is required when an embedding is given")
-        return self
-
-
-class MemoryReinforced(_Body):
-    """One agent's vote for a fact (counted once per agent per fact)."""
-
-    target: Name
-
-
-class MemoryRecalled(_Body):
-    """A search and the facts it returned (an access of each hit)."""
-
-    query: Annotated[str, Field(max_length=MAX_CONTENT)] = ""
-    hits: list[Name] = Field(default_factory=list)
-
-
-class MemoryFeedback(_Body):
-    """Usefulness of a fact for the agent; finite, clamped to [-1, 1] by the fold."""
-
-    target: Name
-    usefulness: Finite
-
-
-class FactUpdated(_Body):
-    """A board write (usually CAS); creates the fact when its key is not a live fact."""
-
-    content: Content | None = None
-    value: Value | None = None
-    status: Status | None = None
-    reason: ShortText | None = None
-    evidence: list[Seq] | None = None
-    category: Name | None = None
-    importance: Importance | None = None
-    subject: Subject | None = None
-    base: Version | None = None  # the version the board's CAS expected (authz)
-
-
-class FactRetracted(_Body):
-    """A board retraction; retracted status sticks against later corroboration."""
-
-    reason: ShortText | None = None
-    base: Version | None = None
-
-
-class _SynthBody(_Body):
-    """A synthesizer event: ``lease`` is the ``synthesizer`` key version its batch expected."""
-
-    lease: Version | None = None
-
-
-class PoolTick(_Body):
-    """One decay step of the pool; no fields."""
-
-
-class SessionBound(_Body):
-    """session.started / session.ended; the session defaults to the envelope's."""
-
-    session: Name | None = None
-
-
-class IdentityForgotten(_Body):
-    """An erasure request for an agent, a session or a thread (at least one)."""
-
-    agent: Name | None = None
-    session: Name | None = None
-    thread: Name | None = None
-
-    @model_validator(mode="after")
-    def _one_identity(self) -> IdentityForgotten:
-        if self.agent is None and self.session is None and self.thread is None:
-            raise ValueError("give an agent, a session or a thread to forget")
-        return self
-
-
-class BoardConflict(_Body):
-    """A CAS attempt that lost (recorded for metrics only)."""
-
-    target: Name
-    expected: Annotated[int, Field(ge=0)]
-    actual: Annotated[int, Field(ge=0)]
-
-
-# ---------------------------------------------------------------- synthesizer events
-
-
-class FactCreated(_SynthBody):
-    """A new fact from raw memory ``evidence``; ``related`` feeds retro strengthening."""
-
-    evidence: Seq
-    signature: Annotated[str, Field(min_length=1, max_length=256)]
-    related: list[tuple[Name, Cosine]] = Field(default_factory=list)
-
-
-class FactCorroborated(_SynthBody):
-    """Raw memory ``evidence`` is a duplicate (exact or near) of the keyed fact (also the
-    body of ``fact.revived``: the duplicate brings the evicted fact back)."""
-
-    evidence: Seq
-    kind: Literal["exact", "near"]
-    similarity: Cosine = 1.0
-
-
-class FactContested(_SynthBody):
-    """Facts with the same subject and different values."""
-
-    subject: Subject
-    rivals: list[Name] = Field(default_factory=list)
-
-
-class FactResolved(_SynthBody):
-    """A contest's outcome: winner active, losers superseded (may flip later)."""
-
-    subject: Subject
-    winner: Name
-    losers: list[Name] = Field(default_factory=list)
-    reason: ShortText = ""
-
-
-class SwarmConfigured(_Body):
-    """The swarm's whole configuration, in force from this event's seq on.
-
-    ``changed`` lists the dotted keys this event set (for ``swarmlog config show``);
-    the fold reads only ``config``.
-    """
-
-    config: SynthConfig
-    changed: dict[str, Any] = Field(default_factory=dict)
-
-
-class SynthProgress(_SynthBody):
-    """The highest raw seq the synthesizer has decided, and who holds the lease (see lease)."""
-
-    upto: Annotated[int, Field(ge=0, strict=True)]
-    worker: ShortText | None = None
-    host: ShortText | None = None
-    pid: Annotated[int, Field(ge=0)] | None = None
-    since: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] | None = None
-    released: bool = False
-
-
-BODY_MODELS: dict[str, type[BaseModel]] = {
-    MEMORY_SHARED: MemoryShared,
-    MEMORY_REINFORCED: MemoryReinforced,
-    MEMORY_RECALLED: MemoryRecalled,
-    MEMORY_FEEDBACK: MemoryFeedback,
-    FACT_CREATED: FactCreated,
-    FACT_CORROBORATED: FactCorroborated,
-    FACT_REVIVED: FactCorroborated,
-    FACT_CONTESTED: FactContested,
-    FACT_RESOLVED: FactResolved,
-    FACT_UPDATED: FactUpdated,
-    FACT_RETRACTED: FactRetracted,
-    POOL_TICK: PoolTick,
-    SESSION_STARTED: SessionBound,
-    SESSION_ENDED: SessionBound,
-    IDENTITY_FORGOTTEN: IdentityForgotten,
-    SYNTH_PROGRESS: SynthProgress,
-    BOARD_CONFLICT: BoardConflict,
-    SWARM_CONFIGURED: SwarmConfigured,
+
+def _as_float(v: Any) -> float | str:
+    """``v`` as pydantic's lax float reads it, or the error message."""
+    if isinstance(v, (bool, int, float)):
+        try:
+            return float(v)
+        except OverflowError:
+            return "Input should be a valid number"
+    if isinstance(v, str):
+        t = v.strip()
+        if t.isascii():
+            try:
+                return float(t)
+            except ValueError:
+                pass
+        return "Input should be a valid number, unable to parse string as a number"
+    return "Input should be a valid number"
+
+
+def _number(
+    ge: float | None = None, le: float | None = None, gt: float | None = None
+) -> FieldCheck:
+    """A finite float (pydantic's ``allow_inf_nan=False``) within the bounds."""
+
+    def check(v: Any) -> Errors:
+        f = _as_float(v)
+        if isinstance(f, str):
+            return [("", f)]
+        if not math.isfinite(f):
+            return [("", "Input should be a finite number")]
+        if gt is not None and not f > gt:
+            return [("", f"Input should be greater than {gt:g}")]
+        if ge is not None and not f >= ge:
+            return [("", f"Input should be greater than or equal to {ge:g}")]
+        if le is not None and not f <= le:
+            return [("", f"Input should be less than or equal to {le:g}")]
+        return []
+
+    return check
+
+
+def _strict_int(ge: int) -> FieldCheck:
+    """An int, not a bool, a float or a string (pydantic's ``strict=True``), >= ``ge``."""
+
+    def check(v: Any) -> Errors:
+        if type(v) is not int:
+            return [("", "Input should be a valid integer")]
+        if v < ge:
+            return [("", f"Input should be greater than or equal to {ge}")]
+        return []
+
+    return check
+
+
+def _list_of(item: FieldCheck, after: Callable[[list[Any]], Any] | None = None) -> FieldCheck:
+    """A list whose items pass ``item`` (one error per bad item, located by index)."""
+
+    def check(v: Any) -> Errors:
+        if not isinstance(v, (list, tuple)):
+            return [("", "Input should be a valid list")]
+        errs = [(f".{i}{sub}", msg) for i, x in enumerate(v) for sub, msg in item(x)]
+        if not errs and after is not None:
+            try:
+                after(list(v))
+            except ValueError as e:
+                return [("", str(e))]
+        return errs
+
+    return check
+
+
+def _one_of(*allowed: str) -> FieldCheck:
+    quoted = [repr(a) for a in allowed]
+    msg = "Input should be " + ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+    def check(v: Any) -> Errors:
+        return [] if isinstance(v, str) and v in allowed else [("", msg)]
+
+    return check
+
+
+def _non_empty(v: list[Any]) -> None:
+    if not v:
+        raise ValueError("embedding must not be empty")
+
+
+NAME = _text(after=_name)
+CONTENT = _text(1, MAX_CONTENT, _not_blank)
+SUBJECT = _text(1, 256, _printable_subject)
+VALUE = _text(max_len=MAX_CONTENT)
+SHORT_TEXT = _text(max_len=MAX_SHORT_TEXT)
+IMPORTANCE = _number(ge=0.0, le=1.0)
+SEQ = _strict_int(1)
+VERSION = _strict_int(0)
+VECTOR = _list_of(_number(), _non_empty)
+STATUS = _one_of(*STATUSES)
+
+
+def _fields(*spec: tuple[str, FieldCheck, str]) -> Callable[[dict[str, Any]], Errors]:
+    """The check of a body with these fields, each ``(name, check, mode)``: mode
+    ``required``, ``optional`` (has a default; None is not allowed) or ``nullable``
+    (None allowed); other keys are ignored, as the models ignore them."""
+
+    def check(body: dict[str, Any]) -> Errors:
+        errs: Errors = []
+        for name, field, mode in spec:
+            if name not in body:
+                if mode == "required":
+                    errs.append((name, "Field required"))
+                continue
+            v = body[name]
+            if v is None and mode == "nullable":
+                continue
+            errs.extend((name + sub, msg) for sub, msg in field(v))
+        return errs
+
+    return check
+
+
+def _embedder_with_embedding(body: dict[str, Any]) -> Errors:
+    if body.get("embedding") is not None and body.get("embedder") is None:
+        return [("", "embedder is required when an embedding is given")]
+    return []
+
+
+_PLAIN: dict[str, tuple[Callable[[dict[str, Any]], Errors], ...]] = {
+    MEMORY_SHARED: (
+        _fields(
+            ("content", CONTENT, "required"),
+            ("category", NAME, "optional"),
+            ("importance", IMPORTANCE, "optional"),
+            ("thread", NAME, "nullable"),
+            ("subject", SUBJECT, "nullable"),
+            ("value", VALUE, "nullable"),
+            ("ttl_s", _number(gt=0.0), "nullable"),
+            ("embedding", VECTOR, "nullable"),
+            ("embedder", NAME, "nullable"),
+        ),
+        _embedder_with_embedding,
+    ),
+    MEMORY_REINFORCED: (_fields(("target", NAME, "required")),),
+    MEMORY_RECALLED: (
+        _fields(("query", VALUE, "optional"), ("hits", _list_of(NAME), "optional")),
+    ),
+    FACT_UPDATED: (
+        _fields(
+            ("content", CONTENT, "nullable"),
+            ("value", VALUE, "nullable"),
+            ("status", STATUS, "nullable"),
+            ("reason", SHORT_TEXT, "nullable"),
+            ("evidence", _list_of(SEQ), "nullable"),
+            ("category", NAME, "nullable"),
+            ("importance", IMPORTANCE, "nullable"),
+            ("subject", SUBJECT, "nullable"),
+            ("base", VERSION, "nullable"),
+        ),
+    ),
+    FACT_RETRACTED: (_fields(("reason", SHORT_TEXT, "nullable"), ("base", VERSION, "nullable")),),
+    POOL_TICK: (),
+    SESSION_STARTED: (_fields(("session", NAME, "nullable")),),
+    SESSION_ENDED: (_fields(("session", NAME, "nullable")),),
 }
+"""Plain checks per type: the field checks, then (only when they pass) the whole-body
+ones, as pydantic runs field validators before model validators."""
+
+MODELLED = (
+    MEMORY_FEEDBACK,
+    FACT_CREATED,
+    FACT_CORROBORATED,
+    FACT_REVIVED,
+    FACT_CONTESTED,
+    FACT_RESOLVED,
+    IDENTITY_FORGOTTEN,
+    SYNTH_PROGRESS,
+    BOARD_CONFLICT,
+    SWARM_CONFIGURED,
+)
+"""Types checked by their pydantic models in ``body_models`` (rare, or the synthesizer's)."""
+
+
+def plain_errors(type_name: str, body: dict[str, Any]) -> Errors:
+    """Every error of ``body`` as a ``type_name`` body, in pydantic's order."""
+    errs: Errors = []
+    for check in _PLAIN[type_name]:
+        errs = check(body)
+        if errs:
+            break
+    return errs
+
+
+def _plain(type_name: str) -> BodyCheck:
+    """The one-line check of a plain-checked type (``envelope.one_line``'s format)."""
+
+    def check(body: dict[str, Any]) -> str | None:
+        errs = plain_errors(type_name, body)
+        if not errs:
+            return None
+        loc, msg = errs[0]
+        more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+        return f"{loc or 'event'}: {msg}{more}"
+
+    return check
+
+
+def _modelled(type_name: str) -> BodyCheck:
+    """The check of a type validated by its pydantic model, imported on first use."""
+    built: list[BodyCheck] = []
+
+    def check(body: dict[str, Any]) -> str | None:
+        if not built:
+            from .body_models import BODY_MODELS
+
+            built.append(model_check(BODY_MODELS[type_name]))
+        return built[0](body)
+
+    return check
 
 
 def register_all() -> None:
-    """Register every body model with the envelope (idempotent)."""
-    for type_name, model in BODY_MODELS.items():
-        register_body(type_name, model)
+    """Register the check of every known body type with the envelope (idempotent)."""
+    for type_name in _PLAIN:
+        register_check(type_name, _plain(type_name))
+    for type_name in MODELLED:
+        register_check(type_name, _modelled(type_name))
 
 
 register_all()

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from swarmlog.envelope import register_body
 
-from .events import Content, Finite, Importance, Name, Vector, _Body
+from .body_models import Content, Finite, Importance, Name, Vector, _Body
 
 POOL_SHARED = "pool.memory.shared"
 POOL_RESET = "pool.reset"

@@ -7,7 +7,8 @@ import os
 from typing import Any
 
 from .contract import Log
-from .memlog import MEMORY_TARGET, MemoryLog
+
+MEMORY_TARGET = ":memory:"  # (memlog.MEMORY_TARGET; memlog loads only when asked for)
 
 
 def open_log(target: str | os.PathLike[str], *, writable: bool = False, **options: Any) -> Log:
@@ -20,6 +21,8 @@ def open_log(target: str | os.PathLike[str], *, writable: bool = False, **option
     """
     t = os.fspath(target)
     if t == MEMORY_TARGET:
+        from .memlog import MemoryLog
+
         return MemoryLog(**options)
     if t.startswith(("nats://", "tls://")):
         from .jetstream import JetStreamLog

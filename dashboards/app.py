@@ -89,7 +89,10 @@ def typer_function(cmd: Command) -> Any:
     params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += [
         inspect.Parameter(
-            p.name, inspect.Parameter.KEYWORD_ONLY, default=typer_param(p), annotation=_annotation(p)
+            p.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer_param(p),
+            annotation=_annotation(p),
         )
         for p in cmd.params
     ]
@@ -104,8 +107,13 @@ def typer_function(cmd: Command) -> Any:
     return command
 
 
-def register(cmd: Command, on: typer.Typer | None = None, name: str | None = None,
-             hidden: bool = False, callback: bool = False) -> None:
+def register(
+    cmd: Command,
+    on: typer.Typer | None = None,
+    name: str | None = None,
+    hidden: bool = False,
+    callback: bool = False,
+) -> None:
     """Add a declared command to ``on`` (the app by default), or make it the group's
     callback."""
     group = app if on is None else on

@@ -78,7 +78,9 @@ def open_target(
     return open_log(target(ctx, root, url), create=create, writable=write or create)
 
 
-def open_swarm(ctx: Any, root: str | None = None, url: str | None = None, write: bool = False) -> Swarm:
+def open_swarm(
+    ctx: Any, root: str | None = None, url: str | None = None, write: bool = False
+) -> Swarm:
     """Open the chosen swarm (an existing log only; ``write`` checks it can be written):
     the one way commands get a ``Swarm``."""
     from synthesizer.swarm import Swarm

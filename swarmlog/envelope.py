@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pydantic comes only with a registered model (see register_body)
@@ -290,6 +290,19 @@ def model_check(model: type[BaseModel]) -> BodyCheck:
         except ValidationError as e:
             return one_line(e)
         return None
+
+    return check
+
+
+def lazy_model_check(load: Callable[[], type[BaseModel]]) -> BodyCheck:
+    """The check of the pydantic model ``load`` returns, imported and built on first use
+    (a process that never appends that type never imports pydantic for it)."""
+    built: list[BodyCheck] = []
+
+    def check(body: dict[str, Any]) -> str | None:
+        if not built:
+            built.append(model_check(load()))
+        return built[0](body)
 
     return check
 

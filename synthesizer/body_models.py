@@ -4,7 +4,7 @@
 ``memory.reinforced``, ``fact.updated`` …) in plain Python, with the same results and
 one-line errors as these models (tests/test_body_checks.py compares them), so an append
 does not import pydantic; the other types (the synthesizer's own events, the
-configuration, feedback, conflicts, erasures) are validated by these models, built the
+feedback, conflicts, erasures) are validated by these models, built the
 first time a body of that type is appended. The seeds' facade models
 (``facade_events``) build on the field types here.
 """
@@ -12,13 +12,12 @@ first time a body of that type is appended. The seeds' facade models
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from swarmlog.names import check_name
 
-from .config import SynthConfig
 from .events import (
     BOARD_CONFLICT,
     FACT_CONTESTED,
@@ -38,7 +37,6 @@ from .events import (
     POOL_TICK,
     SESSION_ENDED,
     SESSION_STARTED,
-    SWARM_CONFIGURED,
     SYNTH_PROGRESS,
 )
 
@@ -233,17 +231,6 @@ class FactResolved(_SynthBody):
     reason: ShortText = ""
 
 
-class SwarmConfigured(_Body):
-    """The swarm's whole configuration, in force from this event's seq on.
-
-    ``changed`` lists the dotted keys this event set (for ``swarmlog config show``);
-    the fold reads only ``config``.
-    """
-
-    config: SynthConfig
-    changed: dict[str, Any] = Field(default_factory=dict)
-
-
 class SynthProgress(_SynthBody):
     """The highest raw seq the synthesizer has decided, and who holds the lease (see lease)."""
 
@@ -273,5 +260,4 @@ BODY_MODELS: dict[str, type[BaseModel]] = {
     IDENTITY_FORGOTTEN: IdentityForgotten,
     SYNTH_PROGRESS: SynthProgress,
     BOARD_CONFLICT: BoardConflict,
-    SWARM_CONFIGURED: SwarmConfigured,
 }

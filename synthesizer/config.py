@@ -1,55 +1,86 @@
 """Configuration of the fold: pool, tiers and synthesizer constants, with the seeds' defaults.
 
 A state is only comparable with another folded under the same configuration, so the
-config has a stable ``digest()`` that checkpoints carry.
+config has a stable ``digest()`` that checkpoints carry. The records are
+``configmodel.Record``s (validated like pydantic models, without pydantic: every fold
+builds one, including an agent's one ``board`` call).
 """
 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from swarmlog.names import check_name
 
+from .configmodel import Record, ValidationError, nested, setting
+
 EMBEDDERS = ("hash", "minilm")
 """Embedder names a configuration may choose (``synthesizer.embed.embedder_for`` makes them)."""
+RETENTION_MODES = ("archive", "delete")
 
 
-class PoolConfig(BaseModel):
+def _auto(v: Any) -> Any:
+    """``auto`` (or empty, ``none``, ``null``) from a command line means the embedder's."""
+    if isinstance(v, str) and v.strip().lower() in ("", "auto", "none", "null"):
+        return None
+    return v
+
+
+def _known_mode(v: str) -> str:
+    if v not in RETENTION_MODES:
+        raise ValueError(f"mode must be one of {', '.join(RETENTION_MODES)}, not {v!r}")
+    return v
+
+
+def _known_embedder(v: str) -> str:
+    if v not in EMBEDDERS:
+        raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}, not {v!r}")
+    return v
+
+
+def _operator_names(v: Any) -> Any:
+    """Operators as a list of agent names (``a,b`` from the command line too)."""
+    if isinstance(v, str):
+        v = [x.strip() for x in v.split(",") if x.strip()]
+    if isinstance(v, (list, tuple)):
+        for name in v:
+            check_name("operator", name)
+    return v
+
+
+
+class PoolConfig(Record):
     """The seed pool (000): strength decay per tick, eviction, capacity, reinforcement."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    decay_rate: float = Field(0.05, ge=0.0, lt=1.0)
-    eviction_threshold: float = Field(0.1, ge=0.0)
-    capacity: int = Field(1000, ge=1)
-    boost: float = Field(0.2, ge=0.0)
-    max_strength: float = Field(1.0, gt=0.0)
-    revivable: int = Field(10_000, ge=0)
+    decay_rate: float = setting(0.05, ge=0.0, lt=1.0)
+    eviction_threshold: float = setting(0.1, ge=0.0)
+    capacity: int = setting(1000, ge=1)
+    boost: float = setting(0.2, ge=0.0)
+    max_strength: float = setting(1.0, gt=0.0)
+    revivable: int = setting(10_000, ge=0)
     """Evicted facts kept so a rediscovery revives them (oldest dropped first; 0: none)."""
 
 
-class TierConfig(BaseModel):
+class TierConfig(Record):
     """Three-tier consolidation (seed 003): energy decay per hour, promotion, clusters."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    working_decay: float = Field(0.5, ge=0.0)
-    short_decay: float = Field(0.05, ge=0.0)
-    long_decay: float = Field(0.001, ge=0.0)
-    promote_short: float = 2.0
-    promote_long: float = 5.0
-    session_end_promote: float = 1.5
-    working_expire: float = 0.1
-    access_energy: float = 1.0
-    coactivation_threshold: int = Field(3, ge=0)
-    retro_similarity: float = 0.7
-    retro_factor: float = 0.5
+    working_decay: float = setting(0.5, ge=0.0)
+    short_decay: float = setting(0.05, ge=0.0)
+    long_decay: float = setting(0.001, ge=0.0)
+    promote_short: float = setting(2.0)
+    promote_long: float = setting(5.0)
+    session_end_promote: float = setting(1.5)
+    working_expire: float = setting(0.1)
+    access_energy: float = setting(1.0)
+    coactivation_threshold: int = setting(3, ge=0)
+    retro_similarity: float = setting(0.7)
+    retro_factor: float = setting(0.5)
 
 
-class SynthSettings(BaseModel):
+class SynthSettings(Record):
     """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence, how
     many of the newest checkpoints are kept, and ``lease_timeout_s``: how long a lease
     holder's batches may stop before another worker takes the lease over (see
@@ -60,30 +91,16 @@ class SynthSettings(BaseModel):
     it.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    near_duplicate: float | None = Field(None, ge=-1.0, le=1.0)
-
-    @field_validator("near_duplicate", mode="before")
-    @classmethod
-    def _auto(cls, v: object) -> object:
-        """``auto`` (or empty, ``none``, ``null``) from a command line means the embedder's."""
-        if isinstance(v, str) and v.strip().lower() in ("", "auto", "none", "null"):
-            return None
-        return v
-
-    checkpoint_every: int = Field(1000, ge=1)
+    near_duplicate: float | None = setting(None, kind="float?", ge=-1.0, le=1.0, before=_auto)
+    checkpoint_every: int = setting(1000, ge=1)
     """Events between the worker's periodic checkpoints (a state of more than 20x as many
     facts waits facts/20 events: a checkpoint costs O(facts), see ``Synthesizer``)."""
-    checkpoint_keep: int = Field(3, ge=1)
+    checkpoint_keep: int = setting(3, ge=1)
     """Newest checkpoints kept (pinned ones come on top); older ones are deleted."""
-    lease_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
+    lease_timeout_s: float = setting(30.0, gt=0.0, finite=True)
 
 
-RETENTION_MODES = ("archive", "delete")
-
-
-class RetentionConfig(BaseModel):
+class RetentionConfig(Record):
     """Bounded growth (issue 17): how much raw history the log keeps in its segments.
 
     0 turns a rule off; with every rule off (the default) nothing is ever compacted.
@@ -92,22 +109,13 @@ class RetentionConfig(BaseModel):
     compacted segments are archived (compressed, still readable) or deleted (ids kept).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    keep_checkpoints: int = Field(0, ge=0)
+    keep_checkpoints: int = setting(0, ge=0)
     """Keep raw history after the K-th newest checkpoint (0: no such rule)."""
-    max_age_days: float = Field(0.0, ge=0.0)
+    max_age_days: float = setting(0.0, ge=0.0)
     """Keep raw history younger than this many days (0: no such rule)."""
-    max_bytes: int = Field(0, ge=0)
+    max_bytes: int = setting(0, ge=0)
     """Keep at most about this many bytes of segments (0: no such rule)."""
-    mode: str = "archive"
-
-    @field_validator("mode")
-    @classmethod
-    def _known_mode(cls, v: str) -> str:
-        if v not in RETENTION_MODES:
-            raise ValueError(f"mode must be one of {', '.join(RETENTION_MODES)}, not {v!r}")
-        return v
+    mode: str = setting("archive", after=_known_mode, shown=" | ".join(RETENTION_MODES))
 
     @property
     def active(self) -> bool:
@@ -115,7 +123,7 @@ class RetentionConfig(BaseModel):
         return bool(self.keep_checkpoints or self.max_age_days or self.max_bytes)
 
 
-class SynthConfig(BaseModel):
+class SynthConfig(Record):
     """Everything the fold and the synthesizer are parameterised by.
 
     ``importance_weight`` (w in [0, 1]) sets how much importance counts in search
@@ -126,33 +134,13 @@ class SynthConfig(BaseModel):
     (``identity.forgotten``; see ``authz``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    pool: PoolConfig = PoolConfig()
-    tiers: TierConfig = TierConfig()
-    synthesizer: SynthSettings = SynthSettings()
-    retention: RetentionConfig = RetentionConfig()
-    importance_weight: float = Field(1.0, ge=0.0, le=1.0)
-    embedder: str = "hash"
-    operators: tuple[str, ...] = ("operator",)
-
-    @field_validator("operators", mode="before")
-    @classmethod
-    def _operator_names(cls, v: object) -> object:
-        """Operators as a list of agent names (``a,b`` from the command line too)."""
-        if isinstance(v, str):
-            v = [x.strip() for x in v.split(",") if x.strip()]
-        if isinstance(v, (list, tuple)):
-            for name in v:
-                check_name("operator", name)
-        return v
-
-    @field_validator("embedder")
-    @classmethod
-    def _known_embedder(cls, v: str) -> str:
-        if v not in EMBEDDERS:
-            raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}, not {v!r}")
-        return v
+    pool: PoolConfig = nested(PoolConfig)
+    tiers: TierConfig = nested(TierConfig)
+    synthesizer: SynthSettings = nested(SynthSettings)
+    retention: RetentionConfig = nested(RetentionConfig)
+    importance_weight: float = setting(1.0, ge=0.0, le=1.0)
+    embedder: str = setting("hash", after=_known_embedder, shown=" | ".join(EMBEDDERS))
+    operators: tuple[str, ...] = setting(("operator",), kind="names", before=_operator_names)
 
     def canonical_json(self) -> bytes:
         """The config as canonical JSON (sorted keys), the input of ``digest()``."""
@@ -164,3 +152,15 @@ class SynthConfig(BaseModel):
 
 
 DEFAULT_CONFIG = SynthConfig()
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "EMBEDDERS",
+    "RETENTION_MODES",
+    "PoolConfig",
+    "RetentionConfig",
+    "SynthConfig",
+    "SynthSettings",
+    "TierConfig",
+    "ValidationError",
+]

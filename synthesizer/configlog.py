@@ -17,13 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from swarmlog import Event, Log, SwarmlogError, VersionConflict
 from swarmlog.archive import RetentionError
 
 from . import events as T
-from .config import EMBEDDERS, RETENTION_MODES, SynthConfig
+from .config import SynthConfig, ValidationError
 from .errors import ConfigError
 
 CONFIG_AGENT = "swarm"
@@ -35,31 +33,7 @@ _RETRIES = 8
 # ---------------------------------------------------------------- keys and values
 
 
-def _leaves(model: type[BaseModel], prefix: str = "") -> dict[str, str]:
-    """Dotted leaf keys of a config model -> a short description of what each accepts."""
-    out: dict[str, str] = {}
-    for name, info in model.model_fields.items():
-        ann = info.annotation
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
-            out.update(_leaves(ann, f"{prefix}{name}."))
-            continue
-        kind = getattr(ann, "__name__", str(ann))
-        bounds = [
-            f"{op} {getattr(m, attr)}"
-            for m in info.metadata
-            for attr, op in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
-            if getattr(m, attr, None) is not None
-        ]
-        desc = kind + (" " + ", ".join(bounds) if bounds else "")
-        if prefix + name == "embedder":
-            desc = " | ".join(EMBEDDERS)
-        if prefix + name == "retention.mode":
-            desc = " | ".join(RETENTION_MODES)
-        out[prefix + name] = desc
-    return out
-
-
-KEYS: dict[str, str] = _leaves(SynthConfig)
+KEYS: dict[str, str] = SynthConfig.leaves()
 """Every settable dotted key and what it accepts, e.g. ``pool.capacity: int >= 1``."""
 
 

@@ -4,7 +4,8 @@ Importing this module registers a body check for every event type the synthesize
 knows (``swarmlog.envelope.register_check``), so a log rejects malformed bodies of
 known types, in one line, while carrying unknown types through. The bodies agents
 write per action (``memory.shared``, ``memory.reinforced``, ``memory.recalled``,
-``fact.updated``, ``fact.retracted``, ``pool.tick``, ``session.*``) are checked here in
+``fact.updated``, ``fact.retracted``, ``pool.tick``, ``session.*``) and the
+configuration (``swarm.configured``, by ``config``'s plain records) are checked here in
 plain Python — no pydantic on an agent's append; every other type by its pydantic model
 in ``body_models`` (the schema of record), built when a body of that type is first
 appended. tests/test_body_checks.py shows the plain checks accept and reject exactly
@@ -14,12 +15,16 @@ already-checked body dicts directly. The seeds' facade types are in ``facade_eve
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from swarmlog.envelope import BodyCheck, model_check, register_check
+from swarmlog.envelope import BodyCheck, lazy_model_check, register_check
 from swarmlog.names import check_name
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # ---------------------------------------------------------------- type names
 
@@ -220,6 +225,24 @@ def _fields(*spec: tuple[str, FieldCheck, str]) -> Callable[[dict[str, Any]], Er
     return check
 
 
+def _config(v: Any) -> Errors:
+    """A whole configuration (``config.SynthConfig``: plain records, cheap to import)."""
+    from .config import SynthConfig, ValidationError
+
+    try:
+        SynthConfig.model_validate(v)
+    except ValidationError as e:
+        return [
+            ("".join(f".{p}" for p in err["loc"]), str(err["msg"]).removeprefix("Value error, "))
+            for err in e.errors()
+        ]
+    return []
+
+
+def _mapping(v: Any) -> Errors:
+    return [] if isinstance(v, dict) else [("", "Input should be a valid dictionary")]
+
+
 def _embedder_with_embedding(body: dict[str, Any]) -> Errors:
     if body.get("embedding") is not None and body.get("embedder") is None:
         return [("", "embedder is required when an embedding is given")]
@@ -242,9 +265,7 @@ _PLAIN: dict[str, tuple[Callable[[dict[str, Any]], Errors], ...]] = {
         _embedder_with_embedding,
     ),
     MEMORY_REINFORCED: (_fields(("target", NAME, "required")),),
-    MEMORY_RECALLED: (
-        _fields(("query", VALUE, "optional"), ("hits", _list_of(NAME), "optional")),
-    ),
+    MEMORY_RECALLED: (_fields(("query", VALUE, "optional"), ("hits", _list_of(NAME), "optional")),),
     FACT_UPDATED: (
         _fields(
             ("content", CONTENT, "nullable"),
@@ -262,6 +283,9 @@ _PLAIN: dict[str, tuple[Callable[[dict[str, Any]], Errors], ...]] = {
     POOL_TICK: (),
     SESSION_STARTED: (_fields(("session", NAME, "nullable")),),
     SESSION_ENDED: (_fields(("session", NAME, "nullable")),),
+    SWARM_CONFIGURED: (
+        _fields(("config", _config, "required"), ("changed", _mapping, "optional")),
+    ),
 }
 """Plain checks per type: the field checks, then (only when they pass) the whole-body
 ones, as pydantic runs field validators before model validators."""
@@ -276,7 +300,6 @@ MODELLED = (
     IDENTITY_FORGOTTEN,
     SYNTH_PROGRESS,
     BOARD_CONFLICT,
-    SWARM_CONFIGURED,
 )
 """Types checked by their pydantic models in ``body_models`` (rare, or the synthesizer's)."""
 
@@ -305,18 +328,10 @@ def _plain(type_name: str) -> BodyCheck:
     return check
 
 
-def _modelled(type_name: str) -> BodyCheck:
-    """The check of a type validated by its pydantic model, imported on first use."""
-    built: list[BodyCheck] = []
+def _model(type_name: str) -> type[BaseModel]:
+    from .body_models import BODY_MODELS
 
-    def check(body: dict[str, Any]) -> str | None:
-        if not built:
-            from .body_models import BODY_MODELS
-
-            built.append(model_check(BODY_MODELS[type_name]))
-        return built[0](body)
-
-    return check
+    return BODY_MODELS[type_name]
 
 
 def register_all() -> None:
@@ -324,7 +339,7 @@ def register_all() -> None:
     for type_name in _PLAIN:
         register_check(type_name, _plain(type_name))
     for type_name in MODELLED:
-        register_check(type_name, _modelled(type_name))
+        register_check(type_name, lazy_model_check(functools.partial(_model, type_name)))
 
 
 register_all()

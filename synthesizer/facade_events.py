@@ -2,7 +2,8 @@
 
 The facades write these next to the fold's own types (``events.py``); the same
 ``apply`` folds them (handlers in ``facade_fold.py``). Importing this module registers
-the body models, so a log validates them at append.
+their body checks, so a log validates them at append (by the pydantic models in
+``facade_models``, built when a body of the type is first appended).
 
 * ``pool.memory.shared`` (content, category, importance, signature?, dup_of?): a new
   fact ``f<seq>`` at once (no synthesizer pass); ``dup_of``: evidence for a live fact;
@@ -23,13 +24,13 @@ the body models, so a log validates them at append.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import functools
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from swarmlog.envelope import lazy_model_check, register_check
 
-from swarmlog.envelope import register_body
-
-from .body_models import Content, Finite, Importance, Name, Vector, _Body
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 POOL_SHARED = "pool.memory.shared"
 POOL_RESET = "pool.reset"
@@ -60,97 +61,12 @@ FACADE_OF = {
 
 MEMORY_TYPES = ("insight", "fact", "relationship", "conclusion")
 
-Namespace = Annotated[str, Field(min_length=2, max_length=4096)]
-EntryId = Annotated[str, Field(min_length=1, max_length=1024)]
-Days = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
+
+def _model(type_name: str) -> type[BaseModel]:
+    from .facade_models import BODY_MODELS
+
+    return BODY_MODELS[type_name]
 
 
-class PoolShared(_Body):
-    """A seed-000 share: its own memory unless ``dup_of`` names a live duplicate."""
-
-    content: Content
-    category: Name = "general"
-    importance: Importance = 0.5
-    signature: Annotated[str, Field(max_length=256)] | None = None
-    dup_of: Name | None = None
-
-
-class PoolReset(_Body):
-    """Empty the pool; no fields."""
-
-
-class StorePut(_Body):
-    """Entries of one identity namespace (encoded identity); conditional with ``expected``."""
-
-    ns: Namespace
-    entries: Annotated[list[dict[str, Any]], Field(min_length=1)]
-    expected: Annotated[int, Field(ge=0)] | None = None
-
-
-class StoreRef(_Body):
-    """One entry of a namespace (deleted / accessed)."""
-
-    ns: Namespace
-    id: EntryId
-
-
-class StoreFeedback(_Body):
-    """Usefulness of an entry (finite; clamped to [-1, 1] by the fold)."""
-
-    ns: Namespace
-    id: EntryId
-    usefulness: Finite
-
-
-class StoreSignature(_Body):
-    """A signature recorded for ``seen``."""
-
-    ns: Namespace
-    signature: Annotated[str, Field(min_length=1, max_length=1024)]
-
-
-class StoreForgotten(_Body):
-    """Erase one identity namespace."""
-
-    ns: Namespace
-
-
-class BankStored(_Body):
-    """A seed-004 memory of the envelope's agent (and thread)."""
-
-    content: Content
-    memory_type: Annotated[str, Field(pattern="^(insight|fact|relationship|conclusion)$")]
-    embedding: Vector | None = None
-    embedder: Name | None = None
-    metadata: dict[str, Any] | None = None
-
-
-class BankConsolidated(_Body):
-    """Merges decided by the facade: ``[[kept id, [absorbed ids]]]``, re-checked by the fold."""
-
-    older_than_days: Days
-    merges: list[tuple[Name, list[Name]]]
-
-
-class BankPruned(_Body):
-    """Remove the agent's memories older than the cutoff."""
-
-    older_than_days: Days
-
-
-BODY_MODELS: dict[str, type[BaseModel]] = {
-    POOL_SHARED: PoolShared,
-    POOL_RESET: PoolReset,
-    STORE_PUT: StorePut,
-    STORE_DELETED: StoreRef,
-    STORE_ACCESSED: StoreRef,
-    STORE_FEEDBACK: StoreFeedback,
-    STORE_SIGNATURE: StoreSignature,
-    STORE_FORGOTTEN: StoreForgotten,
-    BANK_STORED: BankStored,
-    BANK_CONSOLIDATED: BankConsolidated,
-    BANK_PRUNED: BankPruned,
-}
-
-for _type, _model in BODY_MODELS.items():
-    register_body(_type, _model)
+for _type in FACADE_OF:
+    register_check(_type, lazy_model_check(functools.partial(_model, _type)))

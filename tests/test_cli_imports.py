@@ -33,9 +33,23 @@ import orjson
 sys.stderr.write("\\nMODULES " + orjson.dumps({"code": code, "mods": sorted(sys.modules)}).decode())
 """
 
-HEAVY = {"numpy", "rich", "typer", "click", "dashboards.app", "dashboards.cmd_dash",
-         "dashboards.dashboard", "synthesizer.worker", "synthesizer.demo", "synthesizer.metrics",
-         "synthesizer.embed", "watchfiles"}
+HEAVY = {
+    "numpy",
+    "rich",
+    "typer",
+    "click",
+    "pydantic",
+    "pydantic_core",
+    "annotated_types",
+    "dashboards.app",
+    "dashboards.cmd_dash",
+    "dashboards.dashboard",
+    "synthesizer.worker",
+    "synthesizer.demo",
+    "synthesizer.metrics",
+    "synthesizer.embed",
+    "watchfiles",
+}
 
 
 def _modules(*args: str) -> tuple[int, set[str]]:
@@ -60,7 +74,7 @@ def _loaded(mods: set[str], name: str) -> bool:
     return any(m == name or m.startswith(name + ".") for m in mods)
 
 
-def test_append_loads_the_log_and_body_models_only(swarm_root: tuple[str, str]) -> None:
+def test_append_loads_the_log_and_the_plain_body_checks_only(swarm_root: tuple[str, str]) -> None:
     root, _ = swarm_root
     code, mods = _modules("--root", root, "append", "--agent", "bob", "a new finding")
     assert code == 0
@@ -87,7 +101,7 @@ def test_tail_loads_no_body_models(swarm_root: tuple[str, str]) -> None:
         ("reinforce", "--agent", "cid", "{fid}"),
     ],
 )
-def test_board_and_reinforce_fold_without_numpy(
+def test_board_and_reinforce_fold_without_numpy_pydantic_or_typer(
     swarm_root: tuple[str, str], args: tuple[str, ...]
 ) -> None:
     root, fid = swarm_root
@@ -103,15 +117,71 @@ def test_search_needs_the_embedder_but_not_rich_or_the_worker(
     root, _ = swarm_root
     code, mods = _modules("--root", root, "search", "cache keys")
     assert code == 0 and "numpy" in mods and "synthesizer.embed" in mods
-    for name in ("rich", "synthesizer.worker", "synthesizer.demo", "dashboards.cmd_dash"):
+    for name in (
+        "rich",
+        "typer",
+        "click",
+        "pydantic",
+        "synthesizer.worker",
+        "synthesizer.demo",
+        "dashboards.cmd_dash",
+    ):
         assert not _loaded(mods, name), name
+
+
+def test_stats_loads_the_metrics_but_not_rich_typer_or_the_dashboard(
+    swarm_root: tuple[str, str],
+) -> None:
+    root, _ = swarm_root
+    code, mods = _modules("--root", root, "stats", "--json")
+    assert code == 0 and "synthesizer.metrics" in mods and "dashboards.act_stats" in mods
+    for name in (
+        "rich",
+        "typer",
+        "click",
+        "pydantic",
+        "numpy",
+        "dashboards.cmd_dash",
+        "dashboards.dashboard",
+        "dashboards.demo",
+        "synthesizer.worker",
+    ):
+        assert not _loaded(mods, name), name
+
+
+@pytest.mark.parametrize("name", ["append", "tail", "search", "reinforce", "board", "cas"])
+def test_typer_help_lists_every_declared_option(name: str) -> None:
+    """The typer command is built from the same declaration the fast path parses."""
+    from dashboards import act_board, act_log, act_synth
+    from tests.cli_util import run_cli
+
+    cmd = {
+        "append": act_log.APPEND,
+        "tail": act_log.TAIL,
+        "search": act_synth.SEARCH,
+        "reinforce": act_synth.REINFORCE,
+        "board": act_board.BOARD,
+        "cas": act_board.CAS,
+    }[name]
+    args = ("board", "cas", "--help") if name == "cas" else (name, "--help")
+    r = run_cli(*args)
+    assert r.code == 0 and "Usage:" in r.out
+    for p in cmd.params:
+        for decl in p.decls:
+            assert decl in r.out, (name, decl)
+        if p.positional:
+            assert (p.metavar or p.name) in r.out
 
 
 def test_help_and_other_commands_see_every_command() -> None:
     code, mods = _modules("--help")
     assert code == 0
-    assert {"dashboards.cmd_board", "dashboards.cmd_dash", "dashboards.cmd_log",
-            "dashboards.cmd_synth"} <= mods
+    assert {
+        "dashboards.cmd_board",
+        "dashboards.cmd_dash",
+        "dashboards.cmd_log",
+        "dashboards.cmd_synth",
+    } <= mods
 
 
 def test_importing_the_app_does_not_import_the_cli_back() -> None:
@@ -128,13 +198,22 @@ def test_the_library_imports_nothing_heavy_by_itself() -> None:
         "print(sorted(m for m in ('numpy', 'pydantic', 'watchfiles', 'rich', 'typer') "
         "if m in sys.modules))"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       timeout=60)
-    # pydantic comes with the body models (synthesizer.events); nothing else heavy
-    assert r.returncode == 0 and r.stdout.strip() == "['pydantic']"
-    r = subprocess.run([sys.executable, "-c", "import sys, swarmlog; print('pydantic' in "
-                        "sys.modules, 'watchfiles' in sys.modules)"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    # the body checks and the configuration are plain Python: nothing heavy at all
+    assert r.returncode == 0 and r.stdout.strip() == "[]"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, swarmlog; print('pydantic' in sys.modules, 'watchfiles' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert r.stdout.strip() == "False False"
 
 
@@ -206,7 +285,9 @@ def test_fast_path_and_typer_give_the_same_results(
         monkeypatch.setenv("SWARMLOG_NO_FASTPATH", "1")
         b = run_cli("--root", str(slow), *args)
         assert (a.code, _normal(a.out), _normal(a.err)) == (
-            b.code, _normal(b.out), _normal(b.err)
+            b.code,
+            _normal(b.out),
+            _normal(b.err),
         ), args
     with open_log(fast) as lf, open_log(slow) as ls:
         ea, eb = list(lf.read()), list(ls.read())

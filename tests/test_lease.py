@@ -139,8 +139,18 @@ def _wait_decided(t: LogTarget, seqs: list[int]) -> None:
 
 
 def _follow(t: LogTarget, name: str, timeout: str) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "dashboards", *where(t), "synth", "--follow",
-           "--name", name, "--lease-timeout", timeout]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dashboards",
+        *where(t),
+        "synth",
+        "--follow",
+        "--name",
+        name,
+        "--lease-timeout",
+        timeout,
+    ]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -211,9 +221,7 @@ def test_standby_takes_over_a_hung_holder_after_the_lease_timeout(target: LogTar
         raws += share(target, "after A woke up")
         workers = _check_exactly_once(target, raws)
         assert workers[-1] == "worker-B"
-        assert workers.index("worker-B") > max(
-            i for i, w in enumerate(workers) if w == "worker-A"
-        )
+        assert workers.index("worker-B") > max(i for i, w in enumerate(workers) if w == "worker-A")
     finally:
         _stop_all(a, b)
 
@@ -246,9 +254,7 @@ def test_standing_by_once_names_the_holder_and_writes_nothing(target: LogTarget)
 
 
 def test_lease_timeout_is_a_setting_and_validated() -> None:
-    from pydantic import ValidationError
-
-    from synthesizer.config import SynthConfig
+    from synthesizer.config import SynthConfig, ValidationError
 
     assert SynthConfig().synthesizer.lease_timeout_s == 30.0
     cfg = SynthConfig.model_validate({"synthesizer": {"lease_timeout_s": 2.5}})

@@ -76,18 +76,32 @@ def nested(record: type[Record]) -> Any:
 
 # ---------------------------------------------------------------- conversions
 
-_INT_TEXT = re.compile(r"[+-]?\d+(_\d+)*(\.0*)?")
+_INT_TEXT = re.compile(r"[+-]?\d+(_\d+)*(\.0+)?")
+_TOO_BIG = "Unable to parse input string as an integer, exceeded maximum size"
 
 
-def _lax_float(v: Any) -> float | str:
+def _number_text(v: str) -> str | None:
+    """A numeric string as pydantic reads it: surrounding whitespace stripped, single
+    underscores between characters dropped (none leading, trailing or doubled), ASCII."""
+    t = v.strip()
+    if "_" in t:
+        if t.startswith("_") or t.endswith("_") or "__" in t:
+            return None
+        t = t.replace("_", "")
+    return t if t.isascii() else None
+
+
+def lax_float(v: Any) -> float | str:
+    """``v`` as pydantic's lax float reads it (a bool, a number, a numeric string), or
+    pydantic's error message."""
     if isinstance(v, (bool, int, float)):
         try:
             return float(v)
         except OverflowError:
             return "Input should be a valid number"
     if isinstance(v, str):
-        t = v.strip()
-        if t.isascii():
+        t = _number_text(v)
+        if t is not None:
             try:
                 return float(t)
             except ValueError:
@@ -104,11 +118,14 @@ def _lax_int(v: Any) -> int | str:
             return "Input should be a finite number"
         if v != int(v):
             return "Input should be a valid integer, got a number with a fractional part"
+        if not -(2**63) <= v < 2**63:
+            return _TOO_BIG
         return int(v)
     if isinstance(v, str):
         t = v.strip()
         if t.isascii() and _INT_TEXT.fullmatch(t):
-            return int(t.split(".")[0])
+            digits = t.split(".")[0]
+            return _TOO_BIG if len(digits) > 4300 else int(digits)
         return "Input should be a valid integer, unable to parse string as an integer"
     return "Input should be a valid integer"
 
@@ -147,7 +164,7 @@ def _value(s: Setting, v: Any, loc: tuple[Any, ...], errors: list[dict[str, Any]
     if kind == "float?" and v is None:
         return None
     if kind in (float, "float?"):
-        x = _lax_float(v)
+        x = lax_float(v)
         if isinstance(x, str):
             return bad(x)
         if s.finite and not math.isfinite(x):

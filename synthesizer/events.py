@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from swarmlog.envelope import BodyCheck, lazy_model_check, register_check
 from swarmlog.names import check_name
 
+from .configmodel import lax_float
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -107,31 +109,13 @@ def _name(v: str) -> None:
     check_name("name", v)
 
 
-def _as_float(v: Any) -> float | str:
-    """``v`` as pydantic's lax float reads it, or the error message."""
-    if isinstance(v, (bool, int, float)):
-        try:
-            return float(v)
-        except OverflowError:
-            return "Input should be a valid number"
-    if isinstance(v, str):
-        t = v.strip()
-        if t.isascii():
-            try:
-                return float(t)
-            except ValueError:
-                pass
-        return "Input should be a valid number, unable to parse string as a number"
-    return "Input should be a valid number"
-
-
 def _number(
     ge: float | None = None, le: float | None = None, gt: float | None = None
 ) -> FieldCheck:
     """A finite float (pydantic's ``allow_inf_nan=False``) within the bounds."""
 
     def check(v: Any) -> Errors:
-        f = _as_float(v)
+        f = lax_float(v)
         if isinstance(f, str):
             return [("", f)]
         if not math.isfinite(f):

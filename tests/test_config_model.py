@@ -32,11 +32,11 @@ def pydantic_twin(record: type[Record]) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for name, s in record._fields.items():
         fields[name] = _field(s)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         record.__name__, __config__=ConfigDict(frozen=True, extra="forbid"), **fields
     )
     _MODELS[record] = model
-    return model  # type: ignore[no-any-return]
+    return model
 
 
 def _field(s: Setting) -> tuple[Any, Any]:
@@ -52,7 +52,7 @@ def _field(s: Setting) -> tuple[Any, Any]:
         meta.append(BeforeValidator(s.before))
     if s.after is not None:
         meta.append(AfterValidator(s.after))
-    ann = Annotated[kind, *meta] if meta else kind
+    ann = Annotated[(kind, *meta)] if meta else kind
     return ann, Field(s.default, **bounds)
 
 
@@ -209,7 +209,7 @@ def test_the_api_the_project_uses() -> None:
     copy = cfg.model_copy(update={"embedder": "minilm"})
     assert copy.embedder == "minilm" and copy.pool == cfg.pool and cfg.embedder == "hash"
     with pytest.raises(ValueError):
-        cfg.embedder = "minilm"  # type: ignore[misc]
+        cfg.embedder = "minilm"
     assert pickle.loads(pickle.dumps(cfg)) == cfg
     assert repr(SynthConfig()).startswith("SynthConfig(pool=PoolConfig(decay_rate=0.05,")
     with pytest.raises(ValidationError) as e:

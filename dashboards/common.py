@@ -70,10 +70,10 @@ def open_target(
     Read commands open it without write access; write commands pass ``write`` and fail
     at once, in one line ("read-only: …"), on a log they could not write. Appends are
     checked against the body rules of the synthesizer's event types (registered by
-    importing ``synthesizer.events``: plain Python, not the fold); ``validate=False``
+    importing ``synthesizer.bodies``: plain Python, not the fold); ``validate=False``
     skips that for commands that only read."""
     if validate:
-        import synthesizer.events  # noqa: F401
+        import synthesizer.bodies  # noqa: F401
 
     return open_log(target(ctx, root, url), create=create, writable=write or create)
 

@@ -1,7 +1,8 @@
 """synthesizer: the fold over a swarmlog (facts, memory pool, tiers) and its workers.
 
-Importing the package registers the body models of every event type it knows (so
-appends of known types are validated). Everything else loads on first use
+Importing the package registers the body checks of every event type it knows (so
+appends of known types are validated; ``bodies``: plain Python, no pydantic). Everything
+else loads on first use
 (``synthesizer.Swarm``, the seed facades …), so a process that only appends or reads
 events does not pay for numpy, the fold or the synthesizer worker.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import events as events  # registers body models with the envelope
+from . import bodies as bodies  # registers the body checks with the envelope
+from . import events as events
 
 if TYPE_CHECKING:
     from .config import SynthConfig

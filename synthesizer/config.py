@@ -51,7 +51,6 @@ def _operator_names(v: Any) -> Any:
     return v
 
 
-
 class PoolConfig(Record):
     """The seed pool (000): strength decay per tick, eviction, capacity, reinforcement."""
 

@@ -1,8 +1,9 @@
-"""Event type names, and the checks of their bodies at append.
+"""Event type names, and the plain-Python checks of their bodies at append.
 
-Importing this module registers a body check for every event type the synthesizer
-knows (``swarmlog.envelope.register_check``), so a log rejects malformed bodies of
-known types, in one line, while carrying unknown types through. The bodies agents
+``synthesizer.bodies`` registers a body check for every event type the synthesizer
+knows (``swarmlog.envelope.register_check``) when the package is imported, so a log
+rejects malformed bodies of known types, in one line, while carrying unknown types
+through. The bodies agents
 write per action (``memory.shared``, ``memory.reinforced``, ``memory.recalled``,
 ``fact.updated``, ``fact.retracted``, ``pool.tick``, ``session.*``) and the
 configuration (``swarm.configured``, by ``config``'s plain records) are checked here in
@@ -15,18 +16,14 @@ already-checked body dicts directly. The seeds' facade types are in ``facade_eve
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from swarmlog.envelope import BodyCheck, lazy_model_check, register_check
+from swarmlog.envelope import BodyCheck
 from swarmlog.names import check_name
 
 from .configmodel import lax_float
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 # ---------------------------------------------------------------- type names
 
@@ -287,6 +284,9 @@ MODELLED = (
 )
 """Types checked by their pydantic models in ``body_models`` (rare, or the synthesizer's)."""
 
+PLAIN_TYPES = tuple(_PLAIN)
+"""Types checked here, in plain Python."""
+
 
 def plain_errors(type_name: str, body: dict[str, Any]) -> Errors:
     """Every error of ``body`` as a ``type_name`` body, in pydantic's order."""
@@ -298,7 +298,7 @@ def plain_errors(type_name: str, body: dict[str, Any]) -> Errors:
     return errs
 
 
-def _plain(type_name: str) -> BodyCheck:
+def plain_check(type_name: str) -> BodyCheck:
     """The one-line check of a plain-checked type (``envelope.one_line``'s format)."""
 
     def check(body: dict[str, Any]) -> str | None:
@@ -310,20 +310,3 @@ def _plain(type_name: str) -> BodyCheck:
         return f"{loc or 'event'}: {msg}{more}"
 
     return check
-
-
-def _model(type_name: str) -> type[BaseModel]:
-    from .body_models import BODY_MODELS
-
-    return BODY_MODELS[type_name]
-
-
-def register_all() -> None:
-    """Register the check of every known body type with the envelope (idempotent)."""
-    for type_name in _PLAIN:
-        register_check(type_name, _plain(type_name))
-    for type_name in MODELLED:
-        register_check(type_name, lazy_model_check(functools.partial(_model, type_name)))
-
-
-register_all()

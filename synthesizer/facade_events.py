@@ -1,9 +1,9 @@
 """Event types of the seeds' facades (pool 000, store 001, bank 004) and their bodies.
 
 The facades write these next to the fold's own types (``events.py``); the same
-``apply`` folds them (handlers in ``facade_fold.py``). Importing this module registers
-their body checks, so a log validates them at append (by the pydantic models in
-``facade_models``, built when a body of the type is first appended).
+``apply`` folds them (handlers in ``facade_fold.py``). Their bodies are validated at
+append by the pydantic models in ``facade_models``, built when a body of the type is
+first appended (``synthesizer.bodies`` registers them).
 
 * ``pool.memory.shared`` (content, category, importance, signature?, dup_of?): a new
   fact ``f<seq>`` at once (no synthesizer pass); ``dup_of``: evidence for a live fact;
@@ -23,14 +23,6 @@ their body checks, so a log validates them at append (by the pydantic models in
 """
 
 from __future__ import annotations
-
-import functools
-from typing import TYPE_CHECKING
-
-from swarmlog.envelope import lazy_model_check, register_check
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 POOL_SHARED = "pool.memory.shared"
 POOL_RESET = "pool.reset"
@@ -60,13 +52,3 @@ FACADE_OF = {
 """Which facade each type belongs to (the dashboard counts events per facade)."""
 
 MEMORY_TYPES = ("insight", "fact", "relationship", "conclusion")
-
-
-def _model(type_name: str) -> type[BaseModel]:
-    from .facade_models import BODY_MODELS
-
-    return BODY_MODELS[type_name]
-
-
-for _type in FACADE_OF:
-    register_check(_type, lazy_model_check(functools.partial(_model, _type)))

@@ -24,7 +24,7 @@ FIELDS = {
 
 def plain_line(type_name: str, body: dict[str, Any]) -> str | None:
     errs = T.plain_errors(type_name, body)
-    return T._plain(type_name)(body) if errs else None
+    return T.plain_check(type_name)(body) if errs else None
 
 
 def model_line(type_name: str, body: dict[str, Any]) -> str | None:
@@ -199,4 +199,4 @@ CONFIGURED = [  # body -> the line pydantic's SwarmConfigured model gave (before
 
 @pytest.mark.parametrize(("body", "line"), CONFIGURED)
 def test_swarm_configured_keeps_its_messages(body: dict[str, Any], line: str | None) -> None:
-    assert T._plain(T.SWARM_CONFIGURED)(body) == line
+    assert T.plain_check(T.SWARM_CONFIGURED)(body) == line

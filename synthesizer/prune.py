@@ -21,10 +21,12 @@ the block a pair falls in).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
+
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController
 
 __all__ = ["DEFAULT_K", "DENSE_SHARE", "BoundBasis", "bound_pairs", "exact_cosines"]
 
@@ -61,6 +63,8 @@ def one_blas_thread() -> Any:
     """
     global _CONTROLLER
     if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController  # only when BLAS runs (CLI start)
+
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
 

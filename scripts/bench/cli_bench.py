@@ -5,7 +5,9 @@
 1. the median wall time of each per-action command (``append``, ``tail``, ``search``,
    ``board FACT``, ``board cas``, ``reinforce``) on an existing small swarm, each in a
    fresh process through the installed ``swarmlog`` entry point, against
-   ``python -c "import orjson"`` timed in the same rounds (interleaved);
+   ``python -c "import orjson"`` timed in the same rounds (interleaved); plus, for
+   reference, ``python -c "import orjson, numpy"`` (numpy is what ``search`` needs on top
+   of the fold: its index);
 2. ``swarmlog stats --json`` in a fresh process on a 100,000-fact swarm (pool capacity
    raised to 200,000) from its checkpoint.
 
@@ -81,10 +83,12 @@ def per_action(
     other = _commands(f"{PY} -m dashboards", root, fid, last, "b") if compare else {}
     env = {**os.environ, "PYTHONPATH": compare or ""}
     base: list[float] = []
+    numpy: list[float] = []  # a reference: what ``search`` must import on top (the index)
     times: dict[str, list[float]] = {k: [] for k in cmds}
     then: dict[str, list[float]] = {k: [] for k in other}
     for i in range(runs):
         base.append(run([PY, "-c", "import orjson"]))
+        numpy.append(run([PY, "-c", "import orjson, numpy"]))
         for k, make in cmds.items():
             times[k].append(run(make(i)))  # type: ignore[operator]
             if k in other:
@@ -98,6 +102,10 @@ def per_action(
             t = statistics.median(then[k])
             row.append(f"{t * 1e3:.0f} ms ({t / b:.1f}x)")
         rows.append([*row, "<= 4x"])
+    n = statistics.median(numpy)
+    ref = ["`python -c \"import orjson, numpy\"` (reference)", f"{n * 1e3:.0f} ms",
+           f"{b * 1e3:.0f} ms", f"{n / b:.1f}x"]
+    rows.append([*ref, *(["-"] if compare else []), "-"])
     return rows
 
 

@@ -15,21 +15,20 @@ runs the typer app, which gives the documented help and usage errors. Set
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from .common import Where
 from .spec import Command, Unsupported, parse
 
 
-@dataclass
 class _Ctx:
     """What the command functions read from typer's context."""
 
-    obj: Where
-    parent: Any = None
-    invoked_subcommand: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, obj: Where) -> None:
+        self.obj = obj
+        self.parent: Any = None
+        self.invoked_subcommand: str | None = None
+        self.params: dict[str, Any] = {}
 
 
 def _split_global(argv: list[str]) -> tuple[Where, list[str]]:

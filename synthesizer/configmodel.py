@@ -17,8 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 Validator = Callable[[Any], Any]
 
@@ -38,8 +37,7 @@ class ValidationError(ValueError):
         return [dict(e) for e in self._errors]
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One field: ``kind`` is float, int, str, ``"float?"`` (a float or None), ``"names"``
     (a tuple of strings) or a ``Record`` subclass; bounds as in pydantic's ``Field``."""
 

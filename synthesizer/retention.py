@@ -16,15 +16,18 @@ the stream's own limits instead (docs/retention.md).
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from swarmlog import FileLog, Log, SwarmlogError
 from swarmlog import archive as arc
 from swarmlog import segment as seg
-from swarmlog.compact import Result, compact, spans
 
 from .config import RetentionConfig
 from .configlog import log_config
 from .statepayload import CHECKPOINT_FORMAT
+
+if TYPE_CHECKING:  # the compaction machinery loads when compacting (CLI start)
+    from swarmlog.compact import Result
 
 
 def checkpoint_seqs(log: Log) -> list[int]:
@@ -41,6 +44,8 @@ def retention_point(log: FileLog, policy: RetentionConfig, now: float | None = N
     if policy.keep_checkpoints and len(ckpts) >= policy.keep_checkpoints:
         wanted = max(wanted, ckpts[-policy.keep_checkpoints])
     if policy.max_age_days or policy.max_bytes:
+        from swarmlog.compact import spans
+
         segs = spans(log)
         if policy.max_age_days:
             cutoff = (time.time() if now is None else now) - policy.max_age_days * 86400.0
@@ -82,6 +87,8 @@ def compact_by(
     log: FileLog, policy: RetentionConfig, dry_run: bool = False, now: float | None = None
 ) -> Result:
     """Compact ``log`` by ``policy`` (the worker passes the configuration it folded)."""
+    from swarmlog.compact import compact
+
     return compact(log, retention_point(log, policy, now), policy.mode, dry_run)
 
 

@@ -108,7 +108,9 @@ def lax_float(v: Any) -> float | str:
     return "Input should be a valid number"
 
 
-def _lax_int(v: Any) -> int | str:
+def lax_int(v: Any) -> int | str:
+    """``v`` as pydantic's lax int reads it (a bool, an integral number, an integer
+    string), or pydantic's error message."""
     if isinstance(v, (bool, int)):
         return int(v)
     if isinstance(v, float):
@@ -170,7 +172,7 @@ def _value(s: Setting, v: Any, loc: tuple[Any, ...], errors: list[dict[str, Any]
         why = _bounds(s, x)
         out: Any = x
     elif kind is int:
-        n = _lax_int(v)
+        n = lax_int(v)
         if isinstance(n, str):
             return bad(n)
         why = _bounds(s, n)

@@ -3,15 +3,15 @@
 ``synthesizer.bodies`` registers a body check for every event type the synthesizer
 knows (``swarmlog.envelope.register_check``) when the package is imported, so a log
 rejects malformed bodies of known types, in one line, while carrying unknown types
-through. The bodies agents
-write per action (``memory.shared``, ``memory.reinforced``, ``memory.recalled``,
-``fact.updated``, ``fact.retracted``, ``pool.tick``, ``session.*``) and the
-configuration (``swarm.configured``, by ``config``'s plain records) are checked here in
-plain Python — no pydantic on an agent's append; every other type by its pydantic model
-in ``body_models`` (the schema of record), built when a body of that type is first
-appended. tests/test_body_checks.py shows the plain checks accept and reject exactly
-what the models do, with the same messages. The fold never uses either: it reads the
-already-checked body dicts directly. The seeds' facade types are in ``facade_events``.
+through. The bodies agents write (``memory.*``, ``fact.updated``, ``fact.retracted``,
+``board.conflict``, ``pool.tick``, ``session.*``, ``identity.forgotten``) and the
+configuration (``swarm.configured``, by ``config``'s plain records) are checked here,
+in plain Python: no pydantic on an agent's append. The synthesizer's own types are
+checked by their pydantic models in ``body_models`` (the schema of record), built when
+a body of such a type is first appended. tests/test_body_checks.py shows the plain
+checks accept and reject exactly what the models do, with the same messages. The fold
+never uses either: it reads the already-checked body dicts directly. The seeds' facade
+types are in ``facade_events``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from swarmlog.envelope import BodyCheck
 from swarmlog.names import check_name
 
-from .configmodel import lax_float
+from .configmodel import lax_float, lax_int
 
 # ---------------------------------------------------------------- type names
 
@@ -141,6 +141,20 @@ def _strict_int(ge: int) -> FieldCheck:
     return check
 
 
+def _integer(ge: int) -> FieldCheck:
+    """An int by pydantic's lax rules (an integral float, an integer string), >= ``ge``."""
+
+    def check(v: Any) -> Errors:
+        n = lax_int(v)
+        if isinstance(n, str):
+            return [("", n)]
+        if n < ge:
+            return [("", f"Input should be greater than or equal to {ge}")]
+        return []
+
+    return check
+
+
 def _list_of(item: FieldCheck, after: Callable[[list[Any]], Any] | None = None) -> FieldCheck:
     """A list whose items pass ``item`` (one error per bad item, located by index)."""
 
@@ -224,6 +238,12 @@ def _mapping(v: Any) -> Errors:
     return [] if isinstance(v, dict) else [("", "Input should be a valid dictionary")]
 
 
+def _some_identity(body: dict[str, Any]) -> Errors:
+    if all(body.get(k) is None for k in ("agent", "session", "thread")):
+        return [("", "give an agent, a session or a thread to forget")]
+    return []
+
+
 def _embedder_with_embedding(body: dict[str, Any]) -> Errors:
     if body.get("embedding") is not None and body.get("embedder") is None:
         return [("", "embedder is required when an embedding is given")]
@@ -246,6 +266,22 @@ _PLAIN: dict[str, tuple[Callable[[dict[str, Any]], Errors], ...]] = {
         _embedder_with_embedding,
     ),
     MEMORY_REINFORCED: (_fields(("target", NAME, "required")),),
+    MEMORY_FEEDBACK: (
+        _fields(("target", NAME, "required"), ("usefulness", _number(), "required")),
+    ),
+    BOARD_CONFLICT: (
+        _fields(
+            ("target", NAME, "required"),
+            ("expected", _integer(0), "required"),
+            ("actual", _integer(0), "required"),
+        ),
+    ),
+    IDENTITY_FORGOTTEN: (
+        _fields(
+            ("agent", NAME, "nullable"), ("session", NAME, "nullable"), ("thread", NAME, "nullable")
+        ),
+        _some_identity,
+    ),
     MEMORY_RECALLED: (_fields(("query", VALUE, "optional"), ("hits", _list_of(NAME), "optional")),),
     FACT_UPDATED: (
         _fields(
@@ -272,17 +308,15 @@ _PLAIN: dict[str, tuple[Callable[[dict[str, Any]], Errors], ...]] = {
 ones, as pydantic runs field validators before model validators."""
 
 MODELLED = (
-    MEMORY_FEEDBACK,
     FACT_CREATED,
     FACT_CORROBORATED,
     FACT_REVIVED,
     FACT_CONTESTED,
     FACT_RESOLVED,
-    IDENTITY_FORGOTTEN,
     SYNTH_PROGRESS,
-    BOARD_CONFLICT,
 )
-"""Types checked by their pydantic models in ``body_models`` (rare, or the synthesizer's)."""
+"""Types checked by their pydantic models in ``body_models``: the synthesizer's own (its
+worker is a long-running process; an agent's call never appends them)."""
 
 PLAIN_TYPES = tuple(_PLAIN)
 """Types checked here, in plain Python."""

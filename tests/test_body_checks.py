@@ -36,7 +36,17 @@ def same(type_name: str, body: dict[str, Any]) -> None:
 
 
 def test_the_plain_types_are_the_per_action_ones_and_every_type_is_checked() -> None:
-    assert {T.MEMORY_SHARED, T.MEMORY_REINFORCED, T.FACT_UPDATED} <= set(PLAIN)
+    per_action = {
+        T.MEMORY_SHARED,
+        T.MEMORY_REINFORCED,
+        T.MEMORY_RECALLED,
+        T.MEMORY_FEEDBACK,
+        T.FACT_UPDATED,
+        T.FACT_RETRACTED,
+        T.BOARD_CONFLICT,
+        T.IDENTITY_FORGOTTEN,
+    }
+    assert per_action <= set(PLAIN)
     assert set(PLAIN) | set(T.MODELLED) == set(BODY_MODELS)
     assert not set(T._PLAIN) & set(T.MODELLED)
     assert T.SWARM_CONFIGURED in T._PLAIN and T.SWARM_CONFIGURED not in BODY_MODELS
@@ -97,12 +107,29 @@ SCALARS: list[Any] = [
     "active",
     "retracted",
     "bogus",
+    2.0,
+    2.5,
+    -3,
+    1e19,
+    2**70,
+    "5.0",
+    " 7 ",
+    "1_000",
+    "0_.",
+    "1e3",
 ]
 
 
 @pytest.mark.parametrize("type_name", PLAIN)
 def test_every_field_against_every_edge_value(type_name: str) -> None:
-    base = {"content": "a memory", "target": "f1"}
+    base = {
+        "content": "a memory",
+        "target": "f1",
+        "expected": 1,
+        "actual": 2,
+        "usefulness": 0.5,
+        "agent": "ann",
+    }
     checked = 0
     for name in FIELDS[type_name]:
         for v in SCALARS:

@@ -111,6 +111,24 @@ def test_board_and_reinforce_fold_without_numpy_pydantic_or_typer(
     assert not any(_loaded(mods, h) for h in HEAVY), sorted(h for h in HEAVY if _loaded(mods, h))
 
 
+def test_a_losing_cas_records_its_conflict_without_pydantic(swarm_root: tuple[str, str]) -> None:
+    root, _ = swarm_root
+    assert (
+        _modules("--root", root, "board", "cas", "lose", "--expect", "0", "--content", "a")[0] == 0
+    )
+    code, mods = _modules("--root", root, "board", "cas", "lose", "--expect", "0", "--content", "b")
+    assert code == 3  # the conflict, recorded as a board.conflict event
+    assert "synthesizer.state" in mods
+    assert not any(_loaded(mods, h) for h in HEAVY), sorted(h for h in HEAVY if _loaded(mods, h))
+    from swarmlog import open_log
+
+    log = open_log(root)
+    try:
+        assert any(ev.type == "board.conflict" for ev in log.read(1))
+    finally:
+        log.close()
+
+
 def test_search_needs_the_embedder_but_not_rich_or_the_worker(
     swarm_root: tuple[str, str],
 ) -> None:

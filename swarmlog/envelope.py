@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -294,17 +294,42 @@ def model_check(model: type[BaseModel]) -> BodyCheck:
     return check
 
 
-def lazy_model_check(load: Callable[[], type[BaseModel]]) -> BodyCheck:
+class _LazyModelCheck:
     """The check of the pydantic model ``load`` returns, imported and built on first use
     (a process that never appends that type never imports pydantic for it)."""
-    built: list[BodyCheck] = []
 
-    def check(body: dict[str, Any]) -> str | None:
-        if not built:
-            built.append(model_check(load()))
-        return built[0](body)
+    __slots__ = ("_check", "_load")
 
-    return check
+    def __init__(self, load: Callable[[], type[BaseModel]]) -> None:
+        self._load = load
+        self._check: BodyCheck | None = None
+
+    def prime(self) -> BodyCheck:
+        """Import and build the model now (its validator included)."""
+        if self._check is None:
+            model = self._load()
+            model.model_rebuild()  # pydantic defers building the validator to first use
+            self._check = model_check(model)
+        return self._check
+
+    def __call__(self, body: dict[str, Any]) -> str | None:
+        return self.prime()(body)
+
+
+def lazy_model_check(load: Callable[[], type[BaseModel]]) -> BodyCheck:
+    """The check of the pydantic model ``load`` returns, built on first use (see
+    ``prime_checks`` for a process that will append the type anyway)."""
+    return _LazyModelCheck(load)
+
+
+def prime_checks(type_names: Iterable[str]) -> None:
+    """Build now the lazily built checks of these types. Why: a long-lived process that
+    will append them (the synthesizer) should pay the model build at its start, not in
+    the middle of its first batch, where every memory waiting on it waits too."""
+    for name in type_names:
+        check = _BODIES.get(name)
+        if isinstance(check, _LazyModelCheck):
+            check.prime()
 
 
 def _check_finite(obj: Any, path: str) -> None:

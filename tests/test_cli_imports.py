@@ -322,3 +322,17 @@ def test_plain_lines_skip_typers_parser(swarm_root: tuple[str, str]) -> None:
     assert "typer._adapters" not in mods
     code, mods = _modules("--root", root, "tail", "--help")
     assert code == 0 and "typer._adapters" in mods  # help is typer's
+
+
+def test_a_started_worker_builds_the_body_models_it_appends() -> None:
+    """The per-action commands keep the synthesizer's body models lazy; a worker loads
+    them when it starts (``worker.warm``, first thing in ``run``), not in its first batch."""
+    code = (
+        "import sys\n"
+        "from synthesizer.worker import warm\n"
+        "before = 'synthesizer.body_models' in sys.modules\n"
+        "warm()\n"
+        "print(before, 'synthesizer.body_models' in sys.modules, 'pydantic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True"]

@@ -261,12 +261,13 @@ def _former_wait() -> bool:
 
 def child_synth(path: str, seconds: float) -> None:
     from swarmlog import open_log
-    from synthesizer.worker import Synthesizer
+    from synthesizer.worker import Synthesizer, warm
 
     _former_wait()
 
     worker = Synthesizer(open_log(path))
     worker.run_once()
+    warm()  # what run() does first (the body models it appends): a started worker
     print(json.dumps({"ready": 1}), flush=True)  # imported and folded: sharers may start
     end = time.time() + seconds
     worker.run(stop=lambda: time.time() > end, poll=0.05)

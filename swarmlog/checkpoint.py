@@ -35,6 +35,7 @@ import hashlib
 import mmap
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -323,6 +324,26 @@ class CheckpointStore(abc.ABC):
         for info in gone:
             self.delete(info)
         return len(gone)
+
+
+@contextmanager
+def side_file(path: Path) -> Iterator[BinaryIO]:
+    """Write ``path``, a file beside the checkpoints, all or nothing: a temporary file in
+    the same directory, held under an exclusive flock while it is written, fsynced and
+    renamed into place. Why the flock: ``FileCheckpointStore.clean_tmp`` (run by every
+    checkpoint save) deletes temporary files nobody holds, i.e. those of writers that
+    died; an unlocked one of a live writer was deleted under it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+            os.replace(tmp, path)  # still locked: never an unheld temporary file
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 def _payload_problem(info: CheckpointInfo, data: bytes | memoryview) -> str | None:

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from swarmlog.checkpoint import side_file
+
 from .prune import one_blas_thread
 from .vindex import VectorIndex
 
@@ -261,16 +263,12 @@ def save(d: Path, seq: int, checksum: str, idx: VectorIndex, cap: int) -> Path |
     }
     raw = orjson.dumps(header)
     path = d / file_name(seq, checksum)
-    tmp = d / f".{path.name}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
+    with side_file(path) as f:
         f.write(raw.ljust(HEADER - 1) + b"\n")
         for name, arr in zip([*_names(idx.dim), FLAG], [*cols, flag], strict=True):
             f.seek(offsets[name])
             f.write(np.ascontiguousarray(arr).tobytes())
         f.truncate(at)  # rows past n: a hole, filled by appends in the readers' copies
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
     return path
 
 

@@ -37,6 +37,7 @@ import numpy as np
 import orjson
 
 from swarmlog import CheckpointInfo, Log
+from swarmlog.checkpoint import side_file
 
 from . import quantindex
 from .factindex import RANK_COLUMNS, FactIndex
@@ -102,8 +103,7 @@ def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) ->
     if len(raw) >= HEADER:
         raise ValueError("vector file header too large")
     path = d / file_name(info)
-    tmp = d / f".{path.name}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
+    with side_file(path) as f:
         f.write(raw.ljust(HEADER - 1) + b"\n")
         f.write(np.ascontiguousarray(mat).tobytes())
         for name, arr in parts:
@@ -111,9 +111,6 @@ def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) ->
             f.write(np.ascontiguousarray(arr).tobytes())
         f.seek(ids_at)
         f.write(id_bytes)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
     bits = quantindex.save(d, info.seq, info.checksum, idx, cap)  # recall's codes, at scale
     store = log.checkpoints
     store.publish(path.name)  # readers on other machines (JetStream: the object store)

@@ -238,3 +238,37 @@ def test_jetstream_vectors_travel_with_the_checkpoint(
     monkeypatch.setenv("SWARMLOG_CACHE_DIR", str(tmp_path / "third-cache"))
     with Swarm.open(target) as swarm:
         assert not any(swarm.log.checkpoints.fetch(name) for name in fetched)
+
+
+def test_a_concurrent_checkpoint_cleanup_leaves_a_vector_file_being_written(
+    tmp_path: Path,
+) -> None:
+    """Every checkpoint save first deletes the temporary files no live writer holds. A
+    vector file being written is held (``checkpoint.side_file``): another process's
+    cleanup, run while the file is open, leaves it, and the file lands."""
+    from swarmlog.checkpoint import side_file
+
+    path = tmp_path / "s"
+    with Swarm.open(path) as swarm:
+        build(swarm, 10)
+        swarm.checkpoint()
+    ckdir = path / "checkpoints"
+    target = ckdir / "vec-side-test.f32"
+    cleanup = textwrap.dedent(
+        f"""
+        from swarmlog import FileLog
+        with FileLog({str(path)!r}) as log:
+            print(log.checkpoints.clean_tmp())
+        """
+    )
+    with side_file(target) as f:
+        f.write(b"x" * 4096)
+        tmps = [p.name for p in ckdir.iterdir() if p.name.endswith(".tmp")]
+        assert len(tmps) == 1
+        out = subprocess.run(
+            [sys.executable, "-c", cleanup], capture_output=True, text=True, check=True
+        )
+        assert out.stdout.split() == ["0"]  # held: not deleted
+        assert (ckdir / tmps[0]).exists()
+    assert target.read_bytes() == b"x" * 4096
+    assert not [p for p in ckdir.iterdir() if p.name.endswith(".tmp")]

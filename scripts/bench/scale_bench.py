@@ -51,6 +51,17 @@ def swarm_dir(n: int) -> Path:
     return Path(tempfile.gettempdir()) / f"swarmlog-scale-v3-{n}"
 
 
+def _checkpoint_tail(path: Path) -> None:
+    """Checkpoint a cached swarm at its end, as its running synthesizer would have: each
+    run's logged recalls are appended after its checkpoint, and without this the next
+    run's readers (their first recall above all) fold a tail that grows run by run."""
+    from synthesizer import Swarm
+
+    with Swarm.open(path) as sw:
+        if sw.log.last_seq > max((i.seq for i in sw.log.checkpoints.list()), default=0):
+            sw.checkpoint()
+
+
 def build(n: int) -> Path:
     """A swarm of ``n`` live facts, checkpointed with its vectors (cached)."""
     from swarmlog import Event
@@ -61,6 +72,7 @@ def build(n: int) -> Path:
 
     path = swarm_dir(n)
     if (path / "READY").exists():
+        _checkpoint_tail(path)
         return path
     shutil.rmtree(path, ignore_errors=True)
     rng = random.Random(n)

@@ -32,10 +32,11 @@ from . import events as T
 from . import prune, vecckpt
 from .config import SynthConfig
 from .configlog import settle_config
+from .digests import facts_digest
 from .embed import Embedder, embedder_for, near_duplicate_of
 from .errors import SynthInterrupted
 from .factindex import FactIndex
-from .facts import RETRACTED, Fact, RawMemory
+from .facts import RETRACTED, RawMemory
 from .guards import first_unguarded
 from .lease import LEASE_KEY, Holder, Lease
 from .replay import ErasedSince, fold_into, load_checkpoint, save_checkpoint_info, stamp
@@ -674,35 +675,6 @@ class Synthesizer:
             for f in losers:
                 claims[f].status = "superseded"
         return out
-
-
-def facts_digest(state: SwarmState) -> str:
-    """A digest of the facts' meaning (ids, content, status, evidence, support).
-
-    Unlike ``state.digest()`` it leaves out seqs of the synthesizer's own events (fact
-    versions), which depend on how its work was split into batches.
-    """
-    import hashlib
-
-    import orjson
-
-    rows: list[object] = []
-    for fid in sorted(state.facts):
-        f: Fact = state.facts[fid]
-        rows.append(
-            [
-                fid,
-                f.content,
-                f.status,
-                f.value,
-                f.subject,
-                [e.seq for e in f.evidence],
-                f.support,
-                f.tier,
-            ]
-        )
-    rows.append(sorted(state.signatures.items()))
-    return hashlib.blake2b(orjson.dumps(rows), digest_size=16).hexdigest()
 
 
 __all__ = ["Synthesizer", "facts_digest", "fold_into"]

@@ -346,6 +346,31 @@ def side_file(path: Path) -> Iterator[BinaryIO]:
             raise
 
 
+def side_header(path: Path, magic: str, size: int) -> dict[str, object] | None:
+    """The JSON header in the first ``size`` bytes of a side file, or None when the file
+    is missing, unreadable or not of this ``magic``."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(size)
+        h = orjson.loads(raw)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return h if isinstance(h, dict) and h.get("magic") == magic else None
+
+
+def prune_side(directory: Path, pattern: str, keep: set[str]) -> int:
+    """Unlink the side files matching ``pattern`` not named in ``keep``; return how many."""
+    gone = 0
+    for p in directory.glob(pattern):
+        if p.name not in keep:
+            try:
+                p.unlink()
+                gone += 1
+            except FileNotFoundError:
+                pass
+    return gone
+
+
 def _payload_problem(info: CheckpointInfo, data: bytes | memoryview) -> str | None:
     """Why a checkpoint's bytes are not what its header promises (None: they are)."""
     if info.version != VERSION:

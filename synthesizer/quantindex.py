@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from swarmlog.checkpoint import side_file
+from swarmlog.checkpoint import prune_side, side_file, side_header
 
 from .prune import one_blas_thread
 from .vindex import VectorIndex
@@ -311,23 +311,9 @@ def attach(d: Path, seq: int, checksum: str, idx: VectorIndex) -> bool:
 
 
 def _header(path: Path) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(HEADER)
-        h: dict[str, Any] = orjson.loads(raw)
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return h if h.get("magic") == MAGIC else None
+    return side_header(path, MAGIC, HEADER)
 
 
 def prune(d: Path, keep: set[str]) -> int:
     """Unlink code files not named in ``keep``; return how many."""
-    gone = 0
-    for p in d.glob("bits-*.u64"):
-        if p.name not in keep:
-            try:
-                p.unlink()
-                gone += 1
-            except FileNotFoundError:
-                pass
-    return gone
+    return prune_side(d, "bits-*.u64", keep)

@@ -37,7 +37,7 @@ import numpy as np
 import orjson
 
 from swarmlog import CheckpointInfo, Log
-from swarmlog.checkpoint import side_file
+from swarmlog.checkpoint import prune_side, side_file, side_header
 
 from . import quantindex
 from .factindex import RANK_COLUMNS, FactIndex
@@ -130,25 +130,12 @@ def prune(log: Log) -> int:
     codes = {quantindex.file_name(i.seq, i.checksum) for i in infos}
     gone = log.checkpoints.unpublish(keep | codes)
     gone += quantindex.prune(d, codes)
-    for p in d.glob("vec-*.f32"):
-        if p.name not in keep:
-            try:
-                p.unlink()
-                gone += 1
-            except FileNotFoundError:
-                pass
-    return gone
+    return gone + prune_side(d, "vec-*.f32", keep)
 
 
 def read_header(path: Path) -> dict[str, Any] | None:
     """The header of a vector file, or None when it is missing or unreadable."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(HEADER)
-        h: dict[str, Any] = orjson.loads(raw)
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return h if h.get("magic") == MAGIC else None
+    return side_header(path, MAGIC, HEADER)
 
 
 def _warm(mat: np.ndarray, n: int) -> None:

@@ -156,7 +156,7 @@ class JsAppender(JsReader):
     def _seal_soon(self, upto: int, known: dict[int, bytes]) -> None:
         """Have the loop link records up to ``upto`` into the hash chain (jschain.py)."""
         if self._lt.alive:
-            self._lt.loop.call_soon_threadsafe(self._sealer.kick, upto, known)
+            self._lt.loop.call_soon_threadsafe(self._seals.kick, upto, known)
 
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""

@@ -11,14 +11,14 @@ publisher could put the value into its payload only by pinning the stream's last
 (``Nats-Expected-Last-Sequence``) on every append, which makes concurrent appenders take
 turns (measured: 3x slower with 6 writers). Instead the values go to the *seal stream*
 ``S-chain`` (subject ``swarmlog-chain.S``): each message (a seal) holds the values of a run
-of consecutive records, ``{"first": k, "values": [hex, …]}``. Seals are published with
+of consecutive records, ``{"first": k, "values": [hex, …], "by": sealer}``. Seals are published with
 ``Nats-Expected-Last-Sequence`` on the seal stream, so two sealers cannot both extend it
 from the same point: the chain never forks, and a sealer that lost reads the new tip and
 goes on from there. The seal stream denies deletes and purges.
 
-Who seals: every appender, in the background after its append returned (``Sealer.kick``),
-links all records from the sealed tip up to its own; so a dead appender's records are
-sealed by the next append. ``redact`` seals everything first (an erased record's value
+Who seals: the one handle that holds the seal lease (jsseallease.py, jssealrole.py) links
+every record, whoever appended it, in the background; the other appending handles stand
+by and take over when it stops. ``redact`` seals everything first (an erased record's value
 cannot be computed afterwards: its redaction record keeps it, redaction.py), and
 ``verify`` (which recomputes every value and names the first seq that does not match)
 waits for its own handle's sealing and notes records not sealed yet.
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import re
 import zlib
 from typing import TYPE_CHECKING, Any
@@ -57,9 +56,6 @@ if TYPE_CHECKING:
 PREFIX = "swarmlog-chain"
 SEAL_MAX = 1000
 """Most values in one seal."""
-SEAL_DELAY = 0.05
-"""Seconds a handle waits before sealing after an append: appends that come meanwhile
-(its own or other handles') share one seal, and fewer sealers race for the same tip."""
 _WRONG_LAST = re.compile(r"wrong last sequence: (\d+)")
 
 
@@ -151,44 +147,14 @@ class Sealer:
         """(last sealed record seq, its value, the seal stream's last seq) as last seen."""
         self.known: dict[int, bytes] = {}
         """Payloads of records this handle appended and has not sealed yet."""
-        self.want = 0
-        self.task: asyncio.Future[None] | None = None
-        self.now: asyncio.Event | None = None  # set: seal without waiting (flush)
-        self.error = ""
+        self.by = ""
+        """Who seals (the seal lease's token of this handle, jsseallease.py): kept in each
+        seal, so that who sealed what can be audited; readers ignore it."""
 
-    def kick(self, upto: int, known: dict[int, bytes]) -> None:
-        """Seal up to record ``upto`` in the background (call on the loop thread)."""
-        self.known.update(known)
-        self.want = max(self.want, upto)
-        if self.task is None or self.task.done():
-            self.task = asyncio.ensure_future(self._work())
-
-    async def _work(self) -> None:
-        if self.now is None:
-            self.now = asyncio.Event()
-        while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.now.wait(), SEAL_DELAY)
-            target = self.want
-            try:
-                await self.seal(target)
-            except Exception as e:  # the next append or verify tries again
-                self.error = f"{type(e).__name__}: {e}"
-                self.known.clear()
-                return
-            self.error = ""
-            if self.want <= target:
-                return
-
-    async def flush(self) -> None:
-        """Wait for the background sealing this handle started."""
-        if self.task is not None:
-            if self.now is not None:
-                self.now.set()
-            with contextlib.suppress(Exception):
-                await self.task
-            if self.now is not None:
-                self.now.clear()
+    @property
+    def tip_seq(self) -> int:
+        """The last sealed record seq as last seen (0 before the tip was read)."""
+        return self.tip[0] if self.tip is not None else 0
 
     async def seal(self, upto: int) -> None:
         """Make the seal stream cover records 1..``upto`` (all stored)."""
@@ -205,7 +171,7 @@ class Sealer:
             for q in range(k + 1, hi + 1):
                 v = value_of(v, q, payloads[q])
                 values.append(v.decode())
-            data = orjson.dumps({"first": k + 1, "values": values})
+            data = orjson.dumps({"first": k + 1, "values": values, "by": self.by})
             msg = await self.c.request(self.subject, data, {H_EXP_LAST_SEQ: str(last)})
             try:
                 ack = parse_reply(msg.data)

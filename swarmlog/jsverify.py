@@ -17,8 +17,10 @@ from .contract import VerifyReport
 from .errors import InvalidEvent, SwarmlogError
 from .jschain import value_of
 from .jsproto import decode_payload
+from .jsskip import UNKNOWN, why_skipped
 
 if TYPE_CHECKING:
+    from .jsclient import Raw
     from .jsread import JsReader
 
 
@@ -29,7 +31,7 @@ def verify(log: JsReader) -> VerifyReport:
     if info is None:
         rep.problems.append(f"stream {log.stream} does not exist")
         return rep
-    log._run(log._sealer.flush(), 3 * log.timeout + 1)
+    log._run(log._seals.flush(), 3 * log.timeout + 12)
     sealed = _sealed(log, rep)
     log._run(log._side.refresh())
     side = log._side
@@ -61,18 +63,20 @@ def verify(log: JsReader) -> VerifyReport:
                         broken = r.seq
                     else:
                         prev, rep.head_seq = want, r.seq
+                rep.events += 1
                 try:
                     d = decode_payload(r.seq, r.data, r.ts)
-                except InvalidEvent as e:
-                    rep.problems.append(str(e))
+                except InvalidEvent as e:  # a bad write, not damage: readers skip it
+                    rep.notes.append(_skipped(log, r, str(e).partition(": ")[2] or str(e)))
+                    continue
+                if (why := why_skipped(log.subjects, r, d)) is not None:
+                    rep.notes.append(_skipped(log, r, why))
                     continue
                 if d["id"] in ids:
                     rep.problems.append(f"seq {r.seq}: duplicate event id {d['id']}")
                 ids.add(d["id"])
                 if r.subject and (why := log.subjects.misplaced(r.subject, d)):
-                    bad = rep.notes if why.startswith("claims") else rep.problems
-                    bad.append(f"seq {r.seq}: {why}")  # claims: a refused write (jsauth)
-                rep.events += 1
+                    rep.notes.append(f"seq {r.seq}: {why}")  # claims: a refused write (jsauth)
     except SwarmlogError as e:
         rep.problems.append(str(e))
     rep.last_seq = nxt - 1 if rep.events else 0
@@ -88,12 +92,18 @@ def verify(log: JsReader) -> VerifyReport:
     if unsealed:
         rep.notes.append(
             f"{unsealed} record(s) at the end are not sealed into the hash chain yet "
-            "(the next append seals them)"
+            "(the holder of the seal lease seals them; an appending handle takes it over)"
         )
     if side.stale:
         rep.notes.append(f"{len(side.stale)} superseded redaction record(s) not yet erased")
     rep.head = prev.decode()
     return rep
+
+
+def _skipped(log: JsReader, r: Raw, why: str) -> str:
+    """verify's note on a message readers skip (jsskip.py), naming its author."""
+    who = log.subjects.author(r.subject) or UNKNOWN
+    return f"seq {r.seq}: skipped by readers: {why} (published by agent {who!r} on {r.subject})"
 
 
 def _sealed(log: JsReader, rep: VerifyReport) -> dict[int, bytes]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from pathlib import Path
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson

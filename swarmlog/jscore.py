@@ -19,11 +19,13 @@ from .jschain import Sealer
 from .jsclient import JsClient, Raw
 from .jsloop import LoopThread
 from .jsproto import decode_payload, parse_target
+from .jsreadback import ReadBack
 from .jsseallease import SealLease
 from .jssealrole import SealRole
 from .jssetup import DEFAULT_DUPLICATE_WINDOW, META_ID, META_NAME, ensure
 from .jsside import SideStore
 from .jsskip import note, stand_in, why_skipped
+from .jsstampfeed import StampFeed
 from .jssubjects import layout
 from .names import check_name
 
@@ -113,6 +115,8 @@ class JsCore:
         self._sealer = Sealer(self._c, self.stream, self.replicas, self._side)
         lease = SealLease(self._c, self.stream, self.replicas)
         self._seals = SealRole(self._c, self._sealer, lease)  # one sealer (jssealrole)
+        self._readback = ReadBack(self._c, timeout)  # fresh appends' server time
+        self._feed = StampFeed(self._c, self.stream, self.subjects)  # … pushed
 
     # ------------------------------------------------------------------ plumbing
 

@@ -2,8 +2,8 @@
 
 A handle joins once it appends (``kick``): a background task on the log's loop then
 either holds the seal lease (jsseallease.py) and seals every record of the stream, its
-own and other processes' (it polls the stream's last seq every ``POLL`` seconds and is
-woken at once by its own appends), or stands by and tries to take the lease every
+own and other processes' (it looks at the stream's last seq every ``POLL`` seconds, so
+the appends of that time share one seal), or stands by and tries to take the lease every
 ``LEASE_TTL / 2`` seconds, which succeeds once the holder released it or died. Writers
 therefore never contend on the seal stream: one sealer, however many writers (issue 29).
 
@@ -49,11 +49,10 @@ class SealRole:
         self.want = max(self.want, upto)
         if self.lease.denied:
             return
-        if self.lease.holding:
+        if self.lease.holding:  # sealed at the next round (appends meanwhile share it)
             self.sealer.known.update(known)
         if self.wake is None:
             self.wake = asyncio.Event()
-        self.wake.set()
         if self.task is None or self.task.done():
             self.task = asyncio.ensure_future(self._loop())
 

@@ -136,6 +136,10 @@ class JsCore:
                 self._lt.run(seals.close(), 3 * self.timeout + 15, "seal")
             except SwarmlogError:
                 pass
+            try:  # the time feed's consumers (jsstampfeed.py): unsubscribed, not drained
+                self._lt.run(self._feed.close(), 3.0, "close")
+            except SwarmlogError:
+                pass
         self._closed = True
         self._finalizer()
 

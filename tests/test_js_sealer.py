@@ -107,3 +107,54 @@ def test_verify_after_16_concurrent_writers_finds_the_chain_complete(nats_url: s
         assert rep.head_seq == log.last_seq, rep.notes  # every record sealed
         ss = seals(log)
         assert contiguous(ss) and sum(len(s["values"]) for s in ss) == 16 * 40  # type: ignore[misc]
+
+
+def test_threads_share_one_connection_and_get_the_server_time_pushed(nats_url: str) -> None:
+    """Appends from 8 threads of one process are in flight together on its one
+    connection; their server times come from the pushed deliveries (no Direct Get read
+    back after a handle's first append), and each returned event is what a read gives."""
+    import asyncio
+    import threading
+
+    from swarmlog import Event
+
+    target = f"{nats_url}/PIPE{os.getpid()}x{next(_n)}"
+    with JetStreamLog(target) as log:
+        c = log._c
+        inflight, most, readbacks = [0], [0], [0]
+        publish, get = c.publish, log._readback.get
+
+        async def counted(*a: object, **kw: object) -> object:
+            inflight[0] += 1
+            most[0] = max(most[0], inflight[0])
+            try:
+                await asyncio.sleep(0)  # let the other appends of this turn go out too
+                return await publish(*a, **kw)  # type: ignore[arg-type]
+            finally:
+                inflight[0] -= 1
+
+        async def counted_get(seqs: list[int]) -> object:
+            readbacks[0] += len(seqs)
+            return await get(seqs)
+
+        c.publish = counted  # type: ignore[method-assign]
+        log._readback.get = counted_get  # type: ignore[method-assign]
+        out: list[Event] = []
+        for agent in ("t0", "t1"):  # the first append of an agent reads back
+            out.append(log.append(Event(agent=agent, type="test.event", body={})))
+        first = readbacks[0]
+
+        def work(i: int) -> None:
+            for j in range(40):
+                out.append(log.append(Event(agent=f"t{i % 2}", type="test.event", body={"j": j})))
+
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert most[0] > 1  # in flight together
+        assert readbacks[0] == first  # no read-back once the feed runs
+        by_seq = {e.seq: e for e in log.read()}
+        assert len(by_seq) == len(out) == 2 + 8 * 40
+        assert all(by_seq[e.seq] == e for e in out)  # same ts, same everything

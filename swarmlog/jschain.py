@@ -147,6 +147,8 @@ class Sealer:
         """(last sealed record seq, its value, the seal stream's last seq) as last seen."""
         self.known: dict[int, bytes] = {}
         """Payloads of records this handle appended and has not sealed yet."""
+        self.skipped: set[int] = set()
+        """Seals found not to hold when looking for the tip (forged; see ``_tip_at``)."""
         self.by = ""
         """Who seals (the seal lease's token of this handle, jsseallease.py): kept in each
         seal, so that who sealed what can be audited; readers ignore it."""
@@ -214,11 +216,66 @@ class Sealer:
         return info
 
     async def _tip_at(self, last: int) -> tuple[int, bytes, int]:
-        """The tip when the seal stream's last seal is ``last``."""
-        if last == 0:
-            return 0, chain.GENESIS, 0
-        first, values = await self.get(last)
-        return first + len(values) - 1, values[-1], last
+        """The tip when the seal stream's last seal is ``last``: the end of the newest seal
+        that holds. A seal that does not parse, covers records not stored, or whose values
+        do not follow from the records is skipped (forged: with per-agent users nobody but
+        the sealer and the operator may publish one, elsewhere anybody may), and the next
+        seal is still published after ``last``, so it covers the same records again."""
+        s = last
+        stored: int | None = None
+        while s > 0:
+            got = await self._seal_or_none(s)
+            if got is not None:
+                first, values = got
+                end = first + len(values) - 1
+                if stored is None:
+                    stored = await self.c.last_seq()
+                if end <= stored and await self._holds(s, first, values):
+                    return end, values[-1], last
+            self.skipped.add(s)
+            s -= 1
+        return 0, chain.GENESIS, last
+
+    async def _seal_or_none(self, seal_seq: int) -> tuple[int, list[bytes]] | None:
+        try:
+            return await self.get(seal_seq)
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+            return None
+
+    async def _holds(self, seal_seq: int, first: int, values: list[bytes]) -> bool:
+        """Whether seal ``seal_seq``'s values follow from the records they cover (its first
+        value from the seal before, when that one ends right before it)."""
+        if not values or first < 1:
+            return False
+        prev: bytes | None = chain.GENESIS if first == 1 else None
+        if prev is None and seal_seq > 1:
+            before = await self._seal_or_none(seal_seq - 1)
+            if before is not None and before[0] + len(before[1]) == first:
+                prev = before[1][-1]
+        payloads = await self._payloads(first, first + len(values) - 1)
+        for i, v in enumerate(values):
+            if prev is not None and value_of(prev, first + i, payloads[first + i]) != v:
+                return False
+            prev = v
+        return True
+
+    async def seals(self) -> tuple[list[tuple[int, int, list[bytes]]], int]:
+        """Every seal in order as (seal seq, first record, values), and how many seals do
+        not parse (what ``verify`` walks, jsverify.py)."""
+        out: list[tuple[int, int, list[bytes]]] = []
+        bad = 0
+        if await self._info() is None:
+            return out, bad  # nothing sealed yet
+        nxt = 1
+        while raws := await self.c.direct_batch(nxt, 256, stream=self.name):
+            for r in raws:
+                try:
+                    first, vals = _parse(r.data)
+                    out.append((r.seq, first, vals))
+                except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+                    bad += 1
+                nxt = r.seq + 1
+        return out, bad
 
     async def get(self, seal_seq: int) -> tuple[int, list[bytes]]:
         """The seal at ``seal_seq``: its first record seq and values."""
@@ -236,10 +293,13 @@ class Sealer:
             if not raws:
                 return out
             for r in raws:
-                first, vals = _parse(r.data)
+                nxt = r.seq + 1
+                try:
+                    first, vals = _parse(r.data)
+                except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+                    continue  # not a seal (forged): verify reports it
                 for i, v in enumerate(vals):
                     out.setdefault(first + i, v)
-                nxt = r.seq + 1
 
     async def _payloads(self, lo: int, hi: int) -> dict[int, bytes]:
         """Payloads of records ``lo..hi`` (appended here, else read; erased ones'
@@ -269,7 +329,10 @@ class Sealer:
 
 def _parse(data: bytes) -> tuple[int, list[bytes]]:
     d = orjson.loads(data)
-    return int(d["first"]), [v.encode() for v in d["values"]]
+    values = d["values"]
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise TypeError("seal values are not a list of strings")
+    return int(d["first"]), [v.encode() for v in values]
 
 
 __all__ = [

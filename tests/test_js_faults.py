@@ -209,3 +209,26 @@ def test_a_corrupted_cached_side_file_is_fetched_again(
         assert not store.fetch("vec-2.bin")  # no object: nothing to serve
         (store.local_dir() / "vec-2.bin").write_bytes(good)
         assert not store.fetch("vec-2.bin")  # a cached file nothing vouches for
+
+
+def test_forged_seals_on_an_open_server_are_ignored_and_reported(nats_url: str) -> None:
+    """Without per-agent users anybody may publish on the seal stream: a forged tip that
+    claims records not stored yet, and bytes that are no seal, are skipped by the sealer
+    and by ``verify`` (noted), and the real records are still sealed."""
+    target = f"{nats_url}/FORGE{next(_n)}"
+    with JetStreamLog(target) as log:
+        for i in range(3):
+            log.append(shared("a", f"real {i}"))
+    with JetStreamLog(target) as log:
+        seal_subject = f"swarmlog-chain.{log.stream}"
+        publish_raw(log, seal_subject, orjson.dumps({"first": 4, "values": ["0" * 32] * 5}))
+        publish_raw(log, seal_subject, b"not a seal")
+    with JetStreamLog(target) as log:  # a new sealer takes over and skips the forgery
+        for i in range(3):
+            log.append(shared("a", f"after {i}"))
+    with JetStreamLog(target) as log:
+        rep = log.verify()
+        assert rep.ok, rep.problems
+        assert rep.head_seq == log.last_seq == 6, rep.notes
+        assert any("ignored" in n for n in rep.notes), rep.notes
+        assert any("not seals" in n for n in rep.notes), rep.notes

@@ -14,7 +14,9 @@ turns (measured: 3x slower with 6 writers). Instead the values go to the *seal s
 of consecutive records, ``{"first": k, "values": [hex, …], "by": sealer}``. Seals are published with
 ``Nats-Expected-Last-Sequence`` on the seal stream, so two sealers cannot both extend it
 from the same point: the chain never forks, and a sealer that lost reads the new tip and
-goes on from there. The seal stream denies deletes and purges.
+goes on from there. The seal stream denies deletes and purges. A seal that does not hold
+(forged, where anybody may publish on the seal stream) is skipped when a sealer looks for
+the tip (``_tip_at``) and by ``verify`` (jsverify.py).
 
 Who seals: the one handle that holds the seal lease (jsseallease.py, jssealrole.py) links
 every record, whoever appended it, in the background; the other appending handles stand

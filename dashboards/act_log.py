@@ -132,6 +132,7 @@ def parse_jsonl(data: bytes, agent: str, session: str | None, thread: str | None
             raise InvalidEvent(f"line {n}: {e}") from None
     if not events:
         raise InvalidEvent("no events on stdin")
+    import synthesizer.bodies  # noqa: F401  (the body rules, so a bad body names its line)
     from swarmlog.envelope import validate_for_append
 
     for n, ev in enumerate(events, 1):

@@ -31,8 +31,10 @@ def mcp(
         fail(f"--lease-timeout must be > 0, got {lease_timeout}")
     try:
         from .mcp_server import serve
-    except ImportError as e:
-        fail(f"swarmlog mcp needs the mcp extra: pip install 'swarmlog[mcp]' ({e})")
+    except ImportError:
+        from swarmlog.extras import missing
+
+        fail(missing("swarmlog mcp", "mcp"))
     serve(
         target(ctx, root, url),
         agent=agent,

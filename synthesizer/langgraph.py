@@ -29,26 +29,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
-from langgraph.store.base import (
-    NOT_PROVIDED,
-    BaseStore,
-    GetOp,
-    IndexConfig,
-    InvalidNamespaceError,
-    Item,
-    ListNamespacesOp,
-    NotProvided,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-    TTLConfig,
-    ensure_embeddings,
-    get_text_at_path,
-    tokenize_path,
-    validate_op_namespace,
-)
+try:
+    from langgraph.store.base import (
+        NOT_PROVIDED,
+        BaseStore,
+        GetOp,
+        IndexConfig,
+        InvalidNamespaceError,
+        Item,
+        ListNamespacesOp,
+        NotProvided,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        TTLConfig,
+        ensure_embeddings,
+        get_text_at_path,
+        tokenize_path,
+        validate_op_namespace,
+    )
+except ModuleNotFoundError as e:  # one clear line instead of a bare "No module named"
+    from swarmlog.extras import missing
+
+    raise ModuleNotFoundError(missing("synthesizer.langgraph", "langgraph"), name=e.name) from None
 
 from swarmlog import Event, Log, VersionConflict, open_log
 

@@ -91,15 +91,15 @@ def check_call(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> 
         raise GuardError(
             f"unknown argument {unknown[0]!r}; {tool} takes: {', '.join(props) or 'nothing'}"
         )
-    total = _size(arguments)
-    if total > MAX_ARGUMENTS:
-        raise GuardError(f"arguments are {total} characters (max {MAX_ARGUMENTS})")
     for name, value in arguments.items():
         if not isinstance(value, str):
             continue
         limit = MAX_QUERY if name == "query" else MAX_STRING
         if len(value) > limit:
             raise GuardError(f"{name} is {len(value)} characters (max {limit})")
+    total = _size(arguments)
+    if total > MAX_ARGUMENTS:
+        raise GuardError(f"arguments are {total} characters (max {MAX_ARGUMENTS})")
 
 
 def _simplify(node: Any) -> Any:

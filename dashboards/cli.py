@@ -30,6 +30,7 @@ MODULES = (
     "cmd_board",
     "cmd_config",
     "cmd_dash",
+    "cmd_diff",
     "cmd_forget",
     "cmd_log",
     "cmd_mcp",

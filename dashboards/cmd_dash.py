@@ -92,7 +92,7 @@ def dashboard(
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
-    """The swarm at a glance: top facts, contests, agents and metrics (DESIGN 9)."""
+    """The swarm at a glance: top facts, contests, agents and metrics."""
     if format_ not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, not {format_!r}")
     if top < 1:

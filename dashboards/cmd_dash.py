@@ -126,8 +126,21 @@ def _live(
     """--live: redraw in place on a terminal; elsewhere print one frame per change."""
     opts: dict[str, Any] = {"top": top, "max_refreshes": max_refreshes, "duration": duration}
     if format_ == "terminal" and not out and console.is_terminal:
-        with Live(console=console, auto_refresh=False, screen=False) as lv:
-            watch(swarm, lambda m: lv.update(render(m), refresh=True), **opts)
+        import time
+
+        from .activity import activity
+        from .keys import quit_keys
+        from .liveview import render_live
+
+        def view(m: SwarmMetrics) -> Any:
+            w, h = console.size
+            return render_live(m, activity(swarm.log), w, h - 1, time.time())
+
+        opts["top"] = max(top, console.size.height)
+        with quit_keys() as pressed, Live(
+            console=console, auto_refresh=False, screen=False, transient=False
+        ) as lv:
+            watch(swarm, lambda m: lv.update(view(m), refresh=True), stop=pressed.is_set, **opts)
         return
     show = _shower(format_, out, console)
 

@@ -49,6 +49,8 @@ def _table(
 def facts_table(m: SwarmMetrics) -> RenderableType:
     """Top facts with support, strength bar, tier, version and status."""
     t = _table("Top facts", fmt.FACT_HEADERS, right=(1, 4))
+    last = t.columns[-1]  # one line per fact: the content is cut, never wrapped
+    last.no_wrap, last.overflow = True, "ellipsis"
     for f in m.top:
         cells = list(fmt.fact_cells(f))
         style = STATUS_STYLE.get(f.status, "")
@@ -108,14 +110,18 @@ def watch(
     max_refreshes: int | None = None,
     duration: float | None = None,
     wait: float = 1.0,
+    stop: Callable[[], bool] | None = None,
 ) -> int:
     """Call ``show`` with fresh metrics now and whenever the log changes; return how
     many times it was called.
 
     Sleeps in ``log.wait_for_change`` (file-system notifications, with a timeout net)
     and folds only when the last seq moved, so an idle swarm costs nothing. Stops after
-    ``max_refreshes`` calls or ``duration`` seconds (None: until interrupted).
+    ``max_refreshes`` calls or ``duration`` seconds (None: until interrupted), or once
+    ``stop()`` says so (checked at least every ``wait`` s, or every 0.2 s with ``stop``).
     """
+    if stop is not None:
+        wait = min(wait, 0.2)
     deadline = None if duration is None else time.monotonic() + duration
     seen = -1
     shown = 0
@@ -128,6 +134,6 @@ def watch(
             if max_refreshes is not None and shown >= max_refreshes:
                 return shown
         left = wait if deadline is None else min(wait, deadline - time.monotonic())
-        if left <= 0:
+        if left <= 0 or (stop is not None and stop()):
             return shown
         swarm.log.wait_for_change(left)

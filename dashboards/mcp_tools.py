@@ -172,6 +172,7 @@ class Stats(BaseModel):
     facts_total: int
     by_status: dict[str, int]
     by_tier: dict[str, int]
+    by_category: dict[str, int]
     raw_total: int
     duplicates_total: int
     agents: list[str]
@@ -450,7 +451,9 @@ class MemoryTools:
     def stats(self) -> Stats:
         """Counts from the live state, and this server's synthesizer role."""
         with tool_errors(), self.lock:
-            m = compute(self.swarm.refresh(), self.swarm.name, top=0)
+            state = self.swarm.refresh()
+            m = compute(state, self.swarm.name, top=0)
+            cats = state.stats().by_category
         st = self.synth.status() if self.synth is not None else SynthStatus("off", 0)
         return Stats(
             swarm=m.swarm,
@@ -459,6 +462,7 @@ class MemoryTools:
             facts_total=m.facts_total,
             by_status=m.by_status,
             by_tier=m.by_tier,
+            by_category=cats,
             raw_total=m.raw_total,
             duplicates_total=m.duplicates_total,
             agents=[a.agent for a in m.agents],

@@ -187,3 +187,22 @@ def test_jsonl_body_errors_name_the_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.code == 1 and r.err.strip().startswith("error: line 2: memory.shared body"), r.err
     assert run_cli("--root", root, "tail", "--json").out == ""  # nothing appended
+
+
+def test_setup_after_the_test_extra_covers_the_demos_extras(tmp_path: Path) -> None:
+    from tests.test_small_items import _pip_calls, _run_setup, _setup_copy
+
+    tmp = _setup_copy(tmp_path)
+    assert _run_setup(tmp, "test").returncode == 0
+    calls = _pip_calls(tmp)
+    for extras in ("mcp,charts", "mcp", "langgraph", ""):  # scripts/demo's, and others
+        r = _run_setup(tmp, *([extras] if extras else []))
+        assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r
+    assert _pip_calls(tmp) == calls  # nothing installed again
+    assert _run_setup(tmp, "mcp,other").returncode == 0  # not covered: installs
+    assert ".[mcp,other]" in _pip_calls(tmp)[-1]
+
+
+def test_scripts_demo_installs_the_mcp_extra() -> None:
+    text = (ROOT / "scripts" / "demo").read_text()
+    assert "scripts/setup mcp,charts" in text

@@ -136,7 +136,7 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
         category: Annotated[Name, Field(description="e.g. discovery, bug, decision")] = (
             "discovery"
         ),
-        importance: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
+        importance: Annotated[float, Field(strict=True, ge=0.0, le=1.0)] = 0.5,
         subject: Annotated[str | None, Field(description="What a claim is about")] = None,
         value: Annotated[str | None, Field(description="The claimed value of subject")] = None,
         thread: Name | None = None,
@@ -153,10 +153,10 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     def search_memory(
         ctx: Context,
         query: Annotated[str, Field(min_length=1)],
-        limit: Annotated[int, Field(ge=1, le=100)] = 5,
+        limit: Annotated[int, Field(strict=True, ge=1, le=100)] = 5,
         category: Name | None = None,
         thread: Name | None = None,
-        min_score: float | None = None,
+        min_score: Annotated[float | None, Field(strict=True)] = None,
         agent: AgentArg = None,
     ) -> CallToolResult:
         """Find the team's facts matching a query, best first: id, content, status,
@@ -174,7 +174,7 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     def list_facts(
         status: StatusName | None = None,
         category: Name | None = None,
-        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+        limit: Annotated[int, Field(strict=True, ge=1, le=500)] = 20,
     ) -> CallToolResult:
         """List facts, newest first (e.g. status 'contested' to find disputes)."""
         return _call(tools.list_facts, status, category, limit)
@@ -188,7 +188,9 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     def give_feedback(
         ctx: Context,
         fact_id: FactId,
-        usefulness: Annotated[float, Field(ge=-1.0, le=1.0, description="-1 misleading..1")],
+        usefulness: Annotated[
+            float, Field(strict=True, ge=-1.0, le=1.0, description="-1 misleading..1")
+        ],
         agent: AgentArg = None,
     ) -> CallToolResult:
         """Say how useful a fact was to you."""
@@ -198,7 +200,9 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     def update_fact(
         ctx: Context,
         fact_id: FactId,
-        expected_version: Annotated[int, Field(ge=0, description="The version you read")],
+        expected_version: Annotated[
+            int, Field(strict=True, ge=0, description="The version you read")
+        ],
         content: Annotated[str | None, Field(min_length=1)] = None,
         value: str | None = None,
         status: StatusName | None = None,
@@ -227,8 +231,8 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
 
     @srv.tool(annotations=READ)
     def read_events(
-        after_seq: Annotated[int, Field(ge=0)] = 0,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        after_seq: Annotated[int, Field(strict=True, ge=0)] = 0,
+        limit: Annotated[int, Field(strict=True, ge=1, le=500)] = 50,
         types: list[str] | None = None,
     ) -> CallToolResult:
         """The raw event log after a seq (optionally only some types); continue with

@@ -256,3 +256,19 @@ def test_one_stdio_server_serves_a_parent_and_its_subagents(tmp_path: Path) -> N
             assert bad.is_error
 
     anyio.run(main)
+
+
+def test_json_true_is_not_a_version_or_a_number(tmp_path: Path) -> None:
+    # lax validation read true as 1 and false as 0: expected_version false *created* a fact
+    async def body(c: Client) -> None:
+        for bad in (True, False):
+            e = await err(c, "update_fact", fact_id="plan", expected_version=bad, content="x")
+            assert "expected_version" in e
+        assert "importance" in await err(c, "share_memory", content="x", importance=True)
+        assert "limit" in await err(c, "search_memory", query="x", limit=True)
+        assert "after_seq" in await err(c, "read_events", after_seq=False)
+        assert (await ok(c, "swarm_stats"))["last_seq"] == 0  # nothing written
+        v = await ok(c, "update_fact", fact_id="plan", expected_version=0, content="x")
+        assert v["version"] >= 1  # a real 0 still creates
+
+    _run(tmp_path / "s", body, synth=False)

@@ -77,7 +77,11 @@ def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
     echo(f"  history ({len(history)} events):")
     for h in history:
         b = h.body
-        gist = ", ".join(f"{_t(k)}={_gist(str(v), 40)}" for k, v in b.items() if k != "related")
+        gist = ", ".join(
+            f"{_t(k)}={_gist(str(v), 40)}"
+            for k, v in b.items()
+            if k not in ("related", "lease", "signature")  # the machinery's, not the story
+        )
         echo(f"    {h.seq:>7}  {_when(h.ts)}  {_t(h.agent):<14} {_t(h.type):<18} {gist}")
 
 
@@ -111,7 +115,9 @@ def _show(
             _print_list(facts, more)
         return
     f = board.get(fact_id)
-    hist = board.history(fact_id)
+    from .facthistory import full_history
+
+    hist = full_history(swarm.log, fact_id, board.history(fact_id), f.created_seq)
     if json:
         emit_json({"fact": fact_json(f), "history": [h.to_dict() for h in hist]})
     else:

@@ -24,6 +24,7 @@ from synthesizer.facts import Fact
 from synthesizer.metrics import compute
 from synthesizer.swarm import Agent, Swarm
 
+from .facthistory import full_history
 from .mcp_guard import GuardError, Team
 
 MAX_EVIDENCE = 20
@@ -236,7 +237,7 @@ def _summary(f: Fact) -> dict[str, Any]:
 
 
 def _history(h: HistoryEntry) -> HistoryItem:
-    body = {k: v for k, v in h.body.items() if k != "embedding"}
+    body = {k: v for k, v in h.body.items() if k not in HIDDEN}
     return HistoryItem(seq=h.seq, agent=h.agent, type=h.type, body=body)
 
 
@@ -360,7 +361,9 @@ class MemoryTools:
         with tool_errors(), self.lock:
             board = self.swarm.board
             f = board.get(fact_id)
-            history = [_history(h) for h in board.history(fact_id)]
+            keyed = board.history(fact_id)
+            history = [_history(h) for h in full_history(self.swarm.log, fact_id, keyed,
+                                                         f.created_seq)]  # fmt: skip
             evidence = []
             for e in f.evidence[:MAX_EVIDENCE]:
                 raw = next(iter(self.swarm.log.read(e.seq, e.seq)), None)

@@ -57,6 +57,13 @@ def clip(text: str, width: int = CONTENT_WIDTH) -> str:
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
+def _bars(counts: list[int]) -> str:
+    """Counts as block bars, ``▁`` to ``█`` (an empty histogram: all ``▁``)."""
+    from .activity import sparkline
+
+    return sparkline([float(n) for n in counts]) if any(counts) else "▁" * len(counts)
+
+
 def _counts(d: dict[str, int], order: tuple[str, ...] = ()) -> str:
     keys = [k for k in order if k in d] + sorted(k for k in d if k not in order)
     return ", ".join(f"{k} {d[k]}" for k in keys) if keys else "none"
@@ -90,7 +97,10 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             f"holds at most {m.capacity} facts · decay {m.decay_rate:g} per tick"
             f" · embedder {m.embedder}",
         ),
-        ("strength histogram", f"[{hist}] (deciles 0→1), avg {m.average_strength:.2f}"),
+        (
+            "strength histogram",
+            f"{_bars(m.strength_hist)} [{hist}] (deciles 0→1), avg {m.average_strength:.2f}",
+        ),
         ("evictions", f"{m.evictions_total} ({_counts(m.evictions)})"),
         ("revivals", f"{plural(m.revivals, 'evicted fact')} brought back by rediscovery"),
         (

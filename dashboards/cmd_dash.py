@@ -89,7 +89,7 @@ def _shower(
             rec.print(render(m))
             _write(out, rec.export_text())
         else:
-            console.print(render(m))
+            console.print(render(m, console.width))
 
     return show
 
@@ -295,7 +295,7 @@ def demo(
 
 def _print_result(console: Console, r: DemoResult, removed: bool) -> None:
     """The dashboard, the report path, the replay check and the acceptance facts."""
-    console.print(render(r.metrics))
+    console.print(render(r.metrics, console.width))
     if r.report_path is not None:
         console.print(f"markdown report: {r.report_path}")
     else:

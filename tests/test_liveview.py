@@ -91,8 +91,10 @@ def test_live_view_fits_80x24_and_shows_everything(tmp_path: Path) -> None:
 
 def test_full_dashboard_at_80_columns_has_one_line_per_fact(tmp_path: Path) -> None:
     m, _ = _swarm_metrics(tmp_path)
-    lines = _text(render(m), 80)  # type: ignore[arg-type]
+    lines = _text(render(m, 80), 80)  # type: ignore[arg-type]
     assert all(len(ln) <= 80 for ln in lines)
+    assert "[cache.ttl=300s] The cache TTL is five" in "\n".join(lines)  # not squeezed
+    assert any(ln.strip().startswith("agent-0 ") for ln in lines)  # names in full
     ids = [f.id for f in m.top]  # type: ignore[attr-defined]
     rows = [ln for ln in lines if ln.strip().split(" ")[0] in ids]
     assert len(rows) == len(ids)
@@ -143,3 +145,13 @@ def test_live_dashboard_in_a_real_80x24_terminal(tmp_path: Path) -> None:
         assert done.read_text().strip() == "0"  # q quit it, cleanly
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_agent_content_is_never_rich_markup(tmp_path: Path) -> None:
+    with Swarm.open(tmp_path / "s", name="m") as sw:
+        sw.agent("ann").share("[bold red]alarm[/] the [link=x]queue[/link] is [b]down")
+        sw.synthesize()
+        m = compute(sw.state(), swarm=sw.name)
+    for width in (200, 80):
+        text = "\n".join(_text(render(m, width), width))
+        assert "[bold red]alarm[/]" in text and "[link=x]queue" in text, width

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
+from .progress import working
 
 
 @app.command()
@@ -48,7 +49,8 @@ def forget(
     ident = Identity(agent, session, thread, ns)
     swarm = open_swarm(ctx, root, url, write=True)
     try:
-        res = forget(swarm, ident, by)
+        with working(f"forgetting {ident}"):
+            res = forget(swarm, ident, by)
     except NotImplementedError as e:
         fail(str(e))
         return

@@ -204,6 +204,10 @@ class FactCreated(_SynthBody):
     evidence: Seq
     signature: Annotated[str, Field(min_length=1, max_length=256)]
     related: list[tuple[Name, Cosine]] = Field(default_factory=list)
+    judged: list[tuple[Name, ShortText]] = Field(default_factory=list)
+    """Candidates a judge called another statement ([fact, answer]), with who judged."""
+    judge: ShortText | None = None
+    model: ShortText | None = None
 
 
 class FactCorroborated(_SynthBody):
@@ -213,19 +217,26 @@ class FactCorroborated(_SynthBody):
     evidence: Seq
     kind: Literal["exact", "near"]
     similarity: Cosine = 1.0
+    judge: ShortText | None = None
+    model: ShortText | None = None
 
 
 class FactContested(_SynthBody):
-    """Facts with the same subject and different values."""
+    """Facts with the same subject and different values, or (``subject`` None) free-text
+    statements the merge rule or a judge found contradictory (``reason``; ``judge`` and
+    ``model`` when a judge decided)."""
 
-    subject: Subject
+    subject: Subject | None = None
     rivals: list[Name] = Field(default_factory=list)
+    reason: ShortText = ""
+    judge: ShortText | None = None
+    model: ShortText | None = None
 
 
 class FactResolved(_SynthBody):
     """A contest's outcome: winner active, losers superseded (may flip later)."""
 
-    subject: Subject
+    subject: Subject | None = None
     winner: Name
     losers: list[Name] = Field(default_factory=list)
     reason: ShortText = ""

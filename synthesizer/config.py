@@ -97,6 +97,14 @@ class SynthSettings(Record):
     checkpoint_keep: int = setting(3, ge=1)
     """Newest checkpoints kept (pinned ones come on top); older ones are deleted."""
     lease_timeout_s: float = setting(30.0, gt=0.0, finite=True)
+    contest_floor: float | None = setting(None, kind="float?", ge=-1.0, le=1.0, before=_auto)
+    """Cosine from which a candidate is compared for a contradiction (None: the lower of
+    the near-duplicate cosine and ``CONTEST_FLOOR``); merging still needs ``near_duplicate``."""
+    judge: str = setting("")
+    """A judge for the pairs the merge rule cannot settle (``synthesizer.judge``): empty
+    (off), a registered name, ``module:callable``, or the URL of an OpenAI-compatible
+    chat-completions endpoint; ``judge_model`` is the model it names."""
+    judge_model: str = setting("")
 
 
 class RetentionConfig(Record):
@@ -142,17 +150,27 @@ class SynthConfig(Record):
     operators: tuple[str, ...] = setting(("operator",), kind="names", before=_operator_names)
 
     def canonical_json(self) -> bytes:
-        """The config as canonical JSON (sorted keys), the input of ``digest()``."""
-        return orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+        """The config as canonical JSON (sorted keys), the input of ``digest()``. Settings
+        added later are left out while at their defaults, so older digests still hold."""
+        d = self.model_dump(mode="json")
+        synth = d["synthesizer"]
+        for name, default in _LATER_DEFAULTS.items():
+            if synth.get(name) == default:
+                synth.pop(name, None)
+        return orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
 
     def digest(self) -> str:
         """A stable hex hash of the configuration (blake2b-128 of its canonical JSON)."""
         return hashlib.blake2b(self.canonical_json(), digest_size=16).hexdigest()
 
 
+_LATER_DEFAULTS: dict[str, object] = {"contest_floor": None, "judge": "", "judge_model": ""}
 DEFAULT_CONFIG = SynthConfig()
+CONTEST_FLOOR = 0.55
+"""Default cosine from which candidates are checked for contradictions."""
 
 __all__ = [
+    "CONTEST_FLOOR",
     "DEFAULT_CONFIG",
     "EMBEDDERS",
     "RETENTION_MODES",

@@ -106,7 +106,8 @@ class Fact:
     ``from_dict`` rebuild one from its serial forms.
 
     ``version`` is the seq of the last event keyed on this fact (= ``log.version(id)``).
-    ``history`` lists status changes as ``[seq, status, reason]``.
+    ``history`` lists status changes as ``[seq, status, reason]``; ``contested_with``
+    the rivals a ``fact.contested`` named (both ways), kept after a resolution.
     """
 
     id: str
@@ -139,6 +140,8 @@ class Fact:
     embedding: list[float] | None = field(default=None, repr=False)
     embedder: str | None = None
     history: list[list[Any]] = field(default_factory=list)
+    contested_with: list[str] = field(default_factory=list)
+    """Rival facts: statements that contradict this one (``fact.contested``), sorted."""
 
     @property
     def agents(self) -> list[str]:

@@ -126,13 +126,22 @@ def _set_status(s: SwarmState, fid: str, status: str, seq: int, reason: str | No
 
 
 def _on_contested(s: SwarmState, d: dict[str, Any]) -> None:
-    """fact.contested: the keyed fact and its rivals become contested."""
+    """fact.contested: the keyed fact and its rivals become contested, each listing the
+    others in ``contested_with``."""
     seq = d["seq"]
     key = d.get("key")
+    rivals = list(d["body"].get("rivals") or ())
     if key is not None:
         _set_status(s, key, CONTESTED, seq, None)
-    for fid in d["body"].get("rivals") or ():
+    for fid in rivals:
         _set_status(s, fid, CONTESTED, seq, None)
+    named = ([key] if key is not None else []) + rivals
+    for fid in named:
+        f = s.facts.get(fid)
+        if f is not None:
+            others = [o for o in named if o != fid and o not in f.contested_with]
+            if others:
+                f.contested_with = sorted({*f.contested_with, *others})
 
 
 def _on_resolved(s: SwarmState, d: dict[str, Any]) -> None:

@@ -29,6 +29,9 @@ class ScoringWorker(Protocol):
     @property
     def near_duplicate(self) -> float: ...
 
+    @property
+    def candidate_floor(self) -> float: ...
+
     def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis: ...
 
 
@@ -62,8 +65,9 @@ class BatchScorer:
         self.retro: dict[int, list[list[object]]] = {}  # memory -> [fact id, cosine]s
         self._thr = worker.config.tiers.retro_similarity
         self._near = worker.near_duplicate
-        # in-batch neighbours that may matter: round(cos, 6) >= near needs cos >= near - 5e-7
-        self._floor = self._near - 1e-5
+        # candidates that may matter (a merge from ``near``, a contest from the lower
+        # candidate floor): round(cos, 6) >= floor needs cos >= floor - 5e-7
+        self._floor = min(self._near, worker.candidate_floor) - 1e-5
         self.close: dict[int, list[tuple[int, float]]] = {}
         self.gram: np.ndarray | None = None
         if pruned:
@@ -181,8 +185,9 @@ class BatchScorer:
         return out[0], max(-1.0, min(1.0, round(out[1], 6)))
 
     def candidates(self, k: int) -> list[tuple[str, float]]:
-        """Plain facts (live and new) at or above the near floor for memory ``k``: (id, cosine
-        to 6 places), best first (ties by id); a guard may reject the nearest, not the next."""
+        """Plain facts (live and new) at or above the candidate floor for memory ``k``: (id,
+        cosine to 6 places), best first (ties by id); the merge rule may reject the nearest,
+        not the next."""
         ids = self.ids
         found = [(ids[c], v) for c, v in self.plain_near.get(k, ())]
         fid_of_row, new_plain = self.fid_of_row, self.new_plain

@@ -32,12 +32,12 @@ from . import events as T
 from . import prune, vecckpt
 from .config import SynthConfig
 from .configlog import settle_config
+from .contest import Choice, TextContests
 from .digests import facts_digest
 from .embed import Embedder, embedder_for, near_duplicate_of
 from .errors import SynthInterrupted
 from .factindex import FactIndex
 from .facts import RETRACTED, RawMemory
-from .guards import first_unguarded
 from .lease import LEASE_KEY, Holder, Lease
 from .replay import ErasedSince, fold_into, load_checkpoint, save_checkpoint_info, stamp
 from .retention import compact_by
@@ -148,6 +148,7 @@ class Synthesizer:
         self.pruned = pruned
         self._basis: prune.BoundBasis | None = None
         self._basis_rows = 0
+        self._contests = TextContests(self, lambda: self.index.embedder)
 
     @property
     def config(self) -> SynthConfig:
@@ -371,6 +372,11 @@ class Synthesizer:
         near = self.config.synthesizer.near_duplicate
         return near_duplicate_of(self.index.embedder) if near is None else near
 
+    @property
+    def candidate_floor(self) -> float:
+        """The cosine from which a plain fact is a candidate (merge or contest)."""
+        return self._contests.floor()
+
     def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis:
         """The pruning basis, refitted when the fact count has grown or shrunk 4-fold.
 
@@ -403,8 +409,8 @@ class Synthesizer:
         see ``BatchScorer``), so a decision costs a few dictionary lookups, not a search.
         """
         self._overlay = ov = _Overlay()
+        self._contests.begin()
         st = self.state
-        near = self.near_duplicate
 
         def content_of(fid: str) -> str | None:  # what a guard compares with
             return st.facts[fid].content if fid in st.facts else ov.contents.get(fid)
@@ -440,10 +446,10 @@ class Synthesizer:
                 if dead is not None:
                     # a board-retracted claim stays retracted: the repeat is evidence for it
                     if ov.signatures.get(sig, st.signatures.get(sig)) == dead:
-                        out.append(self._corroborate(dead, r, "exact", 1.0))
+                        out.append(self._corroborate(dead, 1.0, r, "exact"))
                     else:
                         sim = scorer.cosine_to(k, dead) if scorer and k is not None else 0.0
-                        out.append(self._corroborate(dead, r, "near", sim))
+                        out.append(self._corroborate(dead, sim, r, "near"))
                     continue
                 if same is None:
                     back = self._revivable(sig, r)
@@ -467,29 +473,30 @@ class Synthesizer:
                 if same is not None:
                     known = ov.signatures.get(sig, st.signatures.get(sig))
                     if known == same:
-                        out.append(self._corroborate(same, r, "exact", 1.0))
+                        out.append(self._corroborate(same, 1.0, r, "exact"))
                     else:
                         sim = scorer.cosine_to(k, same) if scorer and k is not None else 0.0
-                        out.append(self._corroborate(same, r, "near", sim))
+                        out.append(self._corroborate(same, sim, r, "near"))
                     touched.append(r.subject)
                     continue
             # 2. exact duplicate by signature: of a live fact, or of an evicted one (revived)
             dup = ov.signatures.get(sig) or st.signatures.get(sig)
             if dup is not None and r.subject is None:
                 if sig in ov.signatures or dup in st.facts or dup in ov.revived:
-                    out.append(self._corroborate(dup, r, "exact", 1.0))
+                    out.append(self._corroborate(dup, 1.0, r, "exact"))
                     continue
                 if self._revivable(sig, r) is not None:
                     out.append(self._revive(dup, r, k, scorer))
                     continue
                 # evicted beyond what the state keeps: the rediscovery is a new fact
             related: list[list[object]] = []
+            choice = Choice()
             if r.embedding is None and scorer is not None and k is not None:
-                # 3. near duplicate among live and new facts that no guard tells apart
+                # 3. the same statement (merge rule) among live and new facts, or rivals
                 if r.subject is None:
-                    best = first_unguarded(scorer.candidates(k), r.content, near, content_of)
-                    if best is not None:
-                        out.append(self._corroborate(best[0], r, "near", best[1]))
+                    choice = self._contests.choose(scorer.candidates(k), r.content, content_of)
+                    if choice.same is not None:
+                        out.append(self._corroborate(*choice.same, r=r, choice=choice))
                         continue
                 related = scorer.related(k)
                 scorer.created(k, fid, r.subject is not None)
@@ -501,22 +508,20 @@ class Synthesizer:
                 if r.subject is None and idx is not None and len(idx):
                     hit = idx.best(vec)
                     if hit is not None and not self._is_claim(hit[0]):
-                        hit = first_unguarded([hit], r.content, near, content_of)
-                    if hit is not None and not self._is_claim(hit[0]):
-                        out.append(self._corroborate(hit[0], r, "near", hit[1]))
-                        continue
+                        choice = self._contests.choose([hit], r.content, content_of)
+                        if choice.same is not None:
+                            out.append(self._corroborate(*choice.same, r=r, choice=choice))
+                            continue
                 vec_eid = (vec, eid)
             # 4. a new fact
-            out.append(
-                Event(
-                    agent=T.SYNTH_AGENT,
-                    type=T.FACT_CREATED,
-                    key=fid,
-                    body={"evidence": r.seq, "signature": sig, "related": related},
-                )
-            )
+            body: dict[str, object] = {"evidence": r.seq, "signature": sig, "related": related}
+            if choice.judged:
+                body.update(judged=choice.judged, judge=choice.judge, model=choice.model)
+            out.append(Event(agent=T.SYNTH_AGENT, type=T.FACT_CREATED, key=fid, body=body))
             ov.signatures.setdefault(sig, fid)
             ov.contents[fid] = r.content
+            if r.subject is None:
+                out.extend(self._contests.created(fid, r, choice))
             if vec_eid is not None:
                 self.index.add(fid, vec_eid[0], vec_eid[1])
                 ov.added.append(fid)
@@ -530,21 +535,24 @@ class Synthesizer:
             ov.added.extend(scorer.commit())
         for subject in dict.fromkeys(touched):
             out.extend(self._resolve(subject))
+        out.extend(self._contests.resolve())
         return out
 
-    def _corroborate(self, fid: str, r: RawMemory, kind: str, sim: float) -> Event:
+    def _corroborate(
+        self, fid: str, sim: float, r: RawMemory, kind: str = "near", choice: Choice | None = None
+    ) -> Event:
         sim = max(-1.0, min(1.0, round(float(sim), 6)))
         if r.subject is not None:
             c = self._claims(r.subject).get(fid)
             if c is not None:
                 c.agents.add(r.agent)
                 c.last_seq = max(c.last_seq, r.seq)
-        return Event(
-            agent=T.SYNTH_AGENT,
-            type=T.FACT_CORROBORATED,
-            key=fid,
-            body={"evidence": r.seq, "kind": kind, "similarity": sim},
-        )
+        else:
+            self._contests.corroborated(fid, r)
+        body: dict[str, object] = {"evidence": r.seq, "kind": kind, "similarity": sim}
+        if choice is not None and choice.judge is not None:
+            body.update(judge=choice.judge, model=choice.model)
+        return Event(agent=T.SYNTH_AGENT, type=T.FACT_CORROBORATED, key=fid, body=body)
 
     def _revivable(self, sig: str, r: RawMemory) -> str | None:
         """The evicted fact (kept in the state) that memory ``r`` brings back, if any.

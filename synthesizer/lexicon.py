@@ -1,0 +1,195 @@
+"""An offline English lexicon: WordNet's database files, read directly.
+
+The merge rule (``mergerule``) asks what two differing words are to each other: the same
+word inflected, synonyms (they share a synset), antonyms (WordNet's ``!`` pointer, also
+through a satellite adjective's head or one hypernym step: "reduce" is a kind of
+"decrease", the antonym of "increase"), one a kind of the other (hypernym chain), or
+neither. The data is WordNet 3.0 in its original file format, as Debian's ``wordnet-base``
+package installs it (``/usr/share/wordnet``; CI installs it) or as NLTK's ``wordnet``
+corpus unpacks it; ``SWARMLOG_WORDNET`` names another folder. No network, no model.
+
+Without the files ``lexicon()`` returns None and the rule degrades to the safe side:
+no two different words are taken for synonyms, so fewer statements merge, none wrongly.
+The reader is small on purpose: index files are loaded into dicts on first use
+(~0.5 s), synsets are read from the data files by byte offset (mmap) and cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import mmap
+import os
+import threading
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["Lexicon", "Synset", "lexicon", "wordnet_dir"]
+
+POS = ("n", "v", "a", "r")
+_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+_CANDIDATES = (
+    "/usr/share/wordnet",
+    "/usr/local/share/wordnet",
+    "~/nltk_data/corpora/wordnet",
+    "/usr/share/nltk_data/corpora/wordnet",
+    "/usr/local/share/nltk_data/corpora/wordnet",
+)
+# WordNet's own detachment rules (morphy): suffix -> base ending, per part of speech
+_DETACH = {
+    "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
+          ("shes", "sh"), ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""),
+          ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}  # fmt: skip
+
+
+class Synset(NamedTuple):
+    """One synset: its key ("n:01234567"), lemmas, and pointers as (symbol, key)."""
+
+    key: str
+    pos: str  # n v a s r
+    lemmas: tuple[str, ...]
+    pointers: tuple[tuple[str, str], ...]
+    gloss: str = ""
+
+
+def wordnet_dir() -> Path | None:
+    """The folder holding WordNet's database files, or None when none is installed."""
+    env = os.environ.get("SWARMLOG_WORDNET")
+    for c in ([env] if env else []) + list(_CANDIDATES):
+        p = Path(c).expanduser()
+        if (p / "index.noun").is_file() and (p / "data.noun").is_file():
+            return p
+    return None
+
+
+class Lexicon:
+    """WordNet lookups (see module docstring). Thread-safe after construction."""
+
+    def __init__(self, root: Path) -> None:
+        """Open the database at ``root`` (index files load on first use)."""
+        self.root = root
+        self._index: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._exc: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._data: dict[str, mmap.mmap] = {}
+        self._lock = threading.Lock()
+        self.synset = functools.lru_cache(maxsize=1 << 16)(self._synset)
+
+    # ------------------------------------------------------------------ files
+
+    def _idx(self, pos: str) -> dict[str, tuple[str, ...]]:
+        got = self._index.get(pos)
+        if got is None:
+            with self._lock:
+                got = self._index.get(pos)
+                if got is None:
+                    got = {}
+                    with open(self.root / f"index.{_FILES[pos]}", encoding="utf-8") as f:
+                        for line in f:
+                            if line.startswith(" "):
+                                continue
+                            parts = line.split()
+                            n_syn, n_ptr = int(parts[2]), int(parts[3])
+                            offs = parts[6 + n_ptr : 6 + n_ptr + n_syn]
+                            got[parts[0]] = tuple(f"{pos}:{o}" for o in offs)
+                    exc: dict[str, tuple[str, ...]] = {}
+                    path = self.root / f"{_FILES[pos]}.exc"
+                    if path.is_file():
+                        with open(path, encoding="utf-8") as f:
+                            for line in f:
+                                parts = line.split()
+                                if len(parts) >= 2:
+                                    exc[parts[0]] = tuple(parts[1:])
+                    self._exc[pos] = exc
+                    self._index[pos] = got
+        return got
+
+    def _mm(self, pos: str) -> mmap.mmap:
+        mm = self._data.get(pos)
+        if mm is None:
+            with self._lock:
+                mm = self._data.get(pos)
+                if mm is None:
+                    with open(self.root / f"data.{_FILES[pos]}", "rb") as f:
+                        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    self._data[pos] = mm
+        return mm
+
+    def _synset(self, key: str) -> Synset:
+        pos, off = key.split(":")
+        mm = self._mm(pos)
+        start = int(off)
+        end = mm.find(b"\n", start)
+        line = mm[start:end].decode("utf-8", "replace")
+        head, _, gloss = line.partition(" | ")
+        parts = head.split()
+        ss_type = parts[2]
+        n_words = int(parts[3], 16)
+        lemmas = tuple(parts[4 + 2 * i].lower().split("(")[0] for i in range(n_words))
+        i = 4 + 2 * n_words
+        n_ptr = int(parts[i])
+        ptrs = []
+        for k in range(n_ptr):
+            sym, o, p = parts[i + 1 + 4 * k : i + 4 + 4 * k]
+            ptrs.append((sym, f"{'a' if p == 's' else p}:{o}"))
+        return Synset(key, ss_type, lemmas, tuple(ptrs), gloss.split(";")[0].strip())
+
+    # ------------------------------------------------------------------ words
+
+    def bases(self, word: str, pos: str) -> tuple[str, ...]:
+        """The base forms of ``word`` as part of speech ``pos`` known to WordNet (morphy)."""
+        word = word.lower().replace(" ", "_")
+        idx = self._idx(pos)
+        out = list(self._exc[pos].get(word, ()))
+        if word in idx:
+            out.append(word)
+        for suffix, ending in _DETACH[pos]:
+            if word.endswith(suffix) and len(word) > len(suffix) + 1:
+                base = word[: len(word) - len(suffix)] + ending
+                if base in idx:
+                    out.append(base)
+        return tuple(dict.fromkeys(b for b in out if b in idx))
+
+    def synsets(self, word: str, pos: str | None = None) -> tuple[str, ...]:
+        """Keys of the synsets of ``word`` (any inflection), of one part of speech or all."""
+        out: list[str] = []
+        for p in (pos,) if pos else POS:
+            for base in self.bases(word, p):
+                out.extend(self._idx(p)[base])
+        return tuple(dict.fromkeys(out))
+
+    def known(self, word: str) -> bool:
+        """Whether WordNet knows ``word`` in any part of speech."""
+        return bool(self.synsets(word))
+
+    def pos_of(self, word: str) -> frozenset[str]:
+        """The parts of speech ``word`` can be."""
+        return frozenset(p for p in POS if self.bases(word, p))
+
+    def lemma_sets(self, word: str) -> frozenset[str]:
+        """Every lemma sharing a synset with ``word`` (its synonyms, itself included)."""
+        return frozenset(lem for k in self.synsets(word) for lem in self.synset(k).lemmas)
+
+    def related(self, key: str, symbols: str) -> tuple[str, ...]:
+        """Synsets one pointer away from ``key`` by any of the pointer ``symbols``
+        (space-separated: ``@`` hypernym, ``&`` similar to, ``!`` antonym …)."""
+        want = set(symbols.split())
+        return tuple(k for s, k in self.synset(key).pointers if s in want)
+
+    def ancestors(self, key: str, depth: int) -> set[str]:
+        """Hypernyms (and instance hypernyms) up to ``depth`` steps, ``key`` included."""
+        seen = {key}
+        frontier = {key}
+        for _ in range(depth):
+            frontier = {h for k in frontier for h in self.related(k, "@ @i")} - seen
+            seen |= frontier
+        return seen
+
+
+@functools.lru_cache(maxsize=1)
+def lexicon() -> Lexicon | None:
+    """The installed WordNet, or None (the merge rule then merges only exact rewordings)."""
+    root = wordnet_dir()
+    return Lexicon(root) if root is not None else None

@@ -1,0 +1,120 @@
+"""Closed-class English: number words, units, negations, function words.
+
+Grammar, not vocabulary of any topic: the merge rule (``mergerule``) reads quantities
+("five minutes" = "300 seconds"), counts negations and drops function words with these
+tables; every content word is left to the lexicon (``lexicon``) and the embedder.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = [
+    "BARE_ONLY",
+    "MULTIPLIERS",
+    "NEGATING_VERBS",
+    "NEGATIONS",
+    "NUMBER_WORDS",
+    "STOPWORDS",
+    "UNITS",
+    "canon",
+    "number_of",
+    "stem",
+]
+
+
+def _set(words: str) -> frozenset[str]:
+    """A frozenset of the whitespace-separated words."""
+    return frozenset(words.split())
+
+
+_NUMBER_WORDS = {
+    "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "twice": 2, "thrice": 3, "dozen": 12,
+}  # fmt: skip
+# ("one" is left out: it is as often a pronoun or an article as a number)
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+
+
+_UNITS: dict[str, tuple[str, float]] = {}
+for _unit_names, _dim, _factor in (
+    ("ms msec millisecond milliseconds", "time", 0.001),
+    ("s sec secs second seconds", "time", 1.0),
+    ("m min mins minute minutes", "time", 60.0),
+    ("h hr hrs hour hours", "time", 3600.0),
+    ("d day days", "time", 86400.0),
+    ("w wk wks week weeks", "time", 604800.0),
+    ("month months", "time", 2629800.0),
+    ("y yr yrs year years", "time", 31557600.0),
+    ("b byte bytes", "size", 1.0),
+    ("kb kilobyte kilobytes", "size", 1e3),
+    ("mb megabyte megabytes", "size", 1e6),
+    ("gb gigabyte gigabytes", "size", 1e9),
+    ("tb terabyte terabytes", "size", 1e12),
+    ("kib", "size", 1024.0),
+    ("mib", "size", 1024.0**2),
+    ("gib", "size", 1024.0**3),
+    ("percent pct", "percent", 1.0),
+    ("dollar dollars usd", "usd", 1.0),
+    ("euro euros eur", "eur", 1.0),
+):
+    for _n in _unit_names.split():
+        _UNITS[_n] = (_dim, _factor)
+_BARE_ONLY = _set("s m h d w y b")  # single letters count only after a number
+
+_NEGATIONS = _set(
+    "not no never cannot without none nothing nobody neither nor nowhere "
+    "dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt "
+    "hasnt havent hadnt aint mustnt neednt"
+)
+_NEGATING_VERBS = _set("fail fails failed failing unable refuse refuses refused")
+
+_STOPWORDS = _set(
+    """a an the and or but so yet of to in on at by for with from into onto upon as than
+    then that this these those there here it its is are was were be been being am do does
+    did has have had having will would shall should can could may might must i you he she
+    we they me him her us them my your his our their what which who whom whose when where
+    why how all any both each some such only own same too very just also about again once
+    get gets got"""
+)
+
+_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
+
+NUMBER_WORDS = _NUMBER_WORDS
+MULTIPLIERS = _MULTIPLIERS
+UNITS = _UNITS
+BARE_ONLY = _BARE_ONLY
+NEGATIONS = _NEGATIONS
+NEGATING_VERBS = _NEGATING_VERBS
+STOPWORDS = _STOPWORDS
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def stem(word: str) -> str:
+    """A crude stem (the fallback when WordNet is not installed)."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith("ss"):
+                break
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def number_of(token: str) -> float | None:
+    """The value of a digit token ("10,000", "1.5"), None for times and versions."""
+    if _THOUSANDS.match(token):
+        token = token.replace(",", "")
+    try:
+        return float(token.replace(",", "."))
+    except ValueError:
+        return None
+
+
+def canon(value: float) -> str:
+    """A canonical spelling of a quantity."""
+    return f"{value:.6g}"

@@ -142,6 +142,9 @@ class Lexicon:
         """The base forms of ``word`` as part of speech ``pos`` known to WordNet (morphy)."""
         word = word.lower().replace(" ", "_")
         idx = self._idx(pos)
+        head, sep, rest = word.partition("_")
+        if sep and word not in idx:  # a collocation: its first word inflected ("rounded_up")
+            return tuple(b for h in self.bases(head, pos) if (b := f"{h}_{rest}") in idx)
         out = list(self._exc[pos].get(word, ()))
         if word in idx:
             out.append(word)

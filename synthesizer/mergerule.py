@@ -209,7 +209,7 @@ def parse(text: str) -> _Parsed:
             continue
         if w == "by" and toks:
             by = True
-        if w in STOPWORDS or w == "one" or (w in _PARTICLES and toks and toks[-1].pos == i - 1):
+        if w in STOPWORDS or w == "one":
             i += 1
             continue
         if lex is not None and i + 1 < n and words[i + 1] in _PARTICLES:
@@ -262,9 +262,10 @@ def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
     """``w`` reads as an inflected verb after a content word ("the courier picks")."""
     if lex is None or before in _DETERMINERS or before in STOPWORDS:
         return False
-    if not (w.endswith(("s", "ed", "en")) or w in lex._exc.get("v", {})):
-        return False
-    return any(b != w for b in lex.bases(w, "v"))
+    if w.endswith(("s", "ed", "en")) or w in lex._exc.get("v", {}):
+        return any(b != w for b in lex.bases(w, "v"))
+    # a base form after a plural subject ("the sprinklers run")
+    return before.endswith("s") and not before.endswith("ss") and bool(lex.bases(w, "v"))
 
 
 def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
@@ -353,9 +354,7 @@ def relation(x: str, y: str) -> str:
         for ky in main_y:
             if kx[0] == ky[0] and hx & set(lex.related(ky, "@ @i")):
                 return "sibling"  # two kinds of one thing ("green" / "red")
-    if _bridged(lex, main_x, main_y):
-        return "kind"  # near in the lexicon: similar adjectives, a shared hypernym lemma
-    return "unrelated"
+    return _bridged(lex, main_x, main_y) or "unrelated"
 
 
 def _main(lex: Lexicon, word: str) -> tuple[str, ...]:
@@ -363,27 +362,44 @@ def _main(lex: Lexicon, word: str) -> tuple[str, ...]:
     return tuple(k for p in ("n", "v", "a", "r") for k in lex.synsets(word, p)[:_MAIN_SENSES])
 
 
-def _bridged(lex: Lexicon, sx: tuple[str, ...], sy: tuple[str, ...]) -> bool:
-    """One similar-to / also-see / hypernym step from each side meets, by synset or lemma."""
+def _neighbours(lex: Lexicon, keys: tuple[str, ...], symbols: str) -> set[str]:
+    return {n for k in keys for n in lex.related(k, symbols)}
 
-    def reach(keys: tuple[str, ...]) -> tuple[set[str], set[str]]:
-        out = set(keys)
-        for k in keys:
-            out.update(lex.related(k, "& ^ @"))
-        return out, {lem for k in out for lem in lex.synset(k).lemmas}
 
-    kx, lx = reach(sx)
-    ky, ly = reach(sy)
-    if kx & ky or lx & ly:
-        return True
+def _lemmas(lex: Lexicon, keys: set[str] | tuple[str, ...]) -> set[str]:
+    return {lem for k in keys for lem in lex.synset(k).lemmas}
+
+
+def _bridged(lex: Lexicon, sx: tuple[str, ...], sy: tuple[str, ...]) -> str | None:
+    """ "kind" when one word is one step (hypernym, similar-to, also-see) from the other's
+    senses, by synset or lemma ("skip" is a kind of "neglect", a sense of "ignore"), or
+    two adjectives are similar to one head; "sibling" when only their hypernyms share a
+    lemma ("titanium" and "steel": both a "metal"); else None."""
+    up_x, up_y = _neighbours(lex, sx, "@ @i"), _neighbours(lex, sy, "@ @i")
+    sim_x, sim_y = _neighbours(lex, sx, "& ^"), _neighbours(lex, sy, "& ^")
+    own_x, own_y = _lemmas(lex, sx), _lemmas(lex, sy)
+    near_x, near_y = up_x | sim_x, up_y | sim_y
+    if near_x & set(sy) or near_y & set(sx):
+        return "kind"
+    if _lemmas(lex, near_x) & own_y or _lemmas(lex, near_y) & own_x:
+        return "kind"
+    if sim_x & sim_y:
+        return "kind"  # adjectives similar to one head ("huge" / "enormous")
+    if len(own_x & own_y) > 0 and not set(sx) & set(sy):
+        return "kind"  # a synonym in common, in other senses ("skip" ~ "cut" ~ "ignore")
+    vx, vy = tuple(k for k in sx if k[0] == "v"), tuple(k for k in sy if k[0] == "v")
+    if _lemmas(lex, _neighbours(lex, vx, "@")) & _lemmas(lex, _neighbours(lex, vy, "@")):
+        return "kind"  # verbs: two manners of one action, by its name ("skip" / "ignore")
+    if _lemmas(lex, up_x) & _lemmas(lex, up_y):
+        return "sibling"  # nouns: two kinds of one thing, by its name
     # adjectives (organised by similarity, not by kind): a definition naming the other
     # side's near word ("outdated": "old; no longer valid", and "stale" is also-see "old")
-    sx, sy = tuple(k for k in sx if k[0] == "a"), tuple(k for k in sy if k[0] == "a")
-    kx, lx = reach(sx)
-    ky, ly = reach(sy)
-    gx = {w for k in sx for w in re.findall(r"[a-z]+", lex.synset(k).gloss)} - STOPWORDS
-    gy = {w for k in sy for w in re.findall(r"[a-z]+", lex.synset(k).gloss)} - STOPWORDS
-    return bool((lx - STOPWORDS) & gy) or bool((ly - STOPWORDS) & gx)
+    ax, ay = tuple(k for k in sx if k[0] == "a"), tuple(k for k in sy if k[0] == "a")
+    lx = _lemmas(lex, set(ax) | _neighbours(lex, ax, "& ^")) - STOPWORDS
+    ly = _lemmas(lex, set(ay) | _neighbours(lex, ay, "& ^")) - STOPWORDS
+    gx = {w for k in ax for w in re.findall(r"[a-z]+", lex.synset(k).gloss)} - STOPWORDS
+    gy = {w for k in ay for w in re.findall(r"[a-z]+", lex.synset(k).gloss)} - STOPWORDS
+    return "kind" if lx & gy or ly & gx else None
 
 
 def _derived(lex: Lexicon, x: str, y: str, sx: tuple[str, ...], sy: tuple[str, ...]) -> bool:
@@ -393,7 +409,7 @@ def _derived(lex: Lexicon, x: str, y: str, sx: tuple[str, ...], sy: tuple[str, .
             return False
     short = min(len(x), len(y))
     common = len(_common_prefix(x, y))
-    if short >= 4 and common >= max(4, short - 2) and "-" not in x + y:
+    if short >= 4 and common >= max(4, short - 2) and not {"-", "_"} & set(x + y):
         return True  # one word with another ending ("decide" / "decision")
     wanted = set(sy)
     return any(k2 in wanted for k in sx for k2 in lex.related(k, "+ \\ ="))
@@ -488,6 +504,11 @@ def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
     return Verdict(CONTRADICTS, reason)
 
 
+def _compound(w: str) -> bool:
+    """A hyphenated word or a joined collocation ("read-only", "rounded_up")."""
+    return "-" in w or "_" in w
+
+
 def _glued(toks: list[_Tok]) -> str:
     return "".join(t.text for t in toks).replace("-", "")
 
@@ -551,8 +572,10 @@ def _judge_span(
         names_y = {t.key for t in wy if t.name}
         if names_x and names_y and names_x != names_y:
             return "name"  # a name swapped for another
-    if len(wx) == len(wy) == 1 and "-" in wx[0].text and "-" in wy[0].text:
-        px, py = wx[0].text.split("-"), wy[0].text.split("-")
+    if len(wx) == len(wy) == 1 and _compound(wx[0].text) and _compound(wy[0].text):
+        lex = lexicon()
+        px = [_lemma(w, lex) for w in re.split(r"[-_]", wx[0].text)]
+        py = [_lemma(w, lex) for w in re.split(r"[-_]", wy[0].text)]
         if (
             len(px) == len(py) and sum(a != b for a, b in zip(px, py, strict=True)) == 1
         ):  # "read-only"
@@ -573,12 +596,14 @@ def _judge_span(
         any(relation(x.key, y.key) == "synonym" for x in wx) for y in wy
     ):
         return "rewording"
-    if "sibling" in rels and len(wx) == len(wy):
-        return "sibling"
+    if "sibling" in rels:
+        return "sibling"  # two kinds of one thing among the words: another value
     x_text = " ".join(t.text for t in wx)
     y_text = " ".join(t.text for t in wy)
     if "unrelated" in rels or "unknown" in rels:
         near = span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME
+        if near and len(wx) > 1 and len(wy) > 1:
+            return "rewording"  # a paraphrase of a span the lexicon has no rival for
         return "unsure" if near else "word"  # the lexicon cannot tell; else another value
     if modifier and "kind" in rels:
         return "word"  # a modifier swapped for a broader or narrower one: another thing

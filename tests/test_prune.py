@@ -157,6 +157,7 @@ def _stub_worker(facts: np.ndarray, queries: np.ndarray, rng: np.random.Generato
         state=SimpleNamespace(facts=state_facts),
         config=SynthConfig(),
         near_duplicate=0.9,
+        candidate_floor=0.9,
     )
     box: dict[str, Any] = {"basis": None}
 

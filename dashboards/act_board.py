@@ -74,6 +74,8 @@ def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
         echo(f"    seq {e.seq:<7} {_t(e.agent):<14} {_when(e.ts)}")
     if f.cited:
         echo(f"  cited: {', '.join(str(q) for q in f.cited)}")
+    if f.contested_with:
+        echo(f"  contested with: {', '.join(_t(r) for r in f.contested_with)}")
     echo(f"  history ({len(history)} events):")
     for h in history:
         b = h.body

@@ -44,6 +44,7 @@ def search(
                     "support": h.fact.support,
                     "status": h.fact.status,
                     "tier": h.fact.tier,
+                    "contested_with": h.fact.contested_with,
                 }
                 for h in hits
             ]
@@ -55,6 +56,11 @@ def search(
         echo(
             f"{safe.text(h.fact.id):>8}  rel {h.relevance:.3f}  sim {h.similarity:.3f}  "
             f"str {h.strength:.2f}  x{h.fact.support}  {safe.text(h.fact.content)}"
+            + (
+                f"  [contested with {', '.join(h.fact.contested_with)}]"
+                if h.fact.contested_with
+                else ""
+            )
         )
 
 

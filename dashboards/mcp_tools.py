@@ -90,6 +90,9 @@ class FactSummary(BaseModel):
     agents: list[str] = Field(description="Those agents, first discoverer first")
     subject: str | None = None
     value: str | None = None
+    contested_with: list[str] = Field(
+        default_factory=list, description="Rival facts that contradict this one (get_fact them)"
+    )
 
 
 class SearchHit(FactSummary):
@@ -233,6 +236,7 @@ def _summary(f: Fact) -> dict[str, Any]:
         "agents": f.agents,
         "subject": f.subject,
         "value": f.value,
+        "contested_with": list(f.contested_with),
     }
 
 

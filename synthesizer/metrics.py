@@ -258,8 +258,14 @@ def contests(state: SwarmState, fr: Frame | None = None) -> list[Contest]:
         out.append(Contest(subject, claims, resolved, active[0].id if resolved else None))
     for f in _contested(state, fr):
         if f.status == CONTESTED and f.id not in covered:
-            claim = Claim(f.id, f.value, f.status, f.support)
-            out.append(Contest(f.subject or f.id, [claim], False, None))
+            # a free-text rivalry (contested_with): each side's own words are its claim
+            group = [f] + [state.facts[r] for r in f.contested_with if r in state.facts]
+            covered.update(g.id for g in group)
+            claims = [
+                Claim(g.id, g.value if g.subject else g.content[:80], g.status, g.support)
+                for g in group
+            ]
+            out.append(Contest(f.subject or f.id, claims, False, None))
     return out
 
 

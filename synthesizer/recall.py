@@ -40,7 +40,9 @@ class Hit:
         text = self.fact.content if len(self.fact.content) <= 60 else self.fact.content[:57] + "..."
         return (
             f"Hit({self.fact.id}, similarity={self.similarity:.3f}, "
-            f"relevance={self.relevance:.3f}, strength={self.strength:.3f}, {text!r})"
+            f"relevance={self.relevance:.3f}, strength={self.strength:.3f}, {text!r}"
+            + (f", contested_with={self.fact.contested_with}" if self.fact.contested_with else "")
+            + ")"
         )
 
 

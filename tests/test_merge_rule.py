@@ -161,3 +161,27 @@ def test_different_things_in_one_batch_are_neither_merged_nor_flagged(tmp_path: 
         assert len(facts) == 2
         assert all(f.status == "active" and not f.contested_with for f in facts.values())
         assert sorted(len(f.agents) for f in facts.values()) == [1, 2]
+
+
+def test_the_rival_is_shown_by_recall_board_mcp_and_dashboard(tmp_path: Path) -> None:
+    from dashboards.mcp_tools import MemoryTools
+    from synthesizer.metrics import contests
+    from tests.cli_util import run_cli
+
+    root = tmp_path / "s"
+    with Swarm.open(root) as sw:
+        a = f"f{sw.agent('a1').share('The cache TTL is 1 minute').seq}"
+        b = f"f{sw.agent('a2').share('The cache TTL is 5 minutes').seq}"
+        sw.synthesize()
+        hits = {h.fact.id: h for h in sw.agent("a3").recall("cache TTL", 5)}
+        assert hits[a].fact.contested_with == [b] and f"contested_with=['{b}']" in repr(hits[a])
+        tools = MemoryTools(sw, agent="a3")
+        assert tools.get_fact(a).contested_with == [b]
+        found = tools.search(None, "cache TTL", 5, None, None, None).hits
+        assert {h.fact_id: h.contested_with for h in found} == {a: [b], b: [a]}
+        (row,) = contests(sw.state())
+        assert [c.id for c in row.claims] == [a, b] and "5 minutes" in row.claims[1].value
+    shown = run_cli("board", a, "--root", str(root))
+    assert shown.code == 0 and f"contested with: {b}" in shown.out
+    listed = run_cli("search", "cache TTL", "--root", str(root))
+    assert f"[contested with {a}]" in listed.out

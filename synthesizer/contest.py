@@ -20,9 +20,13 @@ All of it is in the log: a replay folds the decisions and asks no rule or judge 
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
+
+import numpy as np
 
 from swarmlog import Event
 
@@ -38,6 +42,12 @@ __all__ = ["Choice", "TextContests"]
 
 MAX_JUDGED = 3
 """Unsure candidates a judge is asked about per memory (best first)."""
+MAX_CANDIDATES = 8
+"""Candidates at or above the near-duplicate cosine the merge rule compares per memory."""
+MAX_RIVALS = 3
+"""Candidates below it (from the contest floor) compared for a contradiction per memory:
+in a swarm of statements on one narrow topic the floor finds a hundred, and each
+comparison costs (~0.5 ms)."""
 
 
 class ContestWorker(Protocol):
@@ -68,6 +78,19 @@ class _Side:
     status: str
 
 
+@functools.lru_cache(maxsize=1 << 15)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", text.casefold()))
+
+
+def _may_share_a_frame(a: str, b: str) -> bool:
+    """A cheap necessary condition for a ``same`` or ``contradicts`` verdict: the two
+    share at least a third of their words as written (the rule needs half of their
+    lemmas; inflections and number words lower the written overlap, hence the margin)."""
+    wa, wb = _words(a), _words(b)
+    return 3 * len(wa & wb) >= max(len(wa), len(wb))
+
+
 def judged_any(c: Choice) -> bool:
     """Whether a judge's answer is part of the choice (a rival or a 'different')."""
     return bool(c.judged) or c.reason == "judge"
@@ -88,7 +111,7 @@ class TextContests:
         self._sides: dict[str, _Side] = {}
         self._rivals: dict[str, set[str]] = {}
         self._touched: list[str] = []
-        self._sims: dict[tuple[str, str], float] = {}
+        self._spans: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------ the judge
 
@@ -103,12 +126,14 @@ class TextContests:
         return self._judge
 
     def span_sim(self, x: str, y: str) -> float:
-        """The local embedder's cosine of two short spans (cached for the batch)."""
-        key = (x, y) if x <= y else (y, x)
-        got = self._sims.get(key)
+        """The local embedder's cosine of two short spans (vectors cached for the batch)."""
+        vx, vy = self._span_vec(x), self._span_vec(y)
+        return float(vx @ vy)
+
+    def _span_vec(self, text: str) -> np.ndarray:
+        got = self._spans.get(text)
         if got is None:
-            v = self._embedder().embed([key[0], key[1]])
-            got = self._sims[key] = float(v[0] @ v[1])
+            got = self._spans[text] = self._embedder().embed([text])[0]
         return got
 
     # ------------------------------------------------------------ choosing
@@ -129,15 +154,17 @@ class TextContests:
         near, floor = self.worker.near_duplicate, self.floor()
         out = Choice()
         asked = 0
-        for fid, sim in candidates:
-            if sim < floor:
-                break
+        above = [c for c in candidates[:MAX_CANDIDATES] if c[1] >= near]
+        below = [c for c in candidates[len(above) :][:MAX_RIVALS] if c[1] >= floor]
+        judge = self.judge
+        for fid, sim in above + below:
             other = content_of(fid)
             if other is None or self._status(fid) == RETRACTED:
                 continue
+            if judge is None and not _may_share_a_frame(content, other):
+                continue  # the rule would only say "different" or "unsure": skip parsing
             v: Verdict = compare(content, other, self.span_sim)
             kind = v.kind
-            judge = self.judge
             judged = False
             if kind == UNSURE and sim >= near and judge is not None and asked < MAX_JUDGED:
                 asked += 1

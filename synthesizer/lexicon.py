@@ -76,6 +76,7 @@ class Lexicon:
         self._data: dict[str, mmap.mmap] = {}
         self._lock = threading.Lock()
         self.synset = functools.lru_cache(maxsize=1 << 16)(self._synset)
+        self.bases = functools.lru_cache(maxsize=1 << 16)(self._bases)  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------ files
 
@@ -140,6 +141,9 @@ class Lexicon:
 
     def bases(self, word: str, pos: str) -> tuple[str, ...]:
         """The base forms of ``word`` as part of speech ``pos`` known to WordNet (morphy)."""
+        return self._bases(word, pos)
+
+    def _bases(self, word: str, pos: str) -> tuple[str, ...]:
         word = word.lower().replace(" ", "_")
         idx = self._idx(pos)
         head, sep, rest = word.partition("_")

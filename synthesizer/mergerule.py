@@ -35,6 +35,7 @@ import difflib
 import functools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -164,6 +165,7 @@ def _fold(text: str) -> str:
     return text.replace("'", "").replace("\u2019", "").replace("%", " percent ")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _lemma(word: str, lex: Lexicon | None) -> str:
     """One canonical base form (the same for "shows", "showed" and "show")."""
     if lex is None:
@@ -459,6 +461,9 @@ def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
     if sorted(ka) == sorted(kb) and _reordered(ka, kb, pa.by != pb.by):
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "word order")
+    common = sum((Counter(ka) & Counter(kb)).values())  # bounds the aligned words
+    if common * 3 < max(len(ka), len(kb)):  # hardly a shared frame: a paraphrase, or not
+        return _little_shared(pa, pb, polarity)
     matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
     slots: list[tuple[str, bool]] = []  # (reason, in the subject)
     unsure: list[str] = []
@@ -525,6 +530,18 @@ def _gap_antonym(pa: _Parsed, i1: int, i2: int, pb: _Parsed, j1: int, j2: int) -
     ("on" / "off", "in" / "out" by default)."""
     ga, gb = _gap(pa, i1, i2), _gap(pb, j1, j2)
     return any(relation(x, y) == "antonym" for x in ga for y in gb if x != y)
+
+
+def _little_shared(pa: _Parsed, pb: _Parsed, polarity: bool) -> Verdict:
+    """Two statements that share less than half their words: another statement, unless
+    only a judge can tell (no difference in polarity, quantities or names)."""
+    nums_a = sorted(t.key for t in pa.toks if t.key[0] in "#~")
+    nums_b = sorted(t.key for t in pb.toks if t.key[0] in "#~")
+    names_a = {t.key for t in pa.toks if t.name}
+    names_b = {t.key for t in pb.toks if t.name}
+    if polarity or nums_a != nums_b or (names_a and names_b and names_a != names_b):
+        return Verdict(DIFFERENT, "little shared wording")
+    return Verdict(UNSURE, "little shared wording")
 
 
 def _reordered(ka: list[str], kb: list[str], passive: bool) -> bool:

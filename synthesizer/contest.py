@@ -21,6 +21,7 @@ All of it is in the log: a replay folds the decisions and asks no rule or judge 
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from .mergerule import CONTRADICTS, DIFFERENT, SAME, UNSURE, Verdict, compare
 
 __all__ = ["Choice", "TextContests"]
 
+LOG = logging.getLogger("synthesizer.judge")
 MAX_JUDGED = 3
 """Unsure candidates a judge is asked about per memory (best first)."""
 MAX_CANDIDATES = 8
@@ -122,7 +124,11 @@ class TextContests:
         spec = (cfg.judge, cfg.judge_model)
         if spec != self._judge_spec:
             self._judge_spec = spec
-            self._judge = judge_for(*spec)
+            try:
+                self._judge = judge_for(*spec)
+            except ValueError as e:  # no judge, not a stopped worker: pairs stay apart
+                LOG.warning("synthesizer.judge ignored: %s", e)
+                self._judge = None
         return self._judge
 
     def span_sim(self, x: str, y: str) -> float:

@@ -165,3 +165,11 @@ def test_judge_specs() -> None:
         judge_for("no such judge")
     with pytest.raises(ValueError, match="judge 'nosuchmodule:x'"):
         judge_for("nosuchmodule:x")
+
+
+def test_a_judge_that_names_nothing_is_ignored_not_a_crash(tmp_path: Path) -> None:
+    with Swarm.open(tmp_path / "s", config=_config("no such judge")) as sw:
+        sw.agent("a1").share(A)
+        sw.agent("a2").share(B)
+        assert sw.synthesize() == 2  # two new facts, apart
+        assert len(sw.state().facts) == 2

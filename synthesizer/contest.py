@@ -165,7 +165,7 @@ class TextContests:
         judge = self.judge
         for fid, sim in above + below:
             other = content_of(fid)
-            if other is None or self._status(fid) == RETRACTED:
+            if other is None:
                 continue
             if judge is None and not _may_share_a_frame(content, other):
                 continue  # the rule would only say "different" or "unsure": skip parsing
@@ -186,8 +186,8 @@ class TextContests:
                 if judged or out.judged:
                     same.judge, same.model = out.judge, out.model
                 return same
-            if kind == CONTRADICTS:
-                out.rivals.append(fid)
+            if kind == CONTRADICTS and self._status(fid) != RETRACTED:  # a retraction
+                out.rivals.append(fid)  # takes a statement out of any rivalry
                 out.reason = out.reason or ("judge" if judged else v.reason)
         if out.judge is not None and not judged_any(out):
             out.judge = out.model = None

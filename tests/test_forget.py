@@ -42,6 +42,16 @@ def marker(tag: str) -> str:
     return f"ZQX{tag.upper()}{uuid.uuid4().hex[:10]}"
 
 
+def quiet_marker() -> str:
+    """A unique marker of punctuation only: added to a statement it leaves the statement
+    the same for the merge rule (a word would make it another statement)."""
+    return (
+        "\u00a7"
+        + uuid.uuid4().hex[:12].translate(str.maketrans("0123456789abcdef", "!#&*+/:;<=>?@^~|"))
+        + "\u00a7"
+    )
+
+
 def files_with(root: Path, markers: list[str]) -> list[str]:
     """Every file under ``root`` holding any marker (a byte scan, gzip archives opened
     as stored: a marker inside one would be compressed, so archives are checked by the
@@ -90,7 +100,8 @@ def scenario(
     and on facts ``other(swarm)`` corroborates (it first, and the identity first),
     recalls with a marker, reinforces; the other agent quotes it in a recall and a board
     write. Checkpoints before and after."""
-    m = {k: marker(k) for k in ("alone", "corr", "first", "query", "quote")}
+    m = {k: marker(k) for k in ("alone", "query", "quote")}
+    m["corr"], m["first"] = quiet_marker(), quiet_marker()  # on statements others repeat
     sw = Swarm.open(root)
     try:
         v, o = who(sw), other(sw)

@@ -185,3 +185,35 @@ def test_the_rival_is_shown_by_recall_board_mcp_and_dashboard(tmp_path: Path) ->
     assert shown.code == 0 and f"contested with: {b}" in shown.out
     listed = run_cli("search", "cache TTL", "--root", str(root))
     assert f"[contested with {a}]" in listed.out
+
+
+def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Degrades to the safe side: no synonyms known, no slot difference ever merges."""
+    from synthesizer import lexicon as lexmod
+    from synthesizer import mergerule
+
+    def clear() -> None:
+        for f in (lexmod.lexicon, mergerule.parse, mergerule.relation, mergerule._lemma):
+            f.cache_clear()
+
+    monkeypatch.setattr(lexmod, "wordnet_dir", lambda: None)
+    clear()
+    try:
+        assert lexmod.lexicon() is None
+        for a, b, _ in ISSUE_PAIRS + OWN_PAIRS:
+            assert compare(a, b, lambda x, y: 1.0).kind != "same", (a, b)
+        for a, b in SYNONYMS:
+            assert compare(a, b, lambda x, y: 1.0).kind != "same"
+        assert compare("The queue holds 10,000 messages", "the queue holds ten thousand messages.")
+        assert compare("Refunds take 3 days", "refunds take three days").kind == "same"
+    finally:
+        monkeypatch.undo()
+        clear()
+
+
+def test_no_slot_pair_merges_even_when_the_embedder_calls_every_span_the_same() -> None:
+    """Any embedder: cosine on the spans only confirms what the lexicon allows."""
+    for a, b, _ in ISSUE_PAIRS + OWN_PAIRS:
+        assert compare(a, b, lambda x, y: 1.0).kind != "same", (a, b)

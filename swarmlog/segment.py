@@ -44,6 +44,17 @@ def tail_reason(tail: bytes) -> str:
     return TORN_ZEROS if not tail.strip(b"\0") else TORN_RECORD
 
 
+def rotted_tail(tail: bytes) -> dict[str, Any] | None:
+    """The record of an unterminated tail that is complete and CRC-valid but for its
+    final byte, which should have been the newline (and is neither it nor a power
+    loss's zero fill): rot, not a torn write, since a write that stops early leaves a
+    prefix of ``record\n`` and no prefix ends in another byte. None otherwise.
+    """
+    if len(tail) < 2 or tail[-1] in (0x0A, 0x00) or tail[-2] != 0x7D:  # (ends "}" + byte)
+        return None
+    return parse_record(tail[:-1])
+
+
 def segment_name(first_seq: int) -> str:
     """File name of the segment whose first record has ``first_seq``."""
     return f"{first_seq:020d}{SEGMENT_SUFFIX}"
@@ -157,6 +168,8 @@ def _scan_fast(
     to fall back to the line-by-line scan otherwise."""
     if pending and not left_in:
         return None  # (never written so) left to the line-by-line scan
+    if tail and rotted_tail(tail) is not None:
+        return None  # the line-by-line scan names it
     chunk = parse_chunk(lines, expect_seq, left_in if pending else 0)
     if chunk is None:
         return None
@@ -248,6 +261,10 @@ def _scan_lines(
             end = pos
             out.chain = link
     out.line_end = base + pos
+    bad = rotted_tail(tail) if tail else None
+    if bad is not None:  # a complete record whose newline rotted: not torn (rotted_tail)
+        reason = "complete, CRC-valid final record not ended by a newline (rot)"
+        raise CorruptionError(segment, base + pos, bad.get("seq"), reason)
     if batch_start >= 0:
         out.pending = records[batch_start:]
         out.left = left

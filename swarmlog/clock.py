@@ -13,6 +13,7 @@ put in under the lock at the cost of one ``%``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 Clock = Callable[[], float]
@@ -37,3 +38,40 @@ def stamp(clock: Clock, last: float) -> float:
     if not ts >= last:  # also catches a NaN from a broken clock
         return last
     return float(ts)
+
+
+MAX_STEP = 60.0
+"""Seconds one append may move swarm time past the swarm's own recent clock readings
+(docs/architecture.md, "The swarm clock")."""
+SLEW = 2.0
+"""At most this many seconds of swarm time per second of real time while a larger jump
+is absorbed."""
+
+
+def bounded_stamp(
+    reading: float, last: float, cap_ts: float, cap_at: int, now_at: int
+) -> tuple[float, tuple[float, int]]:
+    """The next stored ts and the new ceiling ``(cap_ts, cap_at)`` (FileLog's shared clock).
+
+    ``reading`` is the writer's clock, ``last`` the last stored ts, ``(cap_ts, cap_at)``
+    the ceiling kept in the writer index and when it was set (``cap_at`` 0: unknown),
+    ``now_at`` the host's boot-time clock now (nanoseconds; no wall-clock step moves it).
+    The ts is the reading, never below ``last`` (nor NaN) and never above the ceiling
+    grown at ``SLEW`` since it was set; each reading then lowers the ceiling to itself +
+    ``MAX_STEP`` (never below the ts stamped). Without a known ceiling, as ``stamp``.
+    """
+    ok = reading == reading and reading != math.inf
+    if cap_at and now_at >= cap_at:
+        ceiling = cap_ts + SLEW * (now_at - cap_at) / 1e9
+        hi = last if ceiling < last else ceiling
+        if not reading >= last:
+            ts = last
+        elif reading > hi:
+            ts = hi
+        else:
+            ts = reading
+        new = min(ceiling, reading + MAX_STEP) if ok else ceiling
+    else:
+        ts = reading if reading >= last and ok else last
+        new = (reading if ok else ts) + MAX_STEP
+    return float(ts), (max(new, ts), now_at)

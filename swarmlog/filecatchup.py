@@ -40,7 +40,7 @@ class CatchUp(SegmentWriter):
         finally:
             if self._last != last:
                 self._offs_new()
-        if locked and self._last - self._view_at >= viewsnap.SAVE_AFTER:
+        if locked and not self._partial and self._last - self._view_at >= viewsnap.SAVE_AFTER:
             viewsnap.save(self)  # spare the next process this scan (viewsnap.py)
 
     def _catch_up_once(self, locked: bool) -> None:

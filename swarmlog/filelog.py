@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from . import archive, fileverify, lockfile, redact
+from . import archive, fileverify, lockfile, redact, writerindex
 from . import chain as hashchain
 from . import segment as seg
 from ._fast import Serializer, appended, appended_batch, encode_batch, encode_one, hashed_dict
@@ -52,7 +52,7 @@ from .errors import (
     LogUnavailable,
     SwarmlogError,
 )
-from .filecatchup import CatchUp
+from .fileindex import IndexedView
 from .filemeta import clean_meta_tmp, new_swarm_id, write_meta
 from .filereader import SegmentReader
 from .filestate import Durability
@@ -75,7 +75,7 @@ def _reopen_locks_after_fork() -> None:
 os.register_at_fork(after_in_child=_reopen_locks_after_fork)
 
 
-class FileLog(SegmentReader, CatchUp, Log):
+class FileLog(SegmentReader, IndexedView, Log):
     """The Log contract on a local directory (see module docstring)."""
 
     def __init__(
@@ -149,6 +149,12 @@ class FileLog(SegmentReader, CatchUp, Log):
         self._offs = array("q", (0,))
         self._offs_base = 1
         self._files = SegmentFiles(self._segdir_s)
+        self._wix = None
+        self._wix_off = False
+        self._swarm16 = writerindex.swarm_key(self._swarm_id)
+        self._partial = False
+        self._seg_ino = 0
+        self.index_rebuilds = 0
         _OPEN.add(self)
 
     # ------------------------------------------------------------------ setup
@@ -197,6 +203,9 @@ class FileLog(SegmentReader, CatchUp, Log):
                     pass
         self._lock_fd = self._seg_fd = -1
         self._files.close()
+        if self._wix is not None:
+            self._wix.close()
+            self._wix = None
 
     def __repr__(self) -> str:
         return f"FileLog({str(self.root)!r}, name={self.name!r})"
@@ -245,28 +254,28 @@ class FileLog(SegmentReader, CatchUp, Log):
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
-                at_end = self._at_known_end()
-                if not at_end:
-                    self._catch_up(locked=True)
-                seq = self._ids.get(eid)
-                known = seq is not None
-                if seq is None:
-                    if expect:
-                        self._check_expect(expect)
-                    seq = self._last + 1
-                    ts = self._stamp()
-                    line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
-                    if at_end:
-                        self._write_one(line, seq)
-                    else:
-                        self._write(line, seq, 1)
-                    self._last_ts = ts
-                    self._tip = tip
-                    self._ids[eid] = seq
-                    key = src.get("key")
-                    if key is not None:
-                        self._versions[key] = seq
-                    seg_fd, seg_first = self._seg_fd, self._seg_first
+                ix = self._wview()
+                if ix is None:
+                    seq, known, ts = self._append_plain(src, eid, pre, post, expect)
+                else:
+                    seq = ix.find_id(eid)
+                    known = seq != 0
+                    if not known:
+                        if expect:
+                            self._ix_expect(ix, expect)
+                        key = src.get("key")
+                        ix = self._ix_room(ix, [eid], [key])
+                        seq = self._last + 1
+                        ts, cap = self._ix_stamp(ix)
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+                        if self._seg_fd >= 0 and self._seg_end < self.segment_bytes:
+                            self._write_one(line, seq)
+                        else:
+                            self._write(line, seq, 1)
+                        self._last_ts = ts
+                        self._tip = tip
+                        self._ix_record(ix, seq, [eid], [key], cap)
+                seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
             if not known and self.durability == "fsync":
@@ -274,6 +283,38 @@ class FileLog(SegmentReader, CatchUp, Log):
         if known:
             return self._read_one(seq)
         return appended(seq, src, None if "swarm" in src else self.name, ts)
+
+    def _append_plain(
+        self,
+        src: dict[str, Any],
+        eid: str,
+        pre: bytes,
+        post: bytes,
+        expect: Mapping[str, int] | None,
+    ) -> tuple[int, bool, float]:
+        """``append``'s body without the index (under the lock): (seq, known, ts)."""
+        at_end = self._at_known_end()
+        if not at_end:
+            self._catch_up(locked=True)
+        seq = self._ids.get(eid)
+        if seq is not None:
+            return seq, True, 0.0
+        if expect:
+            self._check_expect(expect)
+        seq = self._last + 1
+        ts = self._stamp()
+        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+        if at_end:
+            self._write_one(line, seq)
+        else:
+            self._write(line, seq, 1)
+        self._last_ts = ts
+        self._tip = tip
+        self._ids[eid] = seq
+        key = src.get("key")
+        if key is not None:
+            self._versions[key] = seq
+        return seq, False, ts
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
@@ -284,27 +325,44 @@ class FileLog(SegmentReader, CatchUp, Log):
         if not evs:
             if expect:
                 with self._tlock, self._locked():
-                    self._catch_up(locked=True)
-                    self._check_expect(expect)
+                    ix = self._wview()
+                    if ix is None:
+                        self._catch_up(locked=True)
+                        self._check_expect(expect)
+                    else:
+                        self._ix_expect(ix, expect)
             return []
         inners, srcs, ids = self._prepare_many(evs)
         parts = [split_ts(inner) for inner in inners]
         with self._tlock:
             with self._locked():
-                self._catch_up(locked=True)
-                index = self._ids
-                if not any_known(index, ids):
-                    known = None
+                ix = self._wview()
+                known: list[int | None] | None
+                if ix is None:
+                    self._catch_up(locked=True)
+                    index = self._ids
+                    known = [index.get(i) for i in ids] if any_known(index, ids) else None
+                else:
+                    found = [ix.find_id(i) for i in ids]
+                    known = [s or None for s in found] if any(found) else None
+                if known is None:
                     fresh = srcs
                 else:  # a retry: some (or all) events are in the log already
-                    known = [index.get(i) for i in ids]
                     fresh = [d for d, s in zip(srcs, known, strict=True) if s is None]
                     parts = [b for b, s in zip(parts, known, strict=True) if s is None]
                 if fresh:
-                    if expect:
-                        self._check_expect(expect)
+                    fresh_ids = [d["id"] for d in fresh] if known is not None else ids
+                    keys = [d.get("key") for d in fresh]
+                    if ix is None:
+                        if expect:
+                            self._check_expect(expect)
+                        ts = self._stamp()
+                    else:
+                        if expect:
+                            self._ix_expect(ix, expect)
+                        ix = self._ix_room(ix, fresh_ids, keys)
+                        ts, cap = self._ix_stamp(ix)
                     first = self._last + 1
-                    ts = self._stamp()
                     data, last, tip = encode_batch(parts, first, orjson.dumps(ts), self._tip)
                     assert tip is not None
                     self._write(data, last, len(fresh))
@@ -312,13 +370,15 @@ class FileLog(SegmentReader, CatchUp, Log):
                     self._tip = tip
                     seg_fd = self._seg_fd
                     seg_first = self._seg_first
-                    seqs = range(first, last + 1)
-                    index.update(zip([d["id"] for d in fresh], seqs, strict=True))
-                    keys = [d.get("key") for d in fresh]
-                    if keys.count(None) != len(keys):
-                        self._versions.update(
-                            (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
-                        )
+                    if ix is not None:
+                        self._ix_record(ix, first, fresh_ids, keys, cap)
+                    else:
+                        seqs = range(first, last + 1)
+                        self._ids.update(zip(fresh_ids, seqs, strict=True))
+                        if keys.count(None) != len(keys):
+                            self._versions.update(
+                                (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
+                            )
             if fresh and self.durability == "fsync":
                 self._group_sync(last, seg_fd, seg_first)
         if fresh:
@@ -372,6 +432,10 @@ class FileLog(SegmentReader, CatchUp, Log):
 
     def version(self, key: str) -> int:
         with self._tlock:
+            if self._partial:  # (the view's dicts miss other writers' keys: fileindex)
+                v = self._ix_version(key)
+                if v is not None:
+                    return v
             self._catch_up(locked=False)
             return self._versions.get(key, 0)
 

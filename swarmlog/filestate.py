@@ -11,10 +11,13 @@ import mmap
 import threading
 from array import array
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .clock import Clock
 from .segfiles import SegmentFiles
+
+if TYPE_CHECKING:
+    from .writerindex import WriterIndex
 
 Durability = Literal["process", "fsync"]
 
@@ -84,3 +87,18 @@ class FileState:
     """Segment first seq -> sparse seq -> offset index (filled by seeks and writes)."""
     _files: SegmentFiles
     """Pinned read descriptors of segments (segfiles)."""
+
+    # the shared writer index (writerindex, fileindex)
+    _wix: WriterIndex | None
+    """The mapped ``index`` file (None until the first append uses it)."""
+    _wix_off: bool
+    """True where the index cannot be opened: appends use the catch-up alone."""
+    _swarm16: bytes
+    """The log's identity as the index header stores it."""
+    _partial: bool
+    """True once the view took its end from the index: ``_ids``/``_versions`` miss what
+    other writers appended, and nothing decides on them."""
+    _seg_ino: int
+    """Inode of the current segment as the index names it."""
+    index_rebuilds: int
+    """Index rebuilds this handle ran (a torn, stale or foreign index; tests read it)."""

@@ -82,13 +82,14 @@ def test_no_working_memory_expires_because_of_a_writers_clock(log_target: LogTar
 
 
 def test_filelog_clock_never_runs_backwards(tmp_path: Path) -> None:
-    readings = iter([100.0, 50.0, 200.0, math.nan, 150.0])
+    # (steps within the swarm clock's MAX_STEP: larger ones are bounded, test_swarm_clock)
+    readings = iter([100.0, 50.0, 105.0, math.nan, 101.0])
     with FileLog(tmp_path / "l", notify=False, clock=readings.__next__) as log:
         for _ in range(3):
             log.append(Event(agent="a", type="clock.test"))
         log.append_many([Event(agent="a", type="clock.test") for _ in range(2)])
         log.append(Event(agent="a", type="clock.test"))
-        assert [ev.ts for ev in log.read()] == [100.0, 100.0, 200.0, 200.0, 200.0, 200.0]
+        assert [ev.ts for ev in log.read()] == [100.0, 100.0, 105.0, 105.0, 105.0, 105.0]
 
 
 def test_filelog_writers_with_slower_clocks_share_one_clock(tmp_path: Path) -> None:

@@ -1,0 +1,209 @@
+"""FileLog's use of the shared writer index: trust it, catch it up, or rebuild it.
+
+Under the append lock, ``_wview`` brings the handle's end (last seq, segment, offset,
+chain head, last ts) to the one in ``index`` (writerindex.py) after checking the file
+can be trusted and the segment it names is the one on disk, at that size. Then the
+append checks ids and expectations against the index's tables and records what it wrote
+there (``_ix_record``): no writer parses the others' records. Anything the index does
+not cover is handled as catch-up always was: records written past its end (a writer
+that died between its write and its index update) are read and entered; a torn, stale,
+foreign or other-boot index is rebuilt from a full catch-up (``_ix_rebuild``). Design:
+docs/architecture.md, "The shared writer index (FileLog)".
+
+In this mode the handle's own ``_ids``/``_versions`` dicts no longer hold the whole log
+(``_partial``): nothing decides on them, and ``version`` asks the index.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from . import chain as hashchain
+from . import writerindex as wi
+from ._fast import hashed_dict
+from .clock import bounded_stamp
+from .errors import VersionConflict
+from .filecatchup import CatchUp
+from .fsguard import open_nofollow
+from .viewindex import full_table
+
+_HEAP = 4  # heap bytes per string beyond its UTF-8 (its length)
+
+
+def _heap_bound(s: str) -> int:
+    return 4 * len(s) + _HEAP  # (UTF-8 with surrogates: at most 4 bytes a character)
+
+
+class IndexedView(CatchUp):
+    """The writer view through the shared index (see module docstring)."""
+
+    def _wview(self) -> wi.WriterIndex | None:
+        """Under the append lock: the trusted index with the handle's end set to its own
+        (caught up or rebuilt as needed); None where no index can be used (the legacy
+        catch-up then serves)."""
+        ix = self._wix
+        if ix is None or ix.retired():
+            if ix is not None:
+                ix.close()
+                self._wix = None
+            if self._wix_off:
+                return None
+            try:
+                ix = self._wix = wi.WriterIndex.open(self._root_s)
+            except OSError:
+                self._wix_off = True
+                return None
+        if not ix.load(self._swarm16):
+            return self._ix_rebuild()
+        nxt, seg_first, off, ino, last_ts, tip = ix.end
+        fd = self._seg_fd
+        if seg_first != self._seg_first or fd < 0:
+            fd = self._ix_open(seg_first)
+        st: os.stat_result | None = None
+        if fd >= 0:
+            st = os.fstat(fd)
+            if st.st_ino != ino or not st.st_nlink:  # (a segment replaced by erasure)
+                fd = self._ix_open(seg_first)
+                st = os.fstat(fd) if fd >= 0 else None
+            if st is None or st.st_ino != ino or not st.st_nlink:
+                return self._ix_rebuild()
+            size = st.st_size
+        elif ino or off:
+            return self._ix_rebuild()  # (the segment it names is gone)
+        else:
+            size = 0
+        if size < off:
+            return self._ix_rebuild()  # cut under it: another writer's view, not ours
+        if nxt - 1 != self._last or off != self._seg_end:
+            self._last, self._seg_end, self._last_ts = nxt - 1, off, last_ts
+            self._tip = tip or hashchain.GENESIS
+            self._partial = True
+            self._offs_new()
+        self._seg_ino = ino
+        if size > off or (off >= self.segment_bytes and os.path.exists(self._seg_path(nxt))):
+            return self._ix_catch_up(ix)
+        return ix
+
+    def _ix_open(self, seg_first: int) -> int:
+        """Make the segment at ``seg_first`` the handle's current one (-1: no such file)."""
+        if self._seg_fd >= 0:
+            os.close(self._seg_fd)
+            self._seg_fd = -1
+        self._seg_first = seg_first
+        try:
+            self._seg_fd = open_nofollow(self._seg_path(seg_first), os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:
+            self._seg_fd = -1
+        return self._seg_fd
+
+    def _ix_rebuild(self) -> wi.WriterIndex:
+        """A full catch-up from scratch (view snapshot, archives, torn tails cut as ever),
+        then a new index file from it (the old one retired)."""
+        wi.clean_tmp(self._root_s)
+        if self._seg_fd >= 0:
+            os.close(self._seg_fd)
+        self._seg_fd = -1
+        self._ids, self._versions = hashed_dict(), {}
+        self._last, self._last_ts, self._tip = 0, 0.0, hashchain.GENESIS
+        self._seg_first, self._seg_end, self._view_at = 1, 0, 0
+        self._partial = False
+        self._offs_new()
+        self._catch_up(locked=True)
+        ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
+        old = self._wix
+        cap = old.clock() if old is not None else (0.0, 0)
+        ids = wi.table_entries(full_table(self._ids))
+        keys = wi.table_entries(full_table(self._versions))
+        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
+        self._wix = ix = wi.build(self._root_s, self._swarm16, ids, keys, end, cap, old=old)
+        self._seg_ino = ino
+        self.index_rebuilds += 1
+        return ix
+
+    def _ix_catch_up(self, ix: wi.WriterIndex) -> wi.WriterIndex:
+        """Read the records written past the index's end (by a writer that died before
+        its index update, or one without the index) and enter them."""
+        if self._last == 0:
+            return self._ix_rebuild()
+        saved = self._ids, self._versions
+        self._ids, self._versions = hashed_dict(), {}
+        self._partial = True
+        try:
+            self._catch_up(locked=True)
+            ids, keys = self._ids, self._versions
+        finally:
+            self._ids, self._versions = saved
+        fresh = [(i, s) for i, s in ids.items() if not ix.find_id(i)]
+        heap = sum(_heap_bound(i) for i, _ in fresh) + sum(_heap_bound(k) for k in keys)
+        if not ix.fits(len(fresh), len(keys), heap):
+            ix = self._wix = ix.grown(self._root_s, self._swarm16, len(fresh), len(keys), heap)
+        gen = ix.begin()
+        for i, s in fresh:
+            ix.add_id(i, s)
+        for k, s in keys.items():
+            ix.set_key(k, s)
+        ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
+        self._seg_ino = ino
+        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
+        ix.commit(gen, end, (ix.cap_ts, ix.cap_at))
+        return ix
+
+    # ------------------------------------------------------------------ appending
+
+    def _ix_expect(self, ix: wi.WriterIndex, expect: Mapping[str, int]) -> None:
+        for key, want in expect.items():
+            have = ix.version(key)
+            if have != want:
+                raise VersionConflict(key, want, have)
+
+    def _ix_stamp(self, ix: wi.WriterIndex) -> tuple[float, tuple[float, int]]:
+        """The batch's ts under the shared clock ceiling (clock.bounded_stamp)."""
+        return bounded_stamp(self._clock(), self._last_ts, ix.cap_ts, ix.cap_at, wi.boottime_ns())
+
+    def _ix_room(
+        self, ix: wi.WriterIndex, ids: list[str], keys: list[str | None]
+    ) -> wi.WriterIndex:
+        """The index, grown first if these entries would not fit."""
+        heap = sum(map(_heap_bound, ids)) + sum(_heap_bound(k) for k in keys if k is not None)
+        if ix.fits(len(ids), len(keys), heap):
+            return ix
+        self._wix = ix = ix.grown(self._root_s, self._swarm16, len(ids), len(keys), heap)
+        return ix
+
+    def _ix_record(
+        self,
+        ix: wi.WriterIndex,
+        first: int,
+        ids: list[str],
+        keys: list[str | None],
+        cap: tuple[float, int],
+    ) -> None:
+        """Enter a batch just written (seqs ``first``..) and the new end (after the write:
+        a writer killed before this leaves an index that lags, which is caught up)."""
+        self._partial = True  # (the handle's dicts do not get these)
+        gen = ix.begin()
+        add = ix.add_id
+        for s, i in enumerate(ids, first):
+            add(i, s)
+        for s, k in enumerate(keys, first):
+            if k is not None:
+                ix.set_key(k, s)
+        fd = self._seg_fd
+        if self._seg_first != ix.end[1]:  # (rotated: a new segment file)
+            self._seg_ino = os.fstat(fd).st_ino
+        end = (
+            self._last + 1,
+            self._seg_first,
+            self._seg_end,
+            self._seg_ino,
+            self._last_ts,
+            self._tip,
+        )
+        ix.commit(gen, end, cap)
+
+    def _ix_version(self, key: str) -> int | None:
+        """``version(key)`` from the index under the append lock (None: no index)."""
+        with self._locked():
+            ix = self._wview()
+            return None if ix is None else ix.version(key)

@@ -1,0 +1,399 @@
+"""The shared writer index: the log's end, id -> seq and key -> version in one mapped file.
+
+Layout, protocol and why it is safe: docs/architecture.md, "The shared writer index
+(FileLog)". In short: ``index`` beside the segments holds what a writer needs to append
+(the end, the chain head, the last ts, the swarm clock's ceiling, an open-addressing id
+table and key table over 64-bit hashes, and a heap of the exact strings); the writer
+holding the append lock reads it instead of parsing the other writers' records, and
+updates it in O(1) per record. It is derived data: ``gen`` (odd during an update), a
+CRC of the header, the swarm's identity and the machine's boot id tell a torn, foreign
+or stale file, which the caller rebuilds from the segments (``build``).
+
+This module only reads and writes the file; ``fileindex.IndexedAppend`` decides when to
+trust, catch up or rebuild it.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import struct
+import time
+import zlib
+from hashlib import blake2b
+
+from .fsguard import FILE_MODE, open_nofollow
+from .viewindex import Table, str_hash
+
+NAME = "index"
+MAGIC = b"SWLIDX01"
+PAGE = 4096
+SLOT = 24  # hash u64, seq u64, heap offset u64
+MIN_SLOTS = 1 << 12
+MIN_HEAP = 1 << 16
+
+_HEAD = struct.Struct("<8sQQ16s16s")  # magic, gen, retired, swarm, boot (0..56)
+_END = struct.Struct("<QQQQd32sQQQQQQdQ")  # next .. cap_at (56..192)
+_END_AT = 56
+_CRC_AT = 192
+_GEN = struct.Struct("<Q")
+_CRC = struct.Struct("<I")
+_SLOTS = struct.Struct("<QQQ")
+_LEN = struct.Struct("<I")
+_Q = struct.Struct("<Q")
+
+
+def _boot_id() -> bytes:
+    """16 bytes naming this boot of the machine (the index is trusted within one only)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+            return bytes.fromhex(f.read().strip().decode().replace("-", ""))[:16].ljust(16, b"\0")
+    except (OSError, ValueError):  # elsewhere: the boot time, to the second
+        booted = round(time.time() - time.monotonic())
+        return blake2b(str(booted).encode(), digest_size=16).digest()
+
+
+BOOT = _boot_id()
+_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)
+
+
+def boottime_ns() -> int:
+    """Nanoseconds since boot, suspend included, moved by no wall-clock step (>= 1)."""
+    return max(1, time.clock_gettime_ns(_BOOTTIME))
+
+
+def swarm_key(swarm_id: str) -> bytes:
+    """The 16 bytes of the header's ``swarm`` field for a log's identity."""
+    return blake2b(swarm_id.encode(), digest_size=16).digest()
+
+
+def _h(s: str) -> int:
+    return str_hash(s) or 1  # (0 marks an empty slot)
+
+
+class WriterIndex:
+    """One mapping of the ``index`` file (see module docstring)."""
+
+    __slots__ = (
+        "_heap_at",
+        "_ids_at",
+        "_keys_at",
+        "cap_at",
+        "cap_ts",
+        "end",
+        "heap_cap",
+        "heap_used",
+        "id_cap",
+        "id_count",
+        "key_cap",
+        "key_count",
+        "m",
+        "path",
+    )
+
+    def __init__(self, path: str, m: mmap.mmap) -> None:
+        self.path = path
+        self.m = m
+        self.end: tuple[int, int, int, int, float, bytes] = (1, 1, 0, 0, 0.0, b"")
+        self.id_cap = self.key_cap = self.heap_cap = 0
+        self.id_count = self.key_count = self.heap_used = 0
+        self.cap_ts, self.cap_at = 0.0, 0
+        self._ids_at = self._keys_at = self._heap_at = PAGE
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, root: str) -> WriterIndex:
+        """Map ``<root>/index``, creating an empty (untrusted) one if there is none."""
+        path = os.path.join(root, NAME)
+        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        try:
+            size = os.fstat(fd).st_size
+            if size < PAGE:
+                os.ftruncate(fd, PAGE)
+                size = PAGE
+            m = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        return cls(path, m)
+
+    def close(self) -> None:
+        try:
+            self.m.close()
+        except (BufferError, ValueError):
+            pass
+
+    def retired(self) -> bool:
+        """A grown or rebuilt file replaced this one: reopen ``index`` by name."""
+        return _Q.unpack_from(self.m, 16)[0] != 0
+
+    def load(self, swarm: bytes) -> bool:
+        """Read the header; True if this file can be trusted now (see the docs): magic,
+        swarm, boot, even ``gen``, CRC, not retired and the tables inside the file."""
+        m = self.m
+        magic, gen, retired, sw, boot = _HEAD.unpack_from(m, 0)
+        if magic != MAGIC or gen & 1 or retired or sw != swarm or boot != BOOT:
+            return False
+        if _CRC.unpack_from(m, _CRC_AT)[0] != zlib.crc32(m[:_CRC_AT]):
+            return False
+        self._read_end()
+        ids, keys, heap = self.id_cap, self.key_cap, self.heap_cap
+        if ids & (ids - 1) or keys & (keys - 1) or not ids or not keys:
+            return False
+        return not (PAGE + SLOT * (ids + keys) + heap > len(m) or self.heap_used > heap)
+
+    def _read_end(self) -> None:
+        (
+            nxt,
+            seg,
+            off,
+            ino,
+            last_ts,
+            tip,
+            self.id_cap,
+            self.id_count,
+            self.key_cap,
+            self.key_count,
+            self.heap_cap,
+            self.heap_used,
+            self.cap_ts,
+            self.cap_at,
+        ) = _END.unpack_from(self.m, _END_AT)
+        self.end = (nxt, seg, off, ino, last_ts, tip.rstrip(b"\0"))
+        self._ids_at = PAGE
+        self._keys_at = PAGE + SLOT * self.id_cap
+        self._heap_at = self._keys_at + SLOT * self.key_cap
+
+    def clock(self) -> tuple[float, int]:
+        """The swarm clock's ceiling and when it was set (0: unknown), trusted or not, if
+        this file is from this boot and this swarm (a rebuild keeps it)."""
+        magic, _, _, _, boot = _HEAD.unpack_from(self.m, 0)
+        if magic != MAGIC or boot != BOOT:
+            return 0.0, 0
+        cap_ts, cap_at = struct.unpack_from("<dQ", self.m, 176)
+        return (cap_ts, cap_at) if math.isfinite(cap_ts) else (0.0, 0)
+
+    # ------------------------------------------------------------------ lookups
+
+    def _find(self, at: int, cap: int, s: bytes, h: int) -> tuple[int, int]:
+        """(slot offset, seq) of ``s`` in the table at ``at``; seq 0 with the offset of
+        the empty slot where it would go if absent. Equal hashes compare the strings."""
+        m, mask, heap = self.m, cap - 1, self._heap_at
+        i = h & mask
+        while True:
+            off = at + SLOT * i
+            hh, seq, soff = _SLOTS.unpack_from(m, off)
+            if hh == 0:
+                return off, 0
+            if hh == h:
+                p = heap + soff
+                n = _LEN.unpack_from(m, p)[0]
+                if m[p + 4 : p + 4 + n] == s:
+                    return off, seq
+            i = (i + 1) & mask
+
+    def find_id(self, eid: str) -> int:
+        """The seq of the stored event with id ``eid`` (0: none)."""
+        return self._find(self._ids_at, self.id_cap, _enc(eid), _h(eid))[1]
+
+    def version(self, key: str) -> int:
+        """The seq of the last event carrying ``key`` (0: none)."""
+        return self._find(self._keys_at, self.key_cap, _enc(key), _h(key))[1]
+
+    # ------------------------------------------------------------------ updates
+
+    def fits(self, n_ids: int, n_keys: int, heap_bytes: int) -> bool:
+        """Whether this many new entries keep both tables at most half full and fit the heap."""
+        return (
+            2 * (self.id_count + n_ids) <= self.id_cap
+            and 2 * (self.key_count + n_keys) <= self.key_cap
+            and self.heap_used + heap_bytes <= self.heap_cap
+        )
+
+    def begin(self) -> int:
+        """Make ``gen`` odd (an update in progress); returns the even value to end on."""
+        gen = _GEN.unpack_from(self.m, 8)[0] | 1
+        _GEN.pack_into(self.m, 8, gen)
+        return gen + 1
+
+    def _put(self, s: bytes) -> int:
+        """Append ``s`` to the heap; its offset there."""
+        at = self.heap_used
+        p = self._heap_at + at
+        n = len(s)
+        _LEN.pack_into(self.m, p, n)
+        self.m[p + 4 : p + 4 + n] = s
+        self.heap_used = at + 4 + n
+        return at
+
+    def add_id(self, eid: str, seq: int) -> None:
+        """Enter a new id (the caller found it absent under the same lock)."""
+        s, h = _enc(eid), _h(eid)
+        off, _ = self._find(self._ids_at, self.id_cap, s, h)
+        soff = self._put(s)
+        _SLOTS.pack_into(self.m, off, 0, seq, soff)  # seq first: the slot is empty or whole
+        _Q.pack_into(self.m, off, h)
+        self.id_count += 1
+
+    def set_key(self, key: str, seq: int) -> None:
+        """``key``'s version is now ``seq``."""
+        s, h = _enc(key), _h(key)
+        off, had = self._find(self._keys_at, self.key_cap, s, h)
+        if had:
+            _Q.pack_into(self.m, off + 8, seq)
+            return
+        soff = self._put(s)
+        _SLOTS.pack_into(self.m, off, 0, seq, soff)
+        _Q.pack_into(self.m, off, h)
+        self.key_count += 1
+
+    def commit(
+        self, gen: int, end: tuple[int, int, int, int, float, bytes], cap: tuple[float, int]
+    ) -> None:
+        """Store the new end and clock ceiling, then the even ``gen`` and the CRC."""
+        nxt, seg, off, ino, last_ts, tip = end
+        self.end = end
+        self.cap_ts, self.cap_at = cap
+        m = self.m
+        _END.pack_into(
+            m,
+            _END_AT,
+            nxt,
+            seg,
+            off,
+            ino,
+            last_ts,
+            tip,
+            self.id_cap,
+            self.id_count,
+            self.key_cap,
+            self.key_count,
+            self.heap_cap,
+            self.heap_used,
+            *cap,
+        )
+        _GEN.pack_into(m, 8, gen)
+        _CRC.pack_into(m, _CRC_AT, zlib.crc32(m[:_CRC_AT]))
+
+    def entries(self, at: int, cap: int) -> list[tuple[str, int]]:
+        """Every (string, seq) of the table at ``at`` (for growing the file)."""
+        m, heap, out = self.m, self._heap_at, []
+        for i in range(cap):
+            hh, seq, soff = _SLOTS.unpack_from(m, at + SLOT * i)
+            if hh:
+                p = heap + soff
+                n = _LEN.unpack_from(m, p)[0]
+                out.append((m[p + 4 : p + 4 + n].decode("utf-8", "surrogatepass"), seq))
+        return out
+
+    def grown(
+        self, root: str, swarm: bytes, n_ids: int, n_keys: int, heap_bytes: int
+    ) -> WriterIndex:
+        """A new file holding this one's entries with room for this many more (this one
+        retired); under the append lock."""
+        ids = self.entries(self._ids_at, self.id_cap)
+        keys = self.entries(self._keys_at, self.key_cap)
+        return build(
+            root,
+            swarm,
+            ids,
+            keys,
+            self.end,
+            (self.cap_ts, self.cap_at),
+            n_ids,
+            n_keys,
+            heap_bytes,
+            old=self,
+        )
+
+
+def _enc(s: str) -> bytes:
+    return s.encode("utf-8", "surrogatepass")
+
+
+def _cap_for(n: int) -> int:
+    cap = MIN_SLOTS
+    while cap < 2 * n:
+        cap *= 2
+    return cap
+
+
+def table_entries(t: Table) -> list[tuple[str, int]]:
+    """(string, seq) of every entry of a viewindex table."""
+    blob = bytes(t.blob)
+    offs = t.offs.tolist()
+    return [
+        (blob[offs[i] : offs[i + 1]].decode("utf-8", "surrogatepass"), int(s))
+        for i, s in enumerate(t.seqs.tolist())
+    ]
+
+
+def build(
+    root: str,
+    swarm: bytes,
+    ids: list[tuple[str, int]],
+    keys: list[tuple[str, int]],
+    end: tuple[int, int, int, int, float, bytes],
+    cap: tuple[float, int],
+    more_ids: int = 0,
+    more_keys: int = 0,
+    more_heap: int = 0,
+    old: WriterIndex | None = None,
+) -> WriterIndex:
+    """Write a new ``index`` holding these entries and this end (under the append lock),
+    rename it over the old one and retire ``old``; the new one, mapped."""
+    id_cap = _cap_for(len(ids) + more_ids)
+    key_cap = _cap_for(len(keys) + more_keys)
+    strs = sum(len(_enc(s)) + 4 for s, _ in ids) + sum(len(_enc(s)) + 4 for s, _ in keys)
+    heap_cap = MIN_HEAP
+    while heap_cap < 2 * (strs + more_heap):
+        heap_cap *= 2
+    size = PAGE + SLOT * (id_cap + key_cap) + heap_cap
+    tmp = os.path.join(root, f".{NAME}.{os.getpid()}.tmp")
+    fd = open_nofollow(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.ftruncate(fd, size)
+        m = mmap.mmap(fd, size)
+    finally:
+        os.close(fd)
+    new = WriterIndex(os.path.join(root, NAME), m)
+    try:
+        _HEAD.pack_into(m, 0, MAGIC, 1, 0, swarm, BOOT)
+        new.id_cap, new.key_cap, new.heap_cap = id_cap, key_cap, heap_cap
+        new._ids_at, new._keys_at = PAGE, PAGE + SLOT * id_cap
+        new._heap_at = new._keys_at + SLOT * key_cap
+        for s, seq in ids:
+            new.add_id(s, seq)
+        for s, seq in keys:
+            new.set_key(s, seq)
+        new.commit(2, end, cap)
+        os.replace(tmp, new.path)
+    except BaseException:
+        new.close()
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if old is not None:
+        try:
+            _Q.pack_into(old.m, 16, 1)  # (the other writers that map it reopen)
+        except (ValueError, TypeError):
+            pass
+        old.close()
+    return new
+
+
+def clean_tmp(root: str) -> None:
+    """Remove temporaries of builds a killed writer left (under the append lock)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for n in names:
+        if n.startswith(f".{NAME}.") and n.endswith(".tmp"):
+            try:
+                os.unlink(os.path.join(root, n))
+            except OSError:
+                pass

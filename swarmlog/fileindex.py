@@ -17,6 +17,7 @@ In this mode the handle's own ``_ids``/``_versions`` dicts no longer hold the wh
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Mapping
 
 from . import chain as hashchain
@@ -26,9 +27,29 @@ from .clock import bounded_stamp
 from .errors import VersionConflict
 from .filecatchup import CatchUp
 from .fsguard import open_nofollow
-from .viewindex import full_table
+from .viewindex import BasedDict, full_table
 
 _HEAP = 4  # heap bytes per string beyond its UTF-8 (its length)
+CRASH_ENV = "SWARMLOG_TEST_INDEX_CRASH_AT"
+"""Test hook: ``"N:S"`` makes the process SIGKILL itself in its Nth index update, at step
+S (1: the batch written, index not touched; 2: ``gen`` odd; 3: slots stored, end not)
+(a real kill -9 at a chosen point; tests/test_writerindex_crash.py)."""
+_crash = [int(x) for x in os.environ.get(CRASH_ENV, "0:0").split(":")][:2]
+
+
+def _step(s: int) -> None:
+    """Die here if the crash test asks for this update and step."""
+    if s == 1:
+        _crash[0] -= 1
+    if _crash[0] == 0 and _crash[1] == s:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _entries(view: dict[str, int]) -> list[tuple[str, int]]:
+    """(string, seq) of a writer view's dict (a plain one, or one over a view snapshot)."""
+    if isinstance(view, BasedDict):
+        return wi.table_entries(full_table(view))
+    return list(view.items())
 
 
 def _heap_bound(s: str) -> int:
@@ -41,21 +62,26 @@ class IndexedView(CatchUp):
     def _wview(self) -> wi.WriterIndex | None:
         """Under the append lock: the trusted index with the handle's end set to its own
         (caught up or rebuilt as needed); None where no index can be used (the legacy
-        catch-up then serves)."""
-        ix = self._wix
-        if ix is None or ix.retired():
-            if ix is not None:
-                ix.close()
-                self._wix = None
-            if self._wix_off:
+        catch-up then serves).
+
+        A handle's first append reads the log as appends always did (from a view
+        snapshot, else from the start: rot anywhere is found there), and takes the index
+        only if it agrees with what it read; from then on it trusts the index.
+        """
+        if not self._ix_ready:
+            self._catch_up(locked=True)
+            ix = self._ix_mapped()
+            if ix is None:
                 return None
-            try:
-                ix = self._wix = wi.WriterIndex.open(self._root_s)
-            except OSError:
-                self._wix_off = True
+            self._ix_ready = True
+            if not ix.load(self._swarm16) or not self._ix_agrees(ix):
+                return self._ix_rebuild(rescan=False)
+        else:
+            ix = self._ix_mapped()
+            if ix is None:
                 return None
-        if not ix.load(self._swarm16):
-            return self._ix_rebuild()
+            if not ix.load(self._swarm16):
+                return self._ix_rebuild()
         nxt, seg_first, off, ino, last_ts, tip = ix.end
         fd = self._seg_fd
         if seg_first != self._seg_first or fd < 0:
@@ -81,9 +107,42 @@ class IndexedView(CatchUp):
             self._partial = True
             self._offs_new()
         self._seg_ino = ino
-        if size > off or (off >= self.segment_bytes and os.path.exists(self._seg_path(nxt))):
+        full = off >= self.segment_bytes
+        if size > off or ix.recovered or (full and os.path.exists(self._seg_path(nxt))):
             return self._ix_catch_up(ix)
         return ix
+
+    def _ix_mapped(self) -> wi.WriterIndex | None:
+        """The index file, mapped (reopened if a newer one replaced it); None if it
+        cannot be opened."""
+        ix = self._wix
+        if ix is not None and not ix.retired():
+            return ix
+        if ix is not None:
+            ix.close()
+            self._wix = None
+        if self._wix_off:
+            return None
+        try:
+            self._wix = wi.WriterIndex.open(self._root_s)
+        except OSError:
+            self._wix_off = True
+        return self._wix
+
+    def _ix_agrees(self, ix: wi.WriterIndex) -> bool:
+        """Whether the index's end can be the one this handle just read from the segments:
+        the same, or behind it (a writer died between its write and its index update:
+        the records past it are caught up), never ahead or different at the same seq."""
+        nxt, seg_first, off, ino, last_ts, tip = ix.end
+        if nxt - 1 > self._last:
+            return False
+        if nxt - 1 < self._last:
+            return True
+        if (seg_first, off, last_ts) != (self._seg_first, self._seg_end, self._last_ts):
+            return False
+        if (tip or hashchain.GENESIS) != self._tip:
+            return False
+        return (os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0) == ino
 
     def _ix_open(self, seg_first: int) -> int:
         """Make the segment at ``seg_first`` the handle's current one (-1: no such file)."""
@@ -97,24 +156,25 @@ class IndexedView(CatchUp):
             self._seg_fd = -1
         return self._seg_fd
 
-    def _ix_rebuild(self) -> wi.WriterIndex:
-        """A full catch-up from scratch (view snapshot, archives, torn tails cut as ever),
-        then a new index file from it (the old one retired)."""
+    def _ix_rebuild(self, rescan: bool = True) -> wi.WriterIndex:
+        """A full catch-up from scratch (view snapshot, archives, torn tails cut as ever;
+        ``rescan=False``: the handle's complete view of a moment ago), then a new index
+        file from it (the old one retired)."""
         wi.clean_tmp(self._root_s)
-        if self._seg_fd >= 0:
-            os.close(self._seg_fd)
-        self._seg_fd = -1
-        self._ids, self._versions = hashed_dict(), {}
-        self._last, self._last_ts, self._tip = 0, 0.0, hashchain.GENESIS
-        self._seg_first, self._seg_end, self._view_at = 1, 0, 0
-        self._partial = False
-        self._offs_new()
-        self._catch_up(locked=True)
+        if rescan or self._partial:
+            if self._seg_fd >= 0:
+                os.close(self._seg_fd)
+            self._seg_fd = -1
+            self._ids, self._versions = hashed_dict(), {}
+            self._last, self._last_ts, self._tip = 0, 0.0, hashchain.GENESIS
+            self._seg_first, self._seg_end, self._view_at = 1, 0, 0
+            self._partial = False
+            self._offs_new()
+            self._catch_up(locked=True)
         ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
         old = self._wix
         cap = old.clock() if old is not None else (0.0, 0)
-        ids = wi.table_entries(full_table(self._ids))
-        keys = wi.table_entries(full_table(self._versions))
+        ids, keys = _entries(self._ids), _entries(self._versions)
         end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
         self._wix = ix = wi.build(self._root_s, self._swarm16, ids, keys, end, cap, old=old)
         self._seg_ino = ino
@@ -182,15 +242,21 @@ class IndexedView(CatchUp):
         """Enter a batch just written (seqs ``first``..) and the new end (after the write:
         a writer killed before this leaves an index that lags, which is caught up)."""
         self._partial = True  # (the handle's dicts do not get these)
+        if _crash[1]:
+            _step(1)
         gen = ix.begin()
+        if _crash[1]:
+            _step(2)
         add = ix.add_id
         for s, i in enumerate(ids, first):
             add(i, s)
         for s, k in enumerate(keys, first):
             if k is not None:
                 ix.set_key(k, s)
+        if _crash[1]:
+            _step(3)
         fd = self._seg_fd
-        if self._seg_first != ix.end[1]:  # (rotated: a new segment file)
+        if self._seg_first != ix.end[1] or not ix.end[3]:  # (a new segment file)
             self._seg_ino = os.fstat(fd).st_ino
         end = (
             self._last + 1,

@@ -153,6 +153,7 @@ class FileLog(SegmentReader, IndexedView, Log):
         self._wix_off = False
         self._swarm16 = writerindex.swarm_key(self._swarm_id)
         self._partial = False
+        self._ix_ready = False
         self._seg_ino = 0
         self.index_rebuilds = 0
         _OPEN.add(self)

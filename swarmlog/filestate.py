@@ -98,6 +98,8 @@ class FileState:
     _partial: bool
     """True once the view took its end from the index: ``_ids``/``_versions`` miss what
     other writers appended, and nothing decides on them."""
+    _ix_ready: bool
+    """True once this handle's first append read the log and took (or rebuilt) the index."""
     _seg_ino: int
     """Inode of the current segment as the index names it."""
     index_rebuilds: int

@@ -34,9 +34,9 @@ MIN_SLOTS = 1 << 12
 MIN_HEAP = 1 << 16
 
 _HEAD = struct.Struct("<8sQQ16s16s")  # magic, gen, retired, swarm, boot (0..56)
-_END = struct.Struct("<QQQQd32sQQQQQQdQ")  # next .. cap_at (56..192)
-_END_AT = 56
-_CRC_AT = 192
+_END = struct.Struct("<QQQQd32sQQQQQQdQ")  # next .. cap_at (136 bytes)
+_END_AT = (64, 256)  # two end records: gen // 2 % 2 names the committed one
+_CRC_OFF = _END.size  # each record's CRC follows it
 _GEN = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 _SLOTS = struct.Struct("<QQQ")
@@ -79,9 +79,11 @@ class WriterIndex:
         "_heap_at",
         "_ids_at",
         "_keys_at",
+        "_seed",
         "cap_at",
         "cap_ts",
         "end",
+        "fd",
         "heap_cap",
         "heap_used",
         "id_cap",
@@ -90,16 +92,20 @@ class WriterIndex:
         "key_count",
         "m",
         "path",
+        "recovered",
     )
 
-    def __init__(self, path: str, m: mmap.mmap) -> None:
+    def __init__(self, path: str, m: mmap.mmap, fd: int) -> None:
         self.path = path
         self.m = m
+        self.fd = fd
         self.end: tuple[int, int, int, int, float, bytes] = (1, 1, 0, 0, 0.0, b"")
         self.id_cap = self.key_cap = self.heap_cap = 0
         self.id_count = self.key_count = self.heap_used = 0
         self.cap_ts, self.cap_at = 0.0, 0
         self._ids_at = self._keys_at = self._heap_at = PAGE
+        self.recovered = False
+        self._seed = zlib.crc32(m[24:56]) if len(m) >= 56 else 0
 
     # ------------------------------------------------------------------ opening
 
@@ -111,39 +117,77 @@ class WriterIndex:
         try:
             size = os.fstat(fd).st_size
             if size < PAGE:
-                os.ftruncate(fd, PAGE)
+                os.posix_fallocate(fd, 0, PAGE)
                 size = PAGE
             m = mmap.mmap(fd, size)
-        finally:
+        except BaseException:
             os.close(fd)
-        return cls(path, m)
+            raise
+        return cls(path, m, fd)
 
     def close(self) -> None:
         try:
             self.m.close()
         except (BufferError, ValueError):
             pass
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def _whole(self) -> bool:
+        """The file still spans the mapping (a mapped page past a cut file is SIGBUS)."""
+        return os.fstat(self.fd).st_size >= len(self.m)
 
     def retired(self) -> bool:
-        """A grown or rebuilt file replaced this one: reopen ``index`` by name."""
-        return _Q.unpack_from(self.m, 16)[0] != 0
+        """A grown or rebuilt file replaced this one: reopen ``index`` by name (also
+        when the file was cut under the mapping: it is not touched again)."""
+        return not self._whole() or _Q.unpack_from(self.m, 16)[0] != 0
 
     def load(self, swarm: bytes) -> bool:
         """Read the header; True if this file can be trusted now (see the docs): magic,
-        swarm, boot, even ``gen``, CRC, not retired and the tables inside the file."""
+        swarm, boot, not retired, the committed end's CRC, the tables inside the file.
+
+        An odd ``gen`` (a writer died inside an update) is recovered here: the end is
+        the last committed one (the other record was being written), the counts and the
+        heap's end are taken from the slots themselves (the dead update may have stored
+        some, all for records on disk already), and ``recovered`` is set so that the
+        caller reads the records past that end and commits.
+        """
         m = self.m
         magic, gen, retired, sw, boot = _HEAD.unpack_from(m, 0)
-        if magic != MAGIC or gen & 1 or retired or sw != swarm or boot != BOOT:
+        if magic != MAGIC or retired or sw != swarm or boot != BOOT or gen < 2:
             return False
-        if _CRC.unpack_from(m, _CRC_AT)[0] != zlib.crc32(m[:_CRC_AT]):
+        at = _END_AT[((gen - (gen & 1)) >> 1) & 1]
+        crc = _CRC.unpack_from(m, at + _CRC_OFF)[0]
+        if crc != zlib.crc32(m[at : at + _CRC_OFF], self._seed):
             return False
-        self._read_end()
+        self._read_end(at)
         ids, keys, heap = self.id_cap, self.key_cap, self.heap_cap
         if ids & (ids - 1) or keys & (keys - 1) or not ids or not keys:
             return False
-        return not (PAGE + SLOT * (ids + keys) + heap > len(m) or self.heap_used > heap)
+        if PAGE + SLOT * (ids + keys) + heap > len(m) or self.heap_used > heap:
+            return False
+        self.recovered = bool(gen & 1)
+        if self.recovered:
+            self._recount()
+        return True
 
-    def _read_end(self) -> None:
+    def _recount(self) -> None:
+        """Counts and heap end from the slots (after a writer died inside an update)."""
+        used = self.heap_used
+        counts = []
+        for at, cap in ((self._ids_at, self.id_cap), (self._keys_at, self.key_cap)):
+            with memoryview(self.m) as mv, mv[at : at + SLOT * cap].cast("Q") as words:
+                hashes, soffs = words[0::3].tolist(), words[2::3].tolist()
+            occ = [so for h, so in zip(hashes, soffs, strict=True) if h]
+            counts.append(len(occ))
+            if occ:
+                so = max(occ)
+                used = max(used, so + 4 + _LEN.unpack_from(self.m, self._heap_at + so)[0])
+        self.id_count, self.key_count = counts
+        self.heap_used = used
+
+    def _read_end(self, at: int) -> None:
         (
             nxt,
             seg,
@@ -159,7 +203,7 @@ class WriterIndex:
             self.heap_used,
             self.cap_ts,
             self.cap_at,
-        ) = _END.unpack_from(self.m, _END_AT)
+        ) = _END.unpack_from(self.m, at)
         self.end = (nxt, seg, off, ino, last_ts, tip.rstrip(b"\0"))
         self._ids_at = PAGE
         self._keys_at = PAGE + SLOT * self.id_cap
@@ -171,7 +215,9 @@ class WriterIndex:
         magic, _, _, _, boot = _HEAD.unpack_from(self.m, 0)
         if magic != MAGIC or boot != BOOT:
             return 0.0, 0
-        cap_ts, cap_at = struct.unpack_from("<dQ", self.m, 176)
+        gen = _Q.unpack_from(self.m, 8)[0]
+        at = _END_AT[((gen - (gen & 1)) >> 1) & 1] + _END.size - 16
+        cap_ts, cap_at = struct.unpack_from("<dQ", self.m, at)
         return (cap_ts, cap_at) if math.isfinite(cap_ts) else (0.0, 0)
 
     # ------------------------------------------------------------------ lookups
@@ -256,9 +302,10 @@ class WriterIndex:
         self.end = end
         self.cap_ts, self.cap_at = cap
         m = self.m
+        at = _END_AT[(gen >> 1) & 1]  # (not the committed record: a kill leaves that one)
         _END.pack_into(
             m,
-            _END_AT,
+            at,
             nxt,
             seg,
             off,
@@ -273,8 +320,9 @@ class WriterIndex:
             self.heap_used,
             *cap,
         )
+        _CRC.pack_into(m, at + _CRC_OFF, zlib.crc32(m[at : at + _CRC_OFF], self._seed))
         _GEN.pack_into(m, 8, gen)
-        _CRC.pack_into(m, _CRC_AT, zlib.crc32(m[:_CRC_AT]))
+        self.recovered = False
 
     def entries(self, at: int, cap: int) -> list[tuple[str, int]]:
         """Every (string, seq) of the table at ``at`` (for growing the file)."""
@@ -353,13 +401,16 @@ def build(
     tmp = os.path.join(root, f".{NAME}.{os.getpid()}.tmp")
     fd = open_nofollow(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
-        os.ftruncate(fd, size)
+        os.posix_fallocate(fd, 0, size)  # (blocks now: a full disk fails here, not as SIGBUS)
         m = mmap.mmap(fd, size)
-    finally:
+    except BaseException:
         os.close(fd)
-    new = WriterIndex(os.path.join(root, NAME), m)
+        os.unlink(tmp)
+        raise
+    new = WriterIndex(os.path.join(root, NAME), m, fd)
     try:
         _HEAD.pack_into(m, 0, MAGIC, 1, 0, swarm, BOOT)
+        new._seed = zlib.crc32(m[24:56])
         new.id_cap, new.key_cap, new.heap_cap = id_cap, key_cap, heap_cap
         new._ids_at, new._keys_at = PAGE, PAGE + SLOT * id_cap
         new._heap_at = new._keys_at + SLOT * key_cap
@@ -368,6 +419,8 @@ def build(
         for s, seq in keys:
             new.set_key(s, seq)
         new.commit(2, end, cap)
+        if old is not None and old.fd >= 0 and old._whole():
+            _Q.pack_into(old.m, 16, 1)  # (first: a kill before the rename makes a rebuild)
         os.replace(tmp, new.path)
     except BaseException:
         new.close()
@@ -377,10 +430,6 @@ def build(
             pass
         raise
     if old is not None:
-        try:
-            _Q.pack_into(old.m, 16, 1)  # (the other writers that map it reopen)
-        except (ValueError, TypeError):
-            pass
         old.close()
     return new
 

@@ -84,21 +84,19 @@ class IndexedView(CatchUp):
                 return self._ix_rebuild()
         nxt, seg_first, off, ino, last_ts, tip = ix.end
         fd = self._seg_fd
-        if seg_first != self._seg_first or fd < 0:
+        if seg_first != self._seg_first or fd < 0 or ino != self._seg_ino:
+            # another segment than the one this handle has open: open it and check it
+            # is the index's file (inode); then only its size (one lseek a time)
             fd = self._ix_open(seg_first)
-        st: os.stat_result | None = None
-        if fd >= 0:
-            st = os.fstat(fd)
-            if st.st_ino != ino or not st.st_nlink:  # (a segment replaced by erasure)
-                fd = self._ix_open(seg_first)
-                st = os.fstat(fd) if fd >= 0 else None
-            if st is None or st.st_ino != ino or not st.st_nlink:
-                return self._ix_rebuild()
-            size = st.st_size
-        elif ino or off:
-            return self._ix_rebuild()  # (the segment it names is gone)
-        else:
-            size = 0
+            if fd >= 0:
+                st = os.fstat(fd)
+                if st.st_ino != ino or not st.st_nlink:
+                    return self._ix_rebuild()
+            elif ino or off:
+                return self._ix_rebuild()  # (the segment it names is gone)
+        elif nxt - 1 == self._last and off != self._seg_end:
+            return self._ix_rebuild()  # this handle rewrote the segment (an erasure)
+        size = os.lseek(fd, 0, os.SEEK_END) if fd >= 0 else 0
         if size < off:
             return self._ix_rebuild()  # cut under it: another writer's view, not ours
         if nxt - 1 != self._last or off != self._seg_end:

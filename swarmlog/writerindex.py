@@ -30,8 +30,8 @@ NAME = "index"
 MAGIC = b"SWLIDX01"
 PAGE = 4096
 SLOT = 24  # hash u64, seq u64, heap offset u64
-MIN_SLOTS = 1 << 12
-MIN_HEAP = 1 << 16
+MIN_SLOTS = 1 << 13
+MIN_HEAP = 1 << 18
 
 _HEAD = struct.Struct("<8sQQ16s16s")  # magic, gen, retired, swarm, boot (0..56)
 _END = struct.Struct("<QQQQd32sQQQQQQdQ")  # next .. cap_at (136 bytes)
@@ -42,6 +42,8 @@ _CRC = struct.Struct("<I")
 _SLOTS = struct.Struct("<QQQ")
 _LEN = struct.Struct("<I")
 _Q = struct.Struct("<Q")
+_GOLD = 0x9E3779B97F4A7C15
+_M64 = (1 << 64) - 1
 
 
 def _boot_id() -> bytes:
@@ -93,6 +95,7 @@ class WriterIndex:
         "m",
         "path",
         "recovered",
+        "seen",
     )
 
     def __init__(self, path: str, m: mmap.mmap, fd: int) -> None:
@@ -105,6 +108,7 @@ class WriterIndex:
         self.cap_ts, self.cap_at = 0.0, 0
         self._ids_at = self._keys_at = self._heap_at = PAGE
         self.recovered = False
+        self.seen = -1
         self._seed = zlib.crc32(m[24:56]) if len(m) >= 56 else 0
 
     # ------------------------------------------------------------------ opening
@@ -136,7 +140,7 @@ class WriterIndex:
 
     def _whole(self) -> bool:
         """The file still spans the mapping (a mapped page past a cut file is SIGBUS)."""
-        return os.fstat(self.fd).st_size >= len(self.m)
+        return os.lseek(self.fd, 0, os.SEEK_END) >= len(self.m)
 
     def retired(self) -> bool:
         """A grown or rebuilt file replaced this one: reopen ``index`` by name (also
@@ -154,6 +158,8 @@ class WriterIndex:
         caller reads the records past that end and commits.
         """
         m = self.m
+        if _Q.unpack_from(m, 8)[0] == self.seen:
+            return True  # unchanged since this handle last read or wrote it (and checked)
         magic, gen, retired, sw, boot = _HEAD.unpack_from(m, 0)
         if magic != MAGIC or retired or sw != swarm or boot != BOOT or gen < 2:
             return False
@@ -170,6 +176,8 @@ class WriterIndex:
         self.recovered = bool(gen & 1)
         if self.recovered:
             self._recount()
+        else:
+            self.seen = gen
         return True
 
     def _recount(self) -> None:
@@ -226,7 +234,9 @@ class WriterIndex:
         """(slot offset, seq) of ``s`` in the table at ``at``; seq 0 with the offset of
         the empty slot where it would go if absent. Equal hashes compare the strings."""
         m, mask, heap = self.m, cap - 1, self._heap_at
-        i = h & mask
+        # Fibonacci hashing: the top bits of h times 2**64 / phi (the low bits of a
+        # default id's hash hold the uuid's fixed version digit: they would cluster)
+        i = ((h * _GOLD) & _M64) >> (65 - cap.bit_length())
         while True:
             off = at + SLOT * i
             hh, seq, soff = _SLOTS.unpack_from(m, off)
@@ -274,12 +284,24 @@ class WriterIndex:
         return at
 
     def add_id(self, eid: str, seq: int) -> None:
-        """Enter a new id (the caller found it absent under the same lock)."""
-        s, h = _enc(eid), _h(eid)
-        off, _ = self._find(self._ids_at, self.id_cap, s, h)
-        soff = self._put(s)
-        _SLOTS.pack_into(self.m, off, 0, seq, soff)  # seq first: the slot is empty or whole
-        _Q.pack_into(self.m, off, h)
+        """Enter a new id (the caller found it absent under the same lock): at the first
+        empty slot of its probe sequence."""
+        s = eid.encode("utf-8", "surrogatepass")
+        h = str_hash(eid) or 1
+        m, cap, at = self.m, self.id_cap, self._ids_at
+        mask = cap - 1
+        i = ((h * _GOLD) & _M64) >> (65 - cap.bit_length())
+        unpack = _Q.unpack_from
+        while unpack(m, at + SLOT * i)[0]:
+            i = (i + 1) & mask
+        off = at + SLOT * i
+        p = self._heap_at + self.heap_used
+        n = len(s)
+        _LEN.pack_into(m, p, n)
+        m[p + 4 : p + 4 + n] = s
+        _SLOTS.pack_into(m, off, 0, seq, self.heap_used)  # seq first: empty or whole
+        _Q.pack_into(m, off, h)
+        self.heap_used += 4 + n
         self.id_count += 1
 
     def set_key(self, key: str, seq: int) -> None:
@@ -323,6 +345,7 @@ class WriterIndex:
         _CRC.pack_into(m, at + _CRC_OFF, zlib.crc32(m[at : at + _CRC_OFF], self._seed))
         _GEN.pack_into(m, 8, gen)
         self.recovered = False
+        self.seen = gen
 
     def entries(self, at: int, cap: int) -> list[tuple[str, int]]:
         """Every (string, seq) of the table at ``at`` (for growing the file)."""
@@ -362,8 +385,8 @@ def _enc(s: str) -> bytes:
 
 def _cap_for(n: int) -> int:
     cap = MIN_SLOTS
-    while cap < 2 * n:
-        cap *= 2
+    while cap < 4 * n:  # (half full at most, and room to grow before the next build)
+        cap *= 4
     return cap
 
 
@@ -396,7 +419,7 @@ def build(
     strs = sum(len(_enc(s)) + 4 for s, _ in ids) + sum(len(_enc(s)) + 4 for s, _ in keys)
     heap_cap = MIN_HEAP
     while heap_cap < 2 * (strs + more_heap):
-        heap_cap *= 2
+        heap_cap *= 4
     size = PAGE + SLOT * (id_cap + key_cap) + heap_cap
     tmp = os.path.join(root, f".{NAME}.{os.getpid()}.tmp")
     fd = open_nofollow(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, FILE_MODE)

@@ -1,0 +1,263 @@
+"""Many writer processes at once: swarmlog append and agent.share vs SQLite WAL and a bare loop.
+
+Usage: ``.venv/bin/python scripts/bench/concurrency_bench.py [--writers 1,4,16,64]
+[--seconds 2] [--no-write]``.
+
+For each writer count and durability (``process``: the OS page cache; ``fsync``: each
+append returns once an fdatasync covers it), every system gets the same number of writer
+processes (forked from this one, so none pays an interpreter start), started together,
+each appending single events in a loop for ``--seconds``; the row is the total events
+per second. The systems, measured in the same run one after another:
+
+* swarmlog ``FileLog.append`` (the shared writer index), and the same with the index
+  switched off (``_wix_off``: every writer catches up by parsing the others' records,
+  which is main's append path before issue 24);
+* ``agent.share`` (``Swarm.open(root).agent(name).share(text)``: build + append);
+* SQLite in WAL mode, ``synchronous=NORMAL`` (process) or ``FULL`` (fsync), one
+  autocommit ``INSERT`` of the same JSON per row, ``busy_timeout`` 60 s;
+* the bare loop: orjson line + ``flock`` + ``write`` (+ ``fdatasync`` per event under
+  fsync, outside the lock), the floor a log on files can approach.
+
+Under fsync the swarmlog rows also give appends per fdatasync (group commit). The
+machine's load average (``os.getloadavg``) is printed with the table: on a shared
+machine the figures move with it, so compare only rows of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import multiprocessing as mp
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from _table import write_table
+
+from swarmlog import Event
+from swarmlog.filelog import FileLog
+
+FORK = mp.get_context("fork")
+TEXT = "observation {}: the dataset has a 12-month cycle"
+
+
+def _event(wid: int, i: int) -> Event:
+    return Event(
+        agent=f"agent-{wid}",
+        session="s1",
+        type="bench.shared",
+        body={"content": TEXT.format(i), "importance": 0.5},
+    )
+
+
+def _loop(step: Any, start: Any, seconds: float) -> tuple[int, float]:
+    """Run ``step(i)`` until ``seconds`` passed since the common start; (count, span)."""
+    t0 = start.wait_until()
+    end = t0 + seconds
+    n = 0
+    now = time.perf_counter
+    while now() < end:
+        step(n)
+        n += 1
+    return n, now() - t0
+
+
+class Start:
+    """A common start time for forked workers (a barrier, then the same instant)."""
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = FORK.Barrier(parties + 1)
+        self.at = FORK.Value("d", 0.0)
+
+    def go(self) -> None:
+        self.at.value = time.perf_counter() + 0.2
+        self.barrier.wait()
+
+    def wait_until(self) -> float:
+        self.barrier.wait()
+        t0 = float(self.at.value)
+        while time.perf_counter() < t0:
+            time.sleep(0.001)
+        return t0
+
+
+def w_append(where: str, wid: int, dur: str, start: Start, seconds: float, out: Any) -> None:
+    durability = "fsync" if dur == "fsync" else "process"
+    log = FileLog(where, durability=durability, notify=False)  # type: ignore[arg-type]
+    if dur == "noindex":
+        log._wix_off = True
+    log.append(_event(wid, -1))  # (the first append reads the log: before the clock)
+    syncs0 = log.sync_count
+    n, span = _loop(lambda i: log.append(_event(wid, i)), start, seconds)
+    out.put((n, span, log.sync_count - syncs0))
+    log.close()
+
+
+def w_noindex_fsync(where: str, wid: int, dur: str, start: Start, seconds: float, out: Any) -> None:
+    log = FileLog(where, durability="fsync", notify=False)
+    log._wix_off = True
+    log.append(_event(wid, -1))
+    syncs0 = log.sync_count
+    n, span = _loop(lambda i: log.append(_event(wid, i)), start, seconds)
+    out.put((n, span, log.sync_count - syncs0))
+    log.close()
+
+
+def w_share(where: str, wid: int, dur: str, start: Start, seconds: float, out: Any) -> None:
+    from synthesizer.swarm import Swarm
+
+    durability = "fsync" if dur == "fsync" else "process"
+    swarm = Swarm.open(where, durability=durability, notify=False)
+    agent = swarm.agent(f"agent-{wid}")
+    agent.share(TEXT.format(-1))
+    n, span = _loop(lambda i: agent.share(TEXT.format(i), importance=0.5), start, seconds)
+    out.put((n, span, 0))
+    swarm.close()
+
+
+def w_sqlite(where: str, wid: int, dur: str, start: Start, seconds: float, out: Any) -> None:
+    db = sqlite3.connect(where, timeout=60.0, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA synchronous={'FULL' if dur == 'fsync' else 'NORMAL'}")
+    db.execute("PRAGMA busy_timeout=60000")
+    dumps = orjson.dumps
+
+    def step(i: int) -> None:
+        d = _event(wid, i).to_dict()
+        db.execute("INSERT INTO events (id, data) VALUES (?, ?)", (d["id"], dumps(d)))
+
+    n, span = _loop(step, start, seconds)
+    out.put((n, span, 0))
+    db.close()
+
+
+def w_bare(where: str, wid: int, dur: str, start: Start, seconds: float, out: Any) -> None:
+    lock = os.open(where + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    dumps, flock, write = orjson.dumps, fcntl.flock, os.write
+    sync = dur == "fsync"
+
+    def step(i: int) -> None:
+        line = dumps({"seq": 0, **_event(wid, i).to_dict()}) + b"\n"
+        flock(lock, fcntl.LOCK_EX)
+        write(fd, line)
+        flock(lock, fcntl.LOCK_UN)
+        if sync:
+            os.fdatasync(fd)
+
+    n, span = _loop(step, start, seconds)
+    out.put((n, span, n if sync else 0))
+    os.close(fd)
+    os.close(lock)
+
+
+def run(target: Any, where: str, writers: int, dur: str, seconds: float) -> tuple[float, int, int]:
+    """(events/s over all writers, events, fdatasyncs)."""
+    start = Start(writers)
+    out = FORK.Queue()
+    procs = [
+        FORK.Process(target=target, args=(where, w, dur, start, seconds, out))
+        for w in range(writers)
+    ]
+    for p in procs:
+        p.start()
+    start.go()
+    res = [out.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join(60)
+    total = sum(r[0] for r in res)
+    span = max(r[1] for r in res)
+    return total / span, total, sum(r[2] for r in res)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--writers", default="1,4,16,64")
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--no-write", action="store_true", help="print only, leave docs alone")
+    args = ap.parse_args()
+    counts = [int(x) for x in args.writers.split(",")]
+    rows = []
+    load0 = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="concbench-") as tmp:
+        for dur in ("process", "fsync"):
+            for w in counts:
+                tag = f"{dur}-{w}"
+                db = os.path.join(tmp, f"{tag}.db")
+                con = sqlite3.connect(db)
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("CREATE TABLE events (id TEXT PRIMARY KEY, data BLOB)")
+                con.close()
+                app, n_app, syncs = run(
+                    w_append, os.path.join(tmp, f"a-{tag}"), w, dur, args.seconds
+                )
+                if dur == "fsync":
+                    old, n_old, old_syncs = run(
+                        w_noindex_fsync, os.path.join(tmp, f"o-{tag}"), w, dur, args.seconds
+                    )
+                else:
+                    old, n_old, old_syncs = run(
+                        w_append, os.path.join(tmp, f"o-{tag}"), w, "noindex", args.seconds
+                    )
+                share, _, _ = run(w_share, os.path.join(tmp, f"s-{tag}"), w, dur, args.seconds)
+                sql, _, _ = run(w_sqlite, db, w, dur, args.seconds)
+                bare, _, _ = run(w_bare, os.path.join(tmp, f"b-{tag}"), w, dur, args.seconds)
+                per = (
+                    f"{n_app / max(1, syncs):.1f} (no index: {n_old / max(1, old_syncs):.1f})"
+                    if dur == "fsync"
+                    else "-"
+                )
+                row = [
+                    dur,
+                    str(w),
+                    f"{app:,.0f}",
+                    f"{old:,.0f}",
+                    f"{share:,.0f}",
+                    f"{sql:,.0f}",
+                    f"{bare:,.0f}",
+                    f"{app / sql:.2f}x",
+                    f"{share / sql:.2f}x",
+                    f"{app / bare:.2f}x",
+                    per,
+                ]
+                rows.append(row)
+                print(" | ".join(row), f"(load {os.getloadavg()[0]:.1f})", flush=True)
+    load1 = os.getloadavg()
+    header = [
+        "durability",
+        "writers",
+        "swarmlog append/s",
+        "append/s, no index (main's path)",
+        "agent.share/s",
+        "SQLite WAL/s (NORMAL; fsync: FULL)",
+        "bare flock+write/s (fsync: + fdatasync each)",
+        "append / SQLite",
+        "share / SQLite",
+        "append / bare",
+        "appends per fdatasync",
+    ]
+    notes = (
+        f"{os.cpu_count()} cores; load average {load0[0]:.1f} at the start, {load1[0]:.1f} "
+        f"at the end (a shared machine: other engineers' test runs); {args.seconds:g} s per "
+        "cell, every column of a row measured in the same run, one after another. "
+        "`scripts/bench/concurrency_bench.py`."
+    )
+    block = "\n".join(" | ".join(r) for r in rows)
+    if args.no_write:
+        print(block)
+        print(notes)
+        return
+    print(write_table("concurrency", "Many writer processes (issue 24)", header, rows, notes))
+
+
+if __name__ == "__main__":
+    main()

@@ -21,6 +21,7 @@ import signal
 from collections.abc import Mapping
 
 from . import chain as hashchain
+from . import viewsnap
 from . import writerindex as wi
 from ._fast import hashed_dict
 from .clock import bounded_stamp
@@ -99,7 +100,8 @@ class IndexedView(CatchUp):
         size = os.lseek(fd, 0, os.SEEK_END) if fd >= 0 else 0
         if size < off:
             return self._ix_rebuild()  # cut under it: another writer's view, not ours
-        if nxt - 1 != self._last or off != self._seg_end:
+        adopted = nxt - 1 != self._last or off != self._seg_end
+        if adopted:  # (others appended: where the plain path would have caught up)
             self._last, self._seg_end, self._last_ts = nxt - 1, off, last_ts
             self._tip = tip or hashchain.GENESIS
             self._partial = True
@@ -107,8 +109,22 @@ class IndexedView(CatchUp):
         self._seg_ino = ino
         full = off >= self.segment_bytes
         if size > off or ix.recovered or (full and os.path.exists(self._seg_path(nxt))):
-            return self._ix_catch_up(ix)
+            ix = self._ix_catch_up(ix)
+        if adopted and self._last - max(self._view_at, ix.snapshot_at()) >= viewsnap.SAVE_AFTER:
+            self._ix_save_view(ix)
         return ix
+
+    def _ix_save_view(self, ix: wi.WriterIndex) -> None:
+        """Save the view snapshot (``view.idx``: what a fresh handle's first append starts
+        from) from the index's tables, as a catch-up that read SAVE_AFTER records did."""
+        saved = self._ids, self._versions
+        self._ids = dict(ix.entries(ix.ids_at, ix.id_cap))
+        self._versions = dict(ix.entries(ix.keys_at, ix.key_cap))
+        try:
+            viewsnap.save(self)
+        finally:
+            self._ids, self._versions = saved
+        ix.set_snapshot_at(self._view_at)
 
     def _ix_mapped(self) -> wi.WriterIndex | None:
         """The index file, mapped (reopened if a newer one replaced it); None if it

@@ -217,6 +217,23 @@ class WriterIndex:
         self._keys_at = PAGE + SLOT * self.id_cap
         self._heap_at = self._keys_at + SLOT * self.key_cap
 
+    @property
+    def ids_at(self) -> int:
+        """Where the id table starts in the file."""
+        return self._ids_at
+
+    @property
+    def keys_at(self) -> int:
+        """Where the key table starts in the file."""
+        return self._keys_at
+
+    def snapshot_at(self) -> int:
+        """The last seq of the newest view snapshot a writer saved (a hint at byte 56)."""
+        return int(_Q.unpack_from(self.m, 56)[0])
+
+    def set_snapshot_at(self, seq: int) -> None:
+        _Q.pack_into(self.m, 56, seq)
+
     def clock(self) -> tuple[float, int]:
         """The swarm clock's ceiling and when it was set (0: unknown), trusted or not, if
         this file is from this boot and this swarm (a rebuild keeps it)."""

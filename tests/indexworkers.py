@@ -23,8 +23,8 @@ def index_view(root: str) -> View | None:
         if not ix.load(key):
             return None
         nxt, seg, off, _ino, last_ts, tip = ix.end
-        ids = dict(ix.entries(ix._ids_at, ix.id_cap))
-        keys = dict(ix.entries(ix._keys_at, ix.key_cap))
+        ids = dict(ix.entries(ix.ids_at, ix.id_cap))
+        keys = dict(ix.entries(ix.keys_at, ix.key_cap))
         return (nxt, seg, off, last_ts, tip), ids, keys
     finally:
         ix.close()

@@ -282,6 +282,27 @@ class IndexedView(CatchUp):
         )
         ix.commit(gen, end, cap)
 
+    def _ix_record_one(
+        self, ix: wi.WriterIndex, seq: int, eid: str, key: str | None, cap: tuple[float, int]
+    ) -> None:
+        """``_ix_record`` of one event (the single append's path)."""
+        if _crash[1]:
+            self._ix_record(ix, seq, [eid], [key], cap)
+            return
+        self._partial = True
+        gen = ix.begin()
+        ix.add_id(eid, seq)
+        if key is not None:
+            ix.set_key(key, seq)
+        end = ix.end
+        if self._seg_first != end[1] or not end[3]:  # (a new segment file)
+            self._seg_ino = os.fstat(self._seg_fd).st_ino
+        ix.commit(
+            gen,
+            (seq + 1, self._seg_first, self._seg_end, self._seg_ino, self._last_ts, self._tip),
+            cap,
+        )
+
     def _ix_version(self, key: str) -> int | None:
         """``version(key)`` from the index under the append lock (None: no index)."""
         with self._locked():

@@ -265,7 +265,8 @@ class FileLog(SegmentReader, IndexedView, Log):
                         if expect:
                             self._ix_expect(ix, expect)
                         key = src.get("key")
-                        ix = self._ix_room(ix, [eid], [key])
+                        if not ix.fits_one(eid, key):
+                            ix = self._ix_room(ix, [eid], [key])
                         seq = self._last + 1
                         ts, cap = self._ix_stamp(ix)
                         line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
@@ -275,7 +276,7 @@ class FileLog(SegmentReader, IndexedView, Log):
                             self._write(line, seq, 1)
                         self._last_ts = ts
                         self._tip = tip
-                        self._ix_record(ix, seq, [eid], [key], cap)
+                        self._ix_record_one(ix, seq, eid, key, cap)
                 seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)

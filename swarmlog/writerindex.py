@@ -284,6 +284,15 @@ class WriterIndex:
             and self.heap_used + heap_bytes <= self.heap_cap
         )
 
+    def fits_one(self, eid: str, key: str | None) -> bool:
+        """``fits`` for one event (the single append's check, kept short)."""
+        heap = 4 * len(eid) + 8 + (0 if key is None else 4 * len(key))
+        return (
+            2 * self.id_count + 2 <= self.id_cap
+            and 2 * self.key_count + 2 <= self.key_cap
+            and self.heap_used + heap <= self.heap_cap
+        )
+
     def begin(self) -> int:
         """Make ``gen`` odd (an update in progress); returns the even value to end on."""
         gen = _GEN.unpack_from(self.m, 8)[0] | 1

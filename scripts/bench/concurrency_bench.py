@@ -72,18 +72,22 @@ def _loop(step: Any, start: Any, seconds: float) -> tuple[int, float]:
 
 
 class Start:
-    """A common start time for forked workers (a barrier, then the same instant)."""
+    """A common start time for forked workers: all set up (a barrier), then the parent
+    picks an instant shortly ahead and lets them go (a second barrier)."""
 
     def __init__(self, parties: int) -> None:
-        self.barrier = FORK.Barrier(parties + 1)
+        self.ready = FORK.Barrier(parties + 1)
+        self.set = FORK.Barrier(parties + 1)
         self.at = FORK.Value("d", 0.0)
 
     def go(self) -> None:
-        self.at.value = time.perf_counter() + 0.2
-        self.barrier.wait()
+        self.ready.wait()
+        self.at.value = time.perf_counter() + 0.1
+        self.set.wait()
 
     def wait_until(self) -> float:
-        self.barrier.wait()
+        self.ready.wait()
+        self.set.wait()
         t0 = float(self.at.value)
         while time.perf_counter() < t0:
             time.sleep(0.001)

@@ -141,6 +141,8 @@ class IndexedView(CatchUp):
             self._wix = wi.WriterIndex.open(self._root_s)
         except OSError:
             self._wix_off = True
+        else:
+            self._wix.unretire()  # (a builder died before its rename: still sound)
         return self._wix
 
     def _ix_agrees(self, ix: wi.WriterIndex) -> bool:

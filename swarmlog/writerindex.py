@@ -21,6 +21,7 @@ import os
 import struct
 import time
 import zlib
+from collections.abc import Callable
 from hashlib import blake2b
 
 from .fsguard import FILE_MODE, open_nofollow
@@ -146,6 +147,14 @@ class WriterIndex:
         """A grown or rebuilt file replaced this one: reopen ``index`` by name (also
         when the file was cut under the mapping: it is not touched again)."""
         return not self._whole() or _Q.unpack_from(self.m, 16)[0] != 0
+
+    def unretire(self) -> None:
+        """Clear ``retired`` on the file now named ``index`` (under the append lock): a
+        writer that grew or rebuilt the index retires the old file just before renaming
+        the new one over it, so finding the name's own file retired means that writer
+        died in between, and the file is as sound as before (nothing else changed)."""
+        if self._whole() and len(self.m) >= PAGE and _Q.unpack_from(self.m, 16)[0]:
+            _Q.pack_into(self.m, 16, 0)
 
     def load(self, swarm: bytes) -> bool:
         """Read the header; True if this file can be trusted now (see the docs): magic,
@@ -388,21 +397,8 @@ class WriterIndex:
         self, root: str, swarm: bytes, n_ids: int, n_keys: int, heap_bytes: int
     ) -> WriterIndex:
         """A new file holding this one's entries with room for this many more (this one
-        retired); under the append lock."""
-        ids = self.entries(self._ids_at, self.id_cap)
-        keys = self.entries(self._keys_at, self.key_cap)
-        return build(
-            root,
-            swarm,
-            ids,
-            keys,
-            self.end,
-            (self.cap_ts, self.cap_at),
-            n_ids,
-            n_keys,
-            heap_bytes,
-            old=self,
-        )
+        retired); under the append lock (module function ``grown``)."""
+        return grown(self, root, swarm, n_ids, n_keys, heap_bytes)
 
 
 def _enc(s: str) -> bytes:
@@ -426,6 +422,13 @@ def table_entries(t: Table) -> list[tuple[str, int]]:
     ]
 
 
+def _heap_cap_for(used: int) -> int:
+    cap = MIN_HEAP
+    while cap < 2 * used:
+        cap *= 4
+    return cap
+
+
 def build(
     root: str,
     swarm: bytes,
@@ -433,19 +436,24 @@ def build(
     keys: list[tuple[str, int]],
     end: tuple[int, int, int, int, float, bytes],
     cap: tuple[float, int],
-    more_ids: int = 0,
-    more_keys: int = 0,
-    more_heap: int = 0,
     old: WriterIndex | None = None,
 ) -> WriterIndex:
     """Write a new ``index`` holding these entries and this end (under the append lock),
-    rename it over the old one and retire ``old``; the new one, mapped."""
-    id_cap = _cap_for(len(ids) + more_ids)
-    key_cap = _cap_for(len(keys) + more_keys)
+    retire ``old`` and rename the new one over it; the new one, mapped."""
     strs = sum(len(_enc(s)) + 4 for s, _ in ids) + sum(len(_enc(s)) + 4 for s, _ in keys)
-    heap_cap = MIN_HEAP
-    while heap_cap < 2 * (strs + more_heap):
-        heap_cap *= 4
+    new = _new_file(root, swarm, _cap_for(len(ids)), _cap_for(len(keys)), _heap_cap_for(strs))
+
+    def fill() -> None:
+        for s, seq in ids:
+            new.add_id(s, seq)
+        for s, seq in keys:
+            new.set_key(s, seq)
+
+    return _install(new, fill, end, cap, old)
+
+
+def _new_file(root: str, swarm: bytes, id_cap: int, key_cap: int, heap_cap: int) -> WriterIndex:
+    """An empty index file of this geometry at a temporary name, mapped."""
     size = PAGE + SLOT * (id_cap + key_cap) + heap_cap
     tmp = os.path.join(root, f".{NAME}.{os.getpid()}.tmp")
     fd = open_nofollow(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -456,20 +464,31 @@ def build(
         os.close(fd)
         os.unlink(tmp)
         raise
-    new = WriterIndex(os.path.join(root, NAME), m, fd)
+    new = WriterIndex(tmp, m, fd)
+    _HEAD.pack_into(m, 0, MAGIC, 1, 0, swarm, BOOT)
+    new._seed = zlib.crc32(m[24:56])
+    new.id_cap, new.key_cap, new.heap_cap = id_cap, key_cap, heap_cap
+    new._ids_at, new._keys_at = PAGE, PAGE + SLOT * id_cap
+    new._heap_at = new._keys_at + SLOT * key_cap
+    return new
+
+
+def _install(
+    new: WriterIndex,
+    fill: Callable[[], None],
+    end: tuple[int, int, int, int, float, bytes],
+    cap: tuple[float, int],
+    old: WriterIndex | None,
+) -> WriterIndex:
+    """Fill ``new``, commit it, retire ``old`` and rename ``new`` over ``index``."""
+    tmp = new.path
+    new.path = os.path.join(os.path.dirname(tmp), NAME)
     try:
-        _HEAD.pack_into(m, 0, MAGIC, 1, 0, swarm, BOOT)
-        new._seed = zlib.crc32(m[24:56])
-        new.id_cap, new.key_cap, new.heap_cap = id_cap, key_cap, heap_cap
-        new._ids_at, new._keys_at = PAGE, PAGE + SLOT * id_cap
-        new._heap_at = new._keys_at + SLOT * key_cap
-        for s, seq in ids:
-            new.add_id(s, seq)
-        for s, seq in keys:
-            new.set_key(s, seq)
+        fill()
         new.commit(2, end, cap)
         if old is not None and old.fd >= 0 and old._whole():
-            _Q.pack_into(old.m, 16, 1)  # (first: a kill before the rename makes a rebuild)
+            _Q.pack_into(old.m, 16, 1)  # (first: a writer killed before the rename leaves
+            # the old file retired at the name, which the next one un-retires)
         os.replace(tmp, new.path)
     except BaseException:
         new.close()
@@ -481,6 +500,44 @@ def build(
     if old is not None:
         old.close()
     return new
+
+
+def grown(
+    old: WriterIndex, root: str, swarm: bytes, n_ids: int, n_keys: int, heap: int
+) -> WriterIndex:
+    """A new file holding ``old``'s entries with room for this many more, ``old`` retired
+    (under the append lock). The heap is copied as it is (slots keep their offsets) and
+    only the slots are placed again: no string is decoded."""
+    new = _new_file(
+        root,
+        swarm,
+        _cap_for(old.id_count + n_ids),
+        _cap_for(old.key_count + n_keys),
+        _heap_cap_for(old.heap_used + heap),
+    )
+
+    def fill() -> None:
+        m, used = new.m, old.heap_used
+        m[new._heap_at : new._heap_at + used] = old.m[old._heap_at : old._heap_at + used]
+        new.heap_used = used
+        unpack, pack = _Q.unpack_from, _SLOTS.pack_into
+        for src, n, dst, cap in (
+            (old._ids_at, old.id_cap, new._ids_at, new.id_cap),
+            (old._keys_at, old.key_cap, new._keys_at, new.key_cap),
+        ):
+            with memoryview(old.m) as mv, mv[src : src + SLOT * n].cast("Q") as words:
+                flat = words.tolist()
+            mask, shift = cap - 1, 65 - cap.bit_length()
+            for j in range(0, 3 * n, 3):
+                h = flat[j]
+                if h:
+                    i = ((h * _GOLD) & _M64) >> shift
+                    while unpack(m, dst + SLOT * i)[0]:
+                        i = (i + 1) & mask
+                    pack(m, dst + SLOT * i, h, flat[j + 1], flat[j + 2])
+        new.id_count, new.key_count = old.id_count, old.key_count
+
+    return _install(new, fill, old.end, (old.cap_ts, old.cap_at), old)
 
 
 def clean_tmp(root: str) -> None:

@@ -4,7 +4,9 @@ A writer's ``Event(ts=…)`` is only its own claim: the log replaces it with
 ``max(clock(), last stored ts)``, so stored times never decrease along seq and no
 writer's clock (10 hours ahead, NaN, negative, 1e20) can move decay, tiers, TTL or
 latency metrics. The clock is ``time.time`` unless a test injects another
-(``open_log(root, clock=callable)``).
+(``open_log(root, clock=callable)``). A FileLog also bounds how far one append may move
+swarm time past the swarm's own recent readings (``bounded_stamp``), so a writer whose
+clock stepped hours ahead cannot move it either.
 
 The record bytes of an event are serialized before the log's lock is taken (with the
 writer's ``ts``); ``split_ts`` cuts them around that value so that the stamped one can be

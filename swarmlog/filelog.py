@@ -8,13 +8,15 @@ Layout of a log directory::
     sync                shared by fsync writers: the log's end and the durable mark (filesync)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
     sync.next           flock'ed by the writer that leads the next fdatasync
+    index               the shared writer index: the end, id -> seq, key -> version and
+                        the swarm clock's ceiling, mapped by writers (writerindex, fileindex)
     repairs.jsonl       torn tails the writers cut off (reported by verify)
     checkpoints/        opaque snapshots (see checkpoint.py)
 
-Writers serialise on ``lock``: catch up with what other processes wrote (keeping an
-in-memory id index and key versions), check idempotency and expectations, then write the
-whole batch with one ``write()``. Readers take no lock and no write access, and only
-consume complete, CRC-valid batches. Nothing in the directory is followed if it is a
+Writers serialise on ``lock``: take the log's end, ids and key versions from the shared
+``index`` (a handle's first append reads the log itself; fileindex), check idempotency and
+expectations, then write the whole batch with one ``write()`` and update the index.
+Readers take no lock and no write access, and only consume complete, CRC-valid batches. Nothing in the directory is followed if it is a
 symlink (fsguard); segments are opened on demand through a small cache (segfiles).
 
 One module per role: ``filewriter`` (write, rotate, cut a torn tail),

@@ -16,8 +16,9 @@ Layout of a log directory::
 Writers serialise on ``lock``: take the log's end, ids and key versions from the shared
 ``index`` (a handle's first append reads the log itself; fileindex), check idempotency and
 expectations, then write the whole batch with one ``write()`` and update the index.
-Readers take no lock and no write access, and only consume complete, CRC-valid batches. Nothing in the directory is followed if it is a
-symlink (fsguard); segments are opened on demand through a small cache (segfiles).
+Readers take no lock and no write access, and only consume complete, CRC-valid batches.
+Nothing in the directory is followed if it is a symlink (fsguard); segments are opened on
+demand through a small cache (segfiles).
 
 One module per role: ``filewriter`` (write, rotate, cut a torn tail),
 ``filesync`` (group commit), ``filecatchup`` (the writer view), ``filereader`` (read,

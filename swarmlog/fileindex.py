@@ -27,7 +27,7 @@ from ._fast import hashed_dict
 from .clock import bounded_stamp
 from .errors import VersionConflict
 from .filecatchup import CatchUp
-from .fsguard import open_nofollow
+from .fsguard import open_nofollow, os_error
 from .viewindex import BasedDict, full_table
 
 _HEAP = 4  # heap bytes per string beyond its UTF-8 (its length)
@@ -139,8 +139,10 @@ class IndexedView(CatchUp):
             return None
         try:
             self._wix = wi.WriterIndex.open(self._root_s)
-        except OSError:
-            self._wix_off = True
+        except OSError as e:
+            if self._partial:  # (the view's dicts cannot serve: refuse, try again later)
+                raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
+            self._wix_off = True  # (this handle appends by catching up, as before)
         else:
             self._wix.unretire()  # (a builder died before its rename: still sound)
         return self._wix
@@ -192,7 +194,10 @@ class IndexedView(CatchUp):
         cap = old.clock() if old is not None else (0.0, 0)
         ids, keys = _entries(self._ids), _entries(self._versions)
         end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
-        self._wix = ix = wi.build(self._root_s, self._swarm16, ids, keys, end, cap, old=old)
+        try:
+            self._wix = ix = wi.build(self._root_s, self._swarm16, ids, keys, end, cap, old=old)
+        except OSError as e:  # (a full disk: the old file stays, untrusted; tried again)
+            raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
         self._seg_ino = ino
         self.index_rebuilds += 1
         return ix
@@ -213,7 +218,7 @@ class IndexedView(CatchUp):
         fresh = [(i, s) for i, s in ids.items() if not ix.find_id(i)]
         heap = sum(_heap_bound(i) for i, _ in fresh) + sum(_heap_bound(k) for k in keys)
         if not ix.fits(len(fresh), len(keys), heap):
-            ix = self._wix = ix.grown(self._root_s, self._swarm16, len(fresh), len(keys), heap)
+            ix = self._ix_room(ix, [i for i, _ in fresh], list(keys))
         gen = ix.begin()
         for i, s in fresh:
             ix.add_id(i, s)
@@ -244,7 +249,10 @@ class IndexedView(CatchUp):
         heap = sum(map(_heap_bound, ids)) + sum(_heap_bound(k) for k in keys if k is not None)
         if ix.fits(len(ids), len(keys), heap):
             return ix
-        self._wix = ix = ix.grown(self._root_s, self._swarm16, len(ids), len(keys), heap)
+        try:
+            self._wix = ix = ix.grown(self._root_s, self._swarm16, len(ids), len(keys), heap)
+        except OSError as e:  # (a full disk: nothing written yet, the old index intact)
+            raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
         return ix
 
     def _ix_record(

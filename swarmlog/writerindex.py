@@ -15,9 +15,11 @@ trust, catch up or rebuild it.
 
 from __future__ import annotations
 
+import errno
 import math
 import mmap
 import os
+import sys
 import struct
 import time
 import zlib
@@ -116,7 +118,13 @@ class WriterIndex:
 
     @classmethod
     def open(cls, root: str) -> WriterIndex:
-        """Map ``<root>/index``, creating an empty (untrusted) one if there is none."""
+        """Map ``<root>/index``, creating an empty (untrusted) one if there is none.
+
+        (On a big-endian machine: OSError, so writers append without it: the slot copies
+        of ``grown`` and ``_recount`` read the little-endian words as native ones.)
+        """
+        if sys.byteorder != "little":
+            raise OSError(errno.ENOTSUP, "the writer index is little-endian only")
         path = os.path.join(root, NAME)
         fd = open_nofollow(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:

@@ -19,8 +19,8 @@ import errno
 import math
 import mmap
 import os
-import sys
 import struct
+import sys
 import time
 import zlib
 from collections.abc import Callable

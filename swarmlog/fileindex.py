@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 from . import chain as hashchain
 from . import viewsnap
@@ -116,15 +117,35 @@ class IndexedView(CatchUp):
 
     def _ix_save_view(self, ix: wi.WriterIndex) -> None:
         """Save the view snapshot (``view.idx``: what a fresh handle's first append starts
-        from) from the index's tables, as a catch-up that read SAVE_AFTER records did."""
-        saved = self._ids, self._versions
-        self._ids = dict(ix.entries(ix.ids_at, ix.id_cap))
-        self._versions = dict(ix.entries(ix.keys_at, ix.key_cap))
-        try:
-            viewsnap.save(self)
-        finally:
-            self._ids, self._versions = saved
-        ix.set_snapshot_at(self._view_at)
+        from) from the index's tables, as a catch-up that read SAVE_AFTER records did.
+
+        Under the lock it only claims the window (the hint, so that one writer tries per
+        SAVE_AFTER records even if it dies) and copies the view; building and writing the
+        file (numpy, O(n)) happen after the lock is released (``_ix_flush_save``), so no
+        other writer waits for it.
+        """
+        ix.set_snapshot_at(self._last)
+        view = SimpleNamespace(
+            _root_s=self._root_s,
+            _segdir_s=self._segdir_s,
+            _swarm_id=self._swarm_id,
+            _ids=dict(ix.entries(ix.ids_at, ix.id_cap)),
+            _versions=dict(ix.entries(ix.keys_at, ix.key_cap)),
+            _last=self._last,
+            _last_ts=self._last_ts,
+            _tip=self._tip,
+            _seg_first=self._seg_first,
+            _seg_end=self._seg_end,
+            _view_at=self._view_at,
+        )
+        self._view_at = self._last
+        self._save_later = view
+
+    def _ix_flush_save(self) -> None:
+        """Write the snapshot ``_ix_save_view`` prepared (after the append lock)."""
+        view, self._save_later = self._save_later, None
+        if view is not None:
+            viewsnap.save(view)
 
     def _ix_mapped(self) -> wi.WriterIndex | None:
         """The index file, mapped (reopened if a newer one replaced it); None if it

@@ -157,6 +157,7 @@ class FileLog(SegmentReader, IndexedView, Log):
         self._swarm16 = writerindex.swarm_key(self._swarm_id)
         self._partial = False
         self._ix_ready = False
+        self._save_later = None
         self._seg_ino = 0
         self.index_rebuilds = 0
         _OPEN.add(self)
@@ -283,6 +284,8 @@ class FileLog(SegmentReader, IndexedView, Log):
                 seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
+            if self._save_later is not None:
+                self._ix_flush_save()
             if not known and self.durability == "fsync":
                 self._group_sync(seq, seg_fd, seg_first)  # (the segment written to)
         if known:
@@ -384,6 +387,8 @@ class FileLog(SegmentReader, IndexedView, Log):
                             self._versions.update(
                                 (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
                             )
+            if self._save_later is not None:
+                self._ix_flush_save()
             if fresh and self.durability == "fsync":
                 self._group_sync(last, seg_fd, seg_first)
         if fresh:

@@ -11,7 +11,7 @@ import mmap
 import threading
 from array import array
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .clock import Clock
 from .segfiles import SegmentFiles
@@ -98,6 +98,8 @@ class FileState:
     _partial: bool
     """True once the view took its end from the index: ``_ids``/``_versions`` miss what
     other writers appended, and nothing decides on them."""
+    _save_later: Any
+    """A view snapshot prepared under the append lock, written after it (fileindex)."""
     _ix_ready: bool
     """True once this handle's first append read the log and took (or rebuilt) the index."""
     _seg_ino: int

@@ -31,6 +31,7 @@ from .embed import Embedder
 from .facade_args import LIST_OPTIONS, SEARCH_OPTIONS, options
 from .facade_common import FacadeBase
 from .facade_fold import ENTRY_DEFAULTS, expired
+from .replay import fold_into
 
 STORE_AGENT = "memstore"
 PUT_RETRIES = 1000
@@ -387,11 +388,27 @@ class MemoryStore(FacadeBase):
                 stored = self.log.append(ev, expect={key: at})
             except VersionConflict:
                 continue
-            self.refresh()
+            applied = self._applied(ns, entry.id, stored)
             e = self._space(ns).get(entry.id)
-            applied = e is not None and e["_seqs"][-1] == stored.seq
             return PutIfVersionResult(applied, 0 if e is None else int(e["version"]))
         raise RuntimeError(f"put_if_version on {entry.id!r} kept conflicting; retry")
+
+    def _applied(self, ns: str, id: str, stored: Event) -> bool:
+        """Whether the fold applied the put ``stored`` (this call's own event, at the seq
+        the log gave it), not whether it is still the newest: the state is folded up to exactly
+        that event and the entry checked, then on to the end. Why: another writer's put
+        built on ours may land before we look; the newest seq then is theirs, and the
+        caller told ``applied=False`` would write its increment twice."""
+        state = self._state
+        if state.last_seq < stored.seq:
+            fold_into(state, self.log, stored.seq, observe=self.swarm.observer())
+        e = state.ext.store.get(ns, {}).get(id)
+        if state.last_seq == stored.seq:
+            ok = e is not None and e["_seqs"][-1] == stored.seq
+        else:  # folded past it meanwhile (another thread): its seq among the entry's puts
+            ok = e is not None and stored.seq in e["_seqs"]
+        self.refresh()
+        return ok
 
     def delete(self, identity: IdentityLike, id: str) -> None:
         """Remove one entry (no-op if it does not exist); its signatures stay."""

@@ -1,6 +1,7 @@
 """Worker processes of the facade tests: each opens its own facades on the target.
 
     python -m tests.facadeworkers race TARGET GO_FILE INDEX   # one put_if_version racer
+    python -m tests.facadeworkers count TARGET GO_FILE N      # N acknowledged increments
     python -m tests.facadeworkers write TARGET NAME           # pool, store, bank writes
     python -m tests.facadeworkers read TARGET NAME            # what NAME's writes look like
 
@@ -30,6 +31,24 @@ def race(target: str, go: str, index: int) -> dict[str, Any]:
         entry = MemoryEntry("shared", f"writer {index}", version=100 + index)
         r = store.put_if_version(RACE_ID, entry, 1)
         return {"index": index, "applied": r.applied, "current": r.current_version}
+
+
+def count(target: str, go: str, n: int) -> dict[str, Any]:
+    """Wait for the go file, then increment the shared counter ``n`` times with
+    put_if_version, retrying each increment until it is acknowledged (applied=True)."""
+    acked = tries = 0
+    with MemoryStore(target) as store:
+        store.refresh()
+        while not os.path.exists(go):
+            time.sleep(0.005)
+        while acked < n:
+            tries += 1
+            cur = store.get(RACE_ID, "counter")
+            value, version = (0, 0) if cur is None else (int(cur.value), cur.version)
+            entry = MemoryEntry("counter", value + 1, version=version + 1)
+            if store.put_if_version(RACE_ID, entry, version).applied:
+                acked += 1
+    return {"acked": acked, "tries": tries}
 
 
 def write(target: str, name: str) -> dict[str, Any]:
@@ -70,6 +89,8 @@ def main(argv: list[str]) -> None:
     cmd, target, arg = argv[0], argv[1], argv[2]
     if cmd == "race":
         out = race(target, arg, int(argv[3]))
+    elif cmd == "count":
+        out = count(target, arg, int(argv[3]))
     elif cmd == "write":
         out = write(target, arg)
     elif cmd == "read":

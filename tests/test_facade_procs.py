@@ -67,6 +67,25 @@ def test_eight_processes_race_put_if_version(log_target: LogTarget, tmp_path: Pa
         assert all(ev.key is not None for ev in puts) and len(puts) >= 2
 
 
+def test_put_if_version_acknowledges_its_own_write(tmp_path: Path) -> None:
+    """Issue 22 item 4: 4 processes x 150 increments, each retried until acknowledged:
+    the counter ends at exactly the number acknowledged. (Deciding ``applied`` from the
+    newest seq told a writer whose put was stored, and then built on by another, that
+    it was not: it wrote its increment again; main counted 626 for 600.)"""
+    target = str(tmp_path / "s")
+    go = tmp_path / "go"
+    with MemoryStore(target) as store:
+        procs = [_start("count", target, str(go), "150") for _ in range(4)]
+        time.sleep(1.0)
+        go.touch()
+        results = [_result(p) for p in procs]
+        acked = sum(r["acked"] for r in results)
+        assert acked == 600
+        final = store.get(RACE_ID, "counter")
+        assert final is not None and (final.value, final.version) == (600, 600), results
+        assert sum(r["tries"] for r in results) > 600  # they did race
+
+
 def test_two_processes_share_pool_store_and_bank(log_target: LogTarget) -> None:
     target = log_target.target
     wrote = _result(_start("write", target, "child"))

@@ -399,14 +399,14 @@ class MemoryStore(FacadeBase):
         that event and the entry checked, then on to the end. Why: another writer's put
         built on ours may land before we look; the newest seq then is theirs, and the
         caller told ``applied=False`` would write its increment twice."""
-        state = self._state
-        if state.last_seq < stored.seq:
-            fold_into(state, self.log, stored.seq, observe=self.swarm.observer())
+        state, seq = self._state, stored.seq or 0
+        if state.last_seq < seq:
+            fold_into(state, self.log, seq, observe=self.swarm.observer())
         e = state.ext.store.get(ns, {}).get(id)
-        if state.last_seq == stored.seq:
-            ok = e is not None and e["_seqs"][-1] == stored.seq
+        if state.last_seq == seq:
+            ok = e is not None and e["_seqs"][-1] == seq
         else:  # folded past it meanwhile (another thread): its seq among the entry's puts
-            ok = e is not None and stored.seq in e["_seqs"]
+            ok = e is not None and seq in e["_seqs"]
         self.refresh()
         return ok
 

@@ -5,10 +5,13 @@ here so a reader can start from the newest valid snapshot at or below a seq and 
 only the rest. A checkpoint file is one JSON header line followed by the payload bytes::
 
     {"v":2,"swarm":"…","seq":1200,"event":"…","format":"swarmstate/1","config":"ab12…",
-     "pinned":false,"size":5120,"checksum":"…"}\\n<payload>
+     "pinned":false,"size":5120,"side":{"vec-…f32":"<sha256>"},"checksum":"…"}\\n<payload>
 
 ``checksum`` covers every other header field *and* the payload, so an edited header is
-as detectable as a rotted payload. ``swarm`` is the log's identity (``Log.swarm_id``) and
+as detectable as a rotted payload. ``side`` (absent when empty) names the files a reader
+keeps beside the checkpoint (the synthesizer's vectors and codes) with the SHA-256 of
+each: written before the checkpoint, they are trusted only when their bytes hash to it
+(swarmlog/sidefile.py). ``swarm`` is the log's identity (``Log.swarm_id``) and
 ``event`` the id of the log's record at ``seq``. A checkpoint is used only when its
 checksum holds, its identity is this log's, its seq is at most the log's last seq and the
 log's record at that seq is the one it recorded; any other is skipped with a one-line
@@ -82,6 +85,12 @@ class CheckpointInfo:
     pinned: bool = False
     """Kept whatever the retention (``swarmlog checkpoint --keep``)."""
     version: int = VERSION
+    side: tuple[tuple[str, str], ...] = ()
+    """(file name, SHA-256 hex) of each side file written with it, sorted by name."""
+
+    def side_files(self) -> dict[str, str]:
+        """The side files this checkpoint names: file name -> SHA-256 hex of its bytes."""
+        return dict(self.side)
 
     def fields(self) -> dict[str, object]:
         """The header fields the checksum covers (everything but the checksum)."""
@@ -94,6 +103,7 @@ class CheckpointInfo:
             "config": self.config,
             "pinned": self.pinned,
             "size": self.size,
+            **({"side": dict(self.side)} if self.side else {}),
         }
 
 
@@ -180,10 +190,12 @@ class CheckpointStore(abc.ABC):
         *,
         pinned: bool = False,
         keep: int | None = None,
+        side: dict[str, str] | None = None,
     ) -> CheckpointInfo:
         """Store ``data`` as the checkpoint at ``seq`` atomically, then apply retention.
 
-        ``keep``: how many unpinned checkpoints of this log to keep (None: all). Raises
+        ``keep``: how many unpinned checkpoints of this log to keep (None: all). ``side``:
+        the side files already written for it (name -> SHA-256 hex, sidefile.py). Raises
         CheckpointNotWritten (saying which checkpoint is kept instead) if it cannot store it.
         """
         swarm, event = "", ""
@@ -194,7 +206,16 @@ class CheckpointStore(abc.ABC):
                 if not event:
                     raise SwarmlogError(f"cannot checkpoint at seq {seq}: not in the log")
         info = CheckpointInfo(
-            seq, format, config, "", len(data), self._name(seq), swarm, event, pinned
+            seq,
+            format,
+            config,
+            "",
+            len(data),
+            self._name(seq),
+            swarm,
+            event,
+            pinned,
+            side=tuple(sorted((side or {}).items())),
         )
         info = replace(info, checksum=_sum(info, data))
         header = orjson.dumps({**info.fields(), "checksum": info.checksum})
@@ -401,6 +422,11 @@ def parse_header(raw: bytes, name: str) -> CheckpointInfo:
     try:
         h = orjson.loads(raw)
         v = int(h.get("v", 1))
+        side = h.get("side") or {}
+        if not isinstance(side, dict) or not all(
+            isinstance(k, str) and isinstance(d, str) for k, d in side.items()
+        ):
+            raise ValueError(f"side must map file names to digests, not {side!r}")
         return CheckpointInfo(
             int(h["seq"]),
             str(h["format"]),
@@ -412,6 +438,7 @@ def parse_header(raw: bytes, name: str) -> CheckpointInfo:
             str(h.get("event", "")),
             h.get("pinned", False) is True,
             v,
+            tuple(sorted(side.items())),
         )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
         raise SwarmlogError(f"checkpoint {name} has an unreadable header: {e}") from None

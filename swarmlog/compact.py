@@ -92,9 +92,11 @@ def spans(log: FileLog) -> list[Span]:
 
 
 def eligible(log: FileLog, point: int) -> list[Span]:
-    """Segments wholly at or before ``point`` and at or before the newest checkpoint."""
-    ckpts = [i.seq for i in log.checkpoints.list()]
-    limit = min(point, max(ckpts, default=0))
+    """Segments wholly at or before ``point`` and at or before the newest checkpoint at
+    or before it that loads (this log's identity and record at its seq, its checksum;
+    a header alone proves nothing: a rotted or foreign one is passed over)."""
+    ck = log.checkpoints.latest(point) if point > 0 else None
+    limit = 0 if ck is None else ck.seq
     return [s for s in spans(log) if s.last <= limit]
 
 

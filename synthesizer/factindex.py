@@ -17,7 +17,8 @@ or board write rewrites the rows it names. A state folded without ``observe`` (o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -82,12 +83,12 @@ class _Namespaces:
     checkpoint's 100,000 rows then adds no entry per fact); a dict holds the others.
     """
 
-    def __init__(self, space: VectorSpace, local: tuple[str, int]) -> None:
+    def __init__(self, space: Callable[[], VectorSpace], local: tuple[str, int]) -> None:
         self._space, self._local = space, local
         self._other: dict[str, tuple[str, int]] = {}
 
     def _local_rows(self) -> VectorIndex | None:
-        return self._space.get(*self._local)
+        return self._space().get(*self._local)
 
     def get(self, fid: str) -> tuple[str, int] | None:
         idx = self._local_rows()
@@ -125,8 +126,10 @@ class FactIndex:
 
     def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
-        self.space = VectorSpace()
-        self._where = _Namespaces(self.space, (self.embedder.id, self.embedder.dim))
+        self._space = VectorSpace()
+        self._where = _Namespaces(lambda: self.space, (self.embedder.id, self.embedder.dim))
+        self._pending: tuple[threading.Thread, list[bool]] | None = None
+        self._pending_lock = threading.Lock()
         self._mark: tuple[int, int, int] = (-1, -1, -1)
         self._codes: dict[str, int] = {}
         self._seq = -1  # state seq the columns reflect (-1: rebuild on next prepare)
@@ -141,6 +144,45 @@ class FactIndex:
 
     def __contains__(self, fid: object) -> bool:
         return fid in self._where
+
+    @property
+    def space(self) -> VectorSpace:
+        """The namespaces; the first use after ``verify_later`` waits for its check."""
+        if self._pending is not None:
+            self._settle()
+        return self._space
+
+    def verify_later(self, check: Callable[[], bool]) -> None:
+        """Run ``check`` (of the side files just attached) in a background thread; the
+        first use of the vectors after it waits for it, and on False the attached rows
+        are dropped and rebuilt from the state (embedded), never used.
+
+        Why in the background: hashing a 100,000-fact vector file takes ~0.2 s, about
+        what the rest of an open costs; run beside it, it also faults the pages in for
+        the first recall (which used to take a separate warm-up pass)."""
+        box = [False]
+
+        def run() -> None:
+            box[0] = check()
+
+        t = threading.Thread(target=run, name="swarmlog-side-check", daemon=True)
+        self._pending = (t, box)
+        t.start()
+
+    def _settle(self) -> None:
+        with self._pending_lock:  # (cleared only once settled: other threads wait here)
+            pending = self._pending
+            if pending is None:
+                return
+            t, box = pending
+            t.join()
+            if not box[0]:
+                self._space.drop(self.embedder.id, self.embedder.dim)
+                self._mark = (-1, -1, -1)
+                self._seq = -1
+                self._rebuild = True
+                self._dirty.clear()
+            self._pending = None
 
     @property
     def default(self) -> VectorIndex:
@@ -222,6 +264,8 @@ class FactIndex:
 
     def sync(self, state: SwarmState) -> None:
         """Make the index hold exactly the state's live facts (cheap when nothing changed)."""
+        if self._pending is not None:
+            self._settle()
         facts = state.facts
         mark = (len(facts), state.metrics.evictions_total, state.last_seq)
         if mark == self._mark:
@@ -285,6 +329,8 @@ class FactIndex:
 
     def prepare(self, state: SwarmState) -> None:
         """Bring vectors and ranking columns to ``state`` (O(changed rows) when observed)."""
+        if self._pending is not None:
+            self._settle()
         if self._seq == state.last_seq and self._mark[2] == state.last_seq and not self._dirty:
             return
         if self._seq < 0 or self._observed != state.last_seq:

@@ -15,7 +15,7 @@ query costs an XOR + popcount pass over the codes, one table lookup and one mult
 The codes are per-row columns of the ``VectorIndex`` (``b0``.. of uint64, plus ``qok``
 marking coded rows), so they move with their rows on removal like the ranking columns;
 rows appended since are coded on the next query. A checkpoint stores them beside its
-vectors (``bits-<seq>-<checksum>.u64``, see ``vecckpt``); a reader maps them
+vectors (``bits-<seq>-<sha256>.u64``, named in the checkpoint, see ``vecckpt``); a reader maps them
 copy-on-write from a read-only open, so N readers share the pages and nothing a reader
 does reaches the file. Only recall's queries use this path: the fold and the
 synthesizer's decisions never do, and stay exact and deterministic.
@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from swarmlog.checkpoint import prune_side, side_file, side_header
+from swarmlog import sidefile
+from swarmlog.checkpoint import prune_side, side_header
 
 from .prune import one_blas_thread
 from .vindex import VectorIndex
@@ -227,18 +228,22 @@ def _top_rows(est: np.ndarray, want: int) -> np.ndarray:
 # ---------------------------------------------------------------- persistence
 
 
-def file_name(seq: int, checksum: str) -> str:
-    """The code file of a checkpoint: named by its seq and payload checksum."""
-    return f"bits-{seq:020d}-{checksum}.u64"
+PREFIX, SUFFIX = "bits-", ".u64"
+
+
+def file_prefix(seq: int) -> str:
+    """The start of a code file's name (then its SHA-256 and ``SUFFIX``)."""
+    return f"{PREFIX}{seq:020d}-"
 
 
 def _aligned(x: int) -> int:
     return (x + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
-def save(d: Path, seq: int, checksum: str, idx: VectorIndex, cap: int) -> Path | None:
-    """Write the codes of ``idx``'s live rows beside checkpoint (seq, checksum), laid out
-    for ``cap`` rows (the vector file's capacity); skipped well below the threshold."""
+def save(d: Path, seq: int, idx: VectorIndex, cap: int) -> tuple[str, str] | None:
+    """Write the codes of ``idx``'s live rows for the checkpoint at ``seq``, laid out for
+    ``cap`` rows (the vector file's capacity); (name, SHA-256), or None: skipped well
+    below the threshold."""
     n = len(idx)
     if n < APPROX_MIN_ROWS // 2 or cap < n:
         return None
@@ -253,7 +258,6 @@ def save(d: Path, seq: int, checksum: str, idx: VectorIndex, cap: int) -> Path |
     header = {
         "magic": MAGIC,
         "seq": seq,
-        "checksum": checksum,
         "embedder": idx.embedder_id,
         "dim": idx.dim,
         "n": n,
@@ -262,26 +266,26 @@ def save(d: Path, seq: int, checksum: str, idx: VectorIndex, cap: int) -> Path |
         "size": at,
     }
     raw = orjson.dumps(header)
-    path = d / file_name(seq, checksum)
-    with side_file(path) as f:
+    with sidefile.write(d, file_prefix(seq), SUFFIX) as w:
+        f = w.file
         f.write(raw.ljust(HEADER - 1) + b"\n")
         for name, arr in zip([*_names(idx.dim), FLAG], [*cols, flag], strict=True):
             f.seek(offsets[name])
             f.write(np.ascontiguousarray(arr).tobytes())
         f.truncate(at)  # rows past n: a hole, filled by appends in the readers' copies
-    return path
+    return w.name, w.digest
 
 
-def attach(d: Path, seq: int, checksum: str, idx: VectorIndex) -> bool:
-    """Map a checkpoint's code file into ``idx`` (just attached from the same checkpoint's
-    vectors); False, leaving ``idx`` as it was, when there is none that fits."""
-    path = d / file_name(seq, checksum)
+def attach(d: Path, name: str, seq: int, idx: VectorIndex) -> bool:
+    """Map a checkpoint's code file ``name`` into ``idx`` (just attached from the same
+    checkpoint's vectors); False, leaving ``idx`` as it was, when it does not fit. Its
+    SHA-256 is checked with the vectors' (``vecckpt.attach``) before a recall uses it."""
+    path = d / name
     h = _header(path)
     n, cap = len(idx), idx.capacity
     if (
         h is None
         or h.get("seq") != seq
-        or h.get("checksum") != checksum
         or h.get("embedder") != idx.embedder_id
         or h.get("dim") != idx.dim
         or h.get("n") != n

@@ -15,9 +15,8 @@ from swarmlog.archive import RetentionError
 from swarmlog.checkpoint import skip
 from swarmlog.errors import SwarmlogError
 
-from . import statepayload
+from . import ckptcheck, statepayload
 from ._fast import paused_gc
-from .config import DEFAULT_CONFIG
 from .errors import InvalidOption
 from .retention import CHECKPOINT_FORMAT, oldest_readable
 from .state import SwarmState, fold_dicts
@@ -85,18 +84,12 @@ def load_checkpoint_info(
     """
     mark = log.redactions()  # before reading: a redaction after it makes the state stale
     for ck in log.checkpoints.candidates(at_or_below, CHECKPOINT_FORMAT):
-        try:
-            state = statepayload.decode(ck.data)  # fact rows parsed on first access
-        except Exception as e:  # any decoding failure: the payload is not this version's
-            skip(ck.info.name, f"its payload does not decode ({type(e).__name__}: {e})")
-            continue
-        if state.last_seq != ck.seq:
-            skip(ck.info.name, f"its payload is at seq {state.last_seq}, its header at {ck.seq}")
+        state, why = ckptcheck.decode(ck)
+        if state is None:
+            skip(ck.info.name, why)
             continue
         state.redactions = mark
-        if state.config_seq or state.config == DEFAULT_CONFIG:
-            return state, ck.info
-        skip(ck.info.name, "folded under a configuration the log never recorded")
+        return state, ck.info
     return None
 
 
@@ -152,8 +145,11 @@ def save_checkpoint(log: Log, state: SwarmState, pinned: bool = False) -> int:
     return save_checkpoint_info(log, state, pinned).seq
 
 
-def save_checkpoint_info(log: Log, state: SwarmState, pinned: bool = False) -> CheckpointInfo:
-    """``save_checkpoint``, returning what the store recorded (its identity).
+def save_checkpoint_info(
+    log: Log, state: SwarmState, pinned: bool = False, side: dict[str, str] | None = None
+) -> CheckpointInfo:
+    """``save_checkpoint``, returning what the store recorded (its identity); ``side``:
+    the side files written for it (name -> SHA-256, ``vecckpt.checkpoint``).
 
     Raises ErasedSince, storing nothing, when the log was redacted after the state's fold
     began (``state.redactions``): the state may hold words that are gone from the log. A
@@ -173,6 +169,7 @@ def save_checkpoint_info(log: Log, state: SwarmState, pinned: bool = False) -> C
         state.config.digest(),
         pinned=pinned,
         keep=state.config.synthesizer.checkpoint_keep,
+        side=side,
     )
     if log.redactions() != before:
         log.checkpoints.delete(info)

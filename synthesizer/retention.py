@@ -9,6 +9,14 @@ raw history after the point plus that checkpoint always rebuild the state:
 * ``max_age_days=N``: the end of the last segment whose events are all older than N days;
 * ``max_bytes=M``: the end of the last segment that must go for segments to fit in M.
 
+Only a checkpoint that *loads* (ckptcheck.py: identity, recorded event, checksum, a
+payload that decodes, its side files) may be the point: a newer one that does not is
+passed over and the point moves back to the newest that does; if none at or before the
+point loads, nothing is compacted and ``NoLoadableCheckpoint`` says why. In mode
+"delete" the point also stays before the newest loadable checkpoint, so the history
+behind it is kept until a newer one loads: one rotted checkpoint never leaves a state
+that nothing can rebuild.
+
 Wall-clock time is used here (age), never in the fold. JetStream logs are bounded by
 the stream's own limits instead (docs/retention.md).
 """
@@ -22,12 +30,18 @@ from swarmlog import FileLog, Log, SwarmlogError
 from swarmlog import archive as arc
 from swarmlog import segment as seg
 
+from .ckptcheck import newest_loading
 from .config import RetentionConfig
 from .configlog import log_config
 from .statepayload import CHECKPOINT_FORMAT
 
 if TYPE_CHECKING:  # the compaction machinery loads when compacting (CLI start)
     from swarmlog.compact import Result
+
+
+class NoLoadableCheckpoint(SwarmlogError):
+    """Retention wanted to compact, but no checkpoint at or before its point loads:
+    nothing was compacted (the message names each checkpoint and why)."""
 
 
 def checkpoint_seqs(log: Log) -> list[int]:
@@ -58,8 +72,21 @@ def retention_point(log: FileLog, policy: RetentionConfig, now: float | None = N
                     break
                 total -= s.bytes
                 wanted = max(wanted, s.last)
-    at_or_before = [c for c in ckpts if c <= wanted]
-    return at_or_before[-1] if at_or_before else 0
+    if wanted <= 0:
+        return 0
+    limit = wanted
+    if policy.mode == "delete":  # keep the history behind the newest loadable one
+        newest, _ = newest_loading(log, log.last_seq)
+        limit = min(limit, newest - 1)
+    point, skipped = newest_loading(log, limit) if limit > 0 else (0, [])
+    if point == 0 and skipped:
+        raise NoLoadableCheckpoint(
+            f"nothing compacted: no checkpoint at or before seq {wanted} loads ("
+            + "; ".join(skipped)
+            + "); the history is kept. Write a new checkpoint (swarmlog checkpoint) and "
+            "run compact again"
+        )
+    return point
 
 
 def _head_bytes(log: FileLog) -> int:

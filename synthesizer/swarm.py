@@ -26,7 +26,6 @@ from .replay import (
     ErasedSince,
     fold_into,
     load_checkpoint_info,
-    save_checkpoint_info,
     state_at,
 )
 from .retry import PendingAppends
@@ -194,16 +193,15 @@ class Swarm:
         Retention keeps the newest ``synthesizer.checkpoint_keep``; a ``pinned`` one is
         kept whatever the retention.
         """
+        from . import vecckpt
+
         state = self.refresh()
         try:
-            info = save_checkpoint_info(self.log, state, pinned=pinned)
+            info = vecckpt.checkpoint(self.log, state, self.index, pinned=pinned)
         except ErasedSince:  # folded before an erasure: fold anew, then store that
             self._reload()
             state = self.refresh()
-            info = save_checkpoint_info(self.log, state, pinned=pinned)
-        from . import vecckpt
-
-        vecckpt.save(self.log, info, self.index, state)
+            info = vecckpt.checkpoint(self.log, state, self.index, pinned=pinned)
         return info.seq
 
     def forget(

@@ -1,9 +1,15 @@
 """Vectors saved with a checkpoint: one file a reader memory-maps instead of re-embedding.
 
 Beside a file checkpoint ``ckpt-<seq>.bin`` the writer stores the local embedder's rows
-of the FactIndex as ``vec-<seq>-<checksum>.f32`` — the checkpoint's own seq and payload
-checksum in the name and the header, so a vector file only ever loads with the state it
-was written from. Layout (native byte order)::
+of the FactIndex as ``vec-<seq>-<sha256>.f32``, written *before* the checkpoint, whose
+header then names it with the SHA-256 of its bytes (``CheckpointInfo.side``,
+swarmlog/sidefile.py): a vector file only ever loads with the state it was written from,
+and only when its bytes are the ones written. The check runs once per process, in the
+background while the rest opens; the first use of the vectors waits for it, and a file
+that fails it (rot, zeroed or permuted rows, another swarm's rows of the right size) is
+deleted with a one-line note and its facts embedded instead: never served. A crash
+between the side files and the checkpoint leaves files no checkpoint names; the next
+prune removes them. Layout (native byte order)::
 
     [0, 4096)          header: JSON, space-padded (magic, seq, checksum, embedder, dim,
                        n rows, capacity, offsets of the parts below)
@@ -27,21 +33,23 @@ its checkpoint names before mapping them, and pruning ``unpublish``es the stale 
 
 from __future__ import annotations
 
-import mmap
+import logging
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
-from swarmlog import CheckpointInfo, Log
-from swarmlog.checkpoint import prune_side, side_file, side_header
+from swarmlog import CheckpointInfo, Log, sidefile
+from swarmlog.checkpoint import prune_side, side_header
 
 from . import quantindex
 from .factindex import RANK_COLUMNS, FactIndex
 from .state import SwarmState
+
+LOG = logging.getLogger("swarmlog.checkpoint")
+PREFIX, SUFFIX = "vec-", ".f32"
 
 MAGIC = "swarmvec/1"
 HEADER = 4096
@@ -55,20 +63,66 @@ def vector_dir(log: Log) -> Path | None:
     return log.checkpoints.local_dir()
 
 
-def file_name(info: CheckpointInfo) -> str:
-    """The vector file of a checkpoint: named by its seq and payload checksum."""
-    return f"vec-{info.seq:020d}-{info.checksum}.f32"
+def _named(info: CheckpointInfo, prefix: str, suffix: str) -> str | None:
+    want = f"{prefix}{info.seq:020d}-"
+    for name in info.side_files():
+        if name.startswith(want) and name.endswith(suffix):
+            return name
+    return None
+
+
+def file_name(info: CheckpointInfo) -> str | None:
+    """The vector file checkpoint ``info`` names (None: it was saved without one)."""
+    return _named(info, PREFIX, SUFFIX)
+
+
+def codes_name(info: CheckpointInfo) -> str | None:
+    """The code file (quantindex) checkpoint ``info`` names, if any."""
+    return _named(info, quantindex.PREFIX, quantindex.SUFFIX)
 
 
 def _aligned(x: int) -> int:
     return (x + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
-def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) -> Path | None:
-    """Write the vector file of checkpoint ``info`` (``state`` is the state it holds)."""
+def checkpoint(
+    log: Log, state: SwarmState, index: FactIndex, pinned: bool = False
+) -> CheckpointInfo:
+    """Checkpoint ``state`` with its vectors: the side files first, then the checkpoint
+    naming them with their SHA-256 (``save_checkpoint_info``'s errors pass through, and
+    the side files written for it are removed again), then stale side files pruned."""
+    from .replay import save_checkpoint_info
+
+    side = write(log, index, state)
+    try:
+        info = save_checkpoint_info(log, state, pinned, side=side)
+    except BaseException:
+        _drop(log, side)
+        raise
+    prune(log, spare_newer=True)
+    return info
+
+
+def write(log: Log, index: FactIndex, state: SwarmState) -> dict[str, str]:
+    """Write (and publish) the side files of a checkpoint of ``state``: name -> SHA-256.
+    Nothing when there is no local directory; a failure to write (disk full) is one
+    warning and no side files: the checkpoint is still written, readers embed."""
     d = vector_dir(log)
-    if d is None or state.last_seq != info.seq:
-        return None
+    if d is None:
+        return {}
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        side = _write(d, index, state)
+        for name in side:
+            log.checkpoints.publish(name)  # readers on other machines (JetStream)
+    except OSError as e:
+        LOG.warning("swarmlog: vectors not saved with the checkpoint (%s); readers embed", e)
+        return {}
+    return side
+
+
+def _write(d: Path, index: FactIndex, state: SwarmState) -> dict[str, str]:
+    seq = state.last_seq
     index.prepare(state)
     idx = index.default
     ids, mat = idx.matrix()
@@ -87,8 +141,7 @@ def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) ->
     ids_at = _aligned(at)
     header = {
         "magic": MAGIC,
-        "seq": info.seq,
-        "checksum": info.checksum,
+        "seq": seq,
         "embedder": idx.embedder_id,
         "dim": dim,
         "n": n,
@@ -102,8 +155,8 @@ def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) ->
     raw = orjson.dumps(header)
     if len(raw) >= HEADER:
         raise ValueError("vector file header too large")
-    path = d / file_name(info)
-    with side_file(path) as f:
+    with sidefile.write(d, f"{PREFIX}{seq:020d}-", SUFFIX) as w:
+        f = w.file
         f.write(raw.ljust(HEADER - 1) + b"\n")
         f.write(np.ascontiguousarray(mat).tobytes())
         for name, arr in parts:
@@ -111,26 +164,47 @@ def save(log: Log, info: CheckpointInfo, index: FactIndex, state: SwarmState) ->
             f.write(np.ascontiguousarray(arr).tobytes())
         f.seek(ids_at)
         f.write(id_bytes)
-    bits = quantindex.save(d, info.seq, info.checksum, idx, cap)  # recall's codes, at scale
-    store = log.checkpoints
-    store.publish(path.name)  # readers on other machines (JetStream: the object store)
+    side = {w.name: w.digest}
+    bits = quantindex.save(d, seq, idx, cap)  # recall's codes, at scale
     if bits is not None:
-        store.publish(bits.name)
-    prune(log)
-    return path
+        side[bits[0]] = bits[1]
+    return side
 
 
-def prune(log: Log) -> int:
-    """Unlink vector files whose checkpoint is gone; return how many."""
+def _drop(log: Log, side: dict[str, str]) -> None:
+    """Remove side files written for a checkpoint that was not stored."""
+    d = vector_dir(log)
+    if d is None or not side:
+        return
+    for name in side:
+        (d / name).unlink(missing_ok=True)
+    prune(log, spare_newer=True)
+
+
+def prune(log: Log, spare_newer: bool = False) -> int:
+    """Unlink side files no checkpoint names; return how many.
+
+    ``spare_newer``: keep those of a seq past every checkpoint's, which another writer
+    may be about to name (a checkpoint's side files are written before it). An erasure
+    prunes without it: files of checkpoints it dropped go at once.
+    """
     d = vector_dir(log)
     if d is None or not d.is_dir():
         return 0
     infos = log.checkpoints.list()
-    keep = {file_name(i) for i in infos}
-    codes = {quantindex.file_name(i.seq, i.checksum) for i in infos}
-    gone = log.checkpoints.unpublish(keep | codes)
-    gone += quantindex.prune(d, codes)
-    return gone + prune_side(d, "vec-*.f32", keep)
+    keep = {name for i in infos for name in i.side_files()}
+    if spare_newer:
+        top = max((i.seq for i in infos), default=-1)
+        for p in [
+            *d.glob(f"{PREFIX}*{SUFFIX}"),
+            *d.glob(f"{quantindex.PREFIX}*{quantindex.SUFFIX}"),
+        ]:
+            seq = sidefile.seq_of(p.name)
+            if seq is not None and seq > top:
+                keep.add(p.name)
+    gone = log.checkpoints.unpublish(keep)
+    gone += quantindex.prune(d, keep)
+    return gone + prune_side(d, f"{PREFIX}*{SUFFIX}", keep)
 
 
 def read_header(path: Path) -> dict[str, Any] | None:
@@ -138,37 +212,25 @@ def read_header(path: Path) -> dict[str, Any] | None:
     return side_header(path, MAGIC, HEADER)
 
 
-def _warm(mat: np.ndarray, n: int) -> None:
-    """Read one value of each page of the first ``n`` rows in a background thread.
-
-    Why: the first product over a freshly mapped matrix pays a page fault per few pages
-    (a 100k-fact matrix: 150 MB, about as long as the product itself). Faulted in while
-    the rest of the index opens (numpy drops the GIL for the loop), the first recall
-    finds them mapped. Reading keeps the pages shared with other processes; the sum is
-    thrown away.
-    """
-    if n:
-        pages = mat[:n].reshape(-1)[:: max(1, mmap.PAGESIZE // mat.itemsize)]
-        threading.Thread(target=np.add.reduce, args=(pages,), daemon=True).start()
-
-
 def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
     """Map checkpoint ``info``'s vectors into ``index`` (empty, same embedder); False if
-    there is no matching, well-formed vector file (the caller embeds instead)."""
+    there is no matching, well-formed vector file (the caller embeds instead). The
+    files' SHA-256 is checked in the background before the vectors are first used."""
     d = vector_dir(log)
-    if d is None:
+    vec, bits = file_name(info), codes_name(info)
+    if d is None or vec is None:
         return False
-    path = d / file_name(info)
+    path = d / vec
     store = log.checkpoints
-    if not store.fetch(path.name):
+    if not store.fetch(vec):
         return False
-    store.fetch(quantindex.file_name(info.seq, info.checksum))  # none: coded on use
+    if bits is not None and not store.fetch(bits):
+        bits = None  # none: coded on use
     h = read_header(path)
     emb = index.embedder
     if (
         h is None
         or h.get("seq") != info.seq
-        or h.get("checksum") != info.checksum
         or h.get("embedder") != emb.id
         or h.get("dim") != emb.dim
         or len(index)
@@ -179,7 +241,6 @@ def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
             return False
         n, cap, dim = int(h["n"]), int(h["cap"]), int(h["dim"])
         mat = np.memmap(path, dtype=np.float32, mode="c", offset=HEADER, shape=(cap, dim))
-        _warm(mat, n)
         cols: dict[str, np.ndarray] = {}
         with open(path, "rb") as f:
             for name, (off, dtype) in h["columns"].items():
@@ -195,5 +256,21 @@ def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
     if len(ids) != n or any(c.shape != (n,) for c in cols.values()):
         return False
     index.attach_default(ids, mat, cols, codes, mark)
-    quantindex.attach(d, info.seq, info.checksum, index.default)  # none: coded on use
+    side = info.side_files()
+    used = {vec: side[vec]}
+    if bits is not None and quantindex.attach(d, bits, info.seq, index.default):
+        used[bits] = side[bits]
+    index.verify_later(lambda: _verified(d, used))
     return True
+
+
+def _verified(d: Path, files: dict[str, str]) -> bool:
+    """Whether every attached side file hashes to what its checkpoint recorded; a file
+    that does not is deleted with a one-line note (the index then re-embeds)."""
+    ok = True
+    for name, digest in files.items():
+        why = sidefile.problem(d / name, digest)
+        if why is not None:
+            sidefile.discard(d / name, why)
+            ok = False
+    return ok

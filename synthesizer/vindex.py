@@ -611,6 +611,11 @@ class VectorSpace:
         """The index of namespace (embedder_id, dim) if it exists."""
         return self._indexes.get((embedder_id, dim))
 
+    def drop(self, embedder_id: str, dim: int) -> None:
+        """Forget namespace (embedder_id, dim) and its rows (a side file that failed its
+        check: factindex.py rebuilds them)."""
+        self._indexes.pop((embedder_id, dim), None)
+
     def namespaces(self) -> list[tuple[str, int]]:
         """Existing namespaces, sorted."""
         return sorted(self._indexes)

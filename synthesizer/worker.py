@@ -39,8 +39,8 @@ from .errors import SynthInterrupted
 from .factindex import FactIndex
 from .facts import RETRACTED, RawMemory
 from .lease import LEASE_KEY, Holder, Lease
-from .replay import ErasedSince, fold_into, load_checkpoint, save_checkpoint_info, stamp
-from .retention import compact_by
+from .replay import ErasedSince, fold_into, load_checkpoint, stamp
+from .retention import NoLoadableCheckpoint, compact_by
 from .scorer import BatchScorer
 from .signature import signature
 from .state import SwarmState, fold_dicts
@@ -345,8 +345,7 @@ class Synthesizer:
         due = force or st.last_seq - self._last_checkpoint >= every
         if st.last_seq and due:
             try:
-                info = save_checkpoint_info(self.log, st)
-                vecckpt.save(self.log, info, self.index, st)
+                vecckpt.checkpoint(self.log, st, self.index)  # side files, then checkpoint
             except CheckpointNotWritten as e:
                 if force:
                     raise
@@ -360,7 +359,10 @@ class Synthesizer:
                 return False
             self._last_checkpoint = st.last_seq
             if self.config.retention.active and compactable(self.log):
-                compact_by(self.log, self.config.retention)  # bounded growth (retention.py)
+                try:
+                    compact_by(self.log, self.config.retention)  # bounded growth
+                except NoLoadableCheckpoint as e:  # nothing deleted; the next one may load
+                    LOG.warning("swarmlog: %s", e)
             return True
         return False
 

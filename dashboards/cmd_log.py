@@ -85,8 +85,9 @@ def verify(
         False, "--anchor", help="Also print the hash chain's head (seq and hash) to keep elsewhere"
     ),
 ) -> None:
-    """Check every record's checksum, the seq order and the hash chain, and that a forget
-    request accounts for every redacted record; exit 1 on corruption."""
+    """Check every record's checksum, the seq order and the hash chain, that a forget
+    request accounts for every redacted record, and that every checkpoint and side file
+    holds what was written; exit 1 on corruption."""
     t0 = time.perf_counter()
     log = open_target(ctx, root, url, validate=False)
     try:
@@ -97,6 +98,11 @@ def verify(
 
             for line in unexplained(log):
                 (rep.notes if line.startswith(RETENTION_NOTE) else rep.problems).append(line)
+            from synthesizer.ckptcheck import report  # checkpoints and their side files
+
+            problems, notes = report(log)
+            rep.problems.extend(problems)
+            rep.notes.extend(notes)
     finally:
         log.close()
     if json:

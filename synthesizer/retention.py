@@ -74,19 +74,30 @@ def retention_point(log: FileLog, policy: RetentionConfig, now: float | None = N
                 wanted = max(wanted, s.last)
     if wanted <= 0:
         return 0
-    limit = wanted
+    limit, why = wanted, ""
     if policy.mode == "delete":  # keep the history behind the newest loadable one
-        newest, _ = newest_loading(log, log.last_seq)
-        limit = min(limit, newest - 1)
+        newest, skipped = newest_loading(log, log.last_seq)
+        if newest == 0:
+            _refuse(wanted, skipped, "")
+            return 0
+        if newest <= limit:
+            limit = newest - 1
+            why = f" (mode delete keeps the history behind the newest that loads, seq {newest})"
     point, skipped = newest_loading(log, limit) if limit > 0 else (0, [])
-    if point == 0 and skipped:
+    if point == 0:
+        _refuse(limit, skipped, why)
+    return point
+
+
+def _refuse(at: int, skipped: list[str], why: str) -> None:
+    """Raise NoLoadableCheckpoint naming each checkpoint passed over (none: nothing to say)."""
+    if skipped:
         raise NoLoadableCheckpoint(
-            f"nothing compacted: no checkpoint at or before seq {wanted} loads ("
+            f"nothing compacted: no checkpoint at or before seq {at} loads{why} ("
             + "; ".join(skipped)
             + "); the history is kept. Write a new checkpoint (swarmlog checkpoint) and "
             "run compact again"
         )
-    return point
 
 
 def _head_bytes(log: FileLog) -> int:

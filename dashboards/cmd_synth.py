@@ -70,6 +70,8 @@ def synth(
         else:
             with working("deciding raw memories"):
                 n = worker.run_once()
+                if worker.release():  # a one-off pass: a --follow worker takes over at once
+                    worker.catch_up()
                 worker.maybe_checkpoint()
         st = worker.state
         if json:

@@ -8,13 +8,14 @@ in-process — turns shared memories into facts.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from swarmlog import CheckpointInfo, Event, InvalidEvent, Log, open_log
+from swarmlog import CheckpointInfo, Event, InvalidEvent, Log, SwarmlogError, open_log
 from swarmlog.names import check_name
 
 from . import events as T
@@ -176,13 +177,21 @@ class Swarm:
         return state_at(self.log, at_seq=at_seq, at_time=at_time)
 
     def synthesize(self) -> int:
-        """Run one synthesizer pass in this process; return how many decisions it made."""
+        """Run one synthesizer pass in this process; return how many decisions it made.
+
+        The pass releases the lease when it ends: a ``synth --follow`` started meanwhile
+        takes over at once instead of standing by for the lease timeout while this
+        process lives (the next pass takes the lease again if it is free)."""
         state = self.refresh()
         if self._synth is None:
             from .worker import Synthesizer
 
             self._synth = Synthesizer(self.log, state=state, index=self.index)
-        n = self._synth.run_once()
+        try:
+            n = self._synth.run_once()
+        finally:
+            with contextlib.suppress(SwarmlogError, OSError):  # else: it times out, as before
+                self._synth.release()
         self._state = self._synth.state
         return n
 

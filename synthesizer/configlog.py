@@ -254,9 +254,10 @@ def on_configured(s: Any, d: dict[str, Any]) -> None:
     s.config = SynthConfig.model_validate(d["body"]["config"])
     s.config_seq = d["seq"]
     cap = s.config.pool.capacity
-    facts = s.facts
-    if len(facts) > cap:
+    bank = s.ext.bank  # a MemoryBank's memories are not the pool's to evict (seed 004)
+    pooled = [f for f in s.facts.values() if f.id not in bank] if bank else list(s.facts.values())
+    if len(pooled) > cap:
         # the order of repeated ``pool.capacity_victim`` picks, in one sort
-        order = sorted(facts.values(), key=lambda f: (f.strength, f.created_seq))
-        for f in order[: len(facts) - cap]:
+        order = sorted(pooled, key=lambda f: (f.strength, f.created_seq))
+        for f in order[: len(pooled) - cap]:
             s._evict(f.id, "capacity")  # state.CAPACITY (not imported: no cycle)

@@ -356,10 +356,17 @@ class SwarmState:
                 del self.subjects[f.subject]  # type: ignore[arg-type]
 
     def _make_room(self) -> None:
-        """At capacity, evict the weakest fact (ties: the oldest)."""
+        """At capacity, evict the weakest fact (ties: the oldest). A MemoryBank's memories
+        neither count against the capacity nor make room (seed 004: only its prune and
+        consolidation remove them)."""
         cap = self.config.pool.capacity
-        while len(self.facts) >= cap:
-            victim = pool.capacity_victim(self.facts.values())
+        facts, bank = self.facts, self.ext.bank
+        if len(facts) < cap:
+            return
+        held = sum(1 for fid in bank if fid in facts) if bank else 0
+        while len(facts) - held >= cap:
+            pooled = facts.values() if not held else (f for f in facts.values() if f.id not in bank)
+            victim = pool.capacity_victim(pooled)
             if victim is None:
                 return
             self._evict(victim, CAPACITY)

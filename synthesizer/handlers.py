@@ -313,7 +313,9 @@ def _on_feedback(s: SwarmState, d: dict[str, Any]) -> None:
 
 def _on_tick(s: SwarmState, d: dict[str, Any]) -> None:
     """One decay step for every live fact, then deterministic evictions: strength below
-    threshold (decay), TTL passed (ttl), working energy below expiry (expired)."""
+    threshold (decay), TTL passed (ttl), working energy below expiry (expired). A
+    MemoryBank's memories are never evicted here: only its prune and consolidation
+    remove them (seed 004; docs/seeds.md)."""
     p = s.config.pool
     tcfg = s.config.tiers
     rate = p.decay_rate
@@ -322,6 +324,7 @@ def _on_tick(s: SwarmState, d: dict[str, Any]) -> None:
     ts = d["ts"]
     factors: dict[int, float] = {}
     out: list[tuple[str, str]] = []
+    bank = s.ext.bank  # a MemoryBank's memories decay but are never evicted (seed 004)
     for f in s.facts.values():
         r = f.reinforcements
         k = factors.get(r)
@@ -329,6 +332,8 @@ def _on_tick(s: SwarmState, d: dict[str, Any]) -> None:
             k = factors[r] = pool.decay_factor(rate, r)
         f.strength *= k
         tiers.advance(f, ts, tcfg)
+        if bank and f.id in bank:
+            continue
         if f.strength < threshold:
             out.append((f.id, DECAY))
         elif f.expires_at is not None and ts >= f.expires_at:

@@ -42,6 +42,7 @@ class ErasableState(Protocol):
     signatures: dict[str, str]
     pending: dict[int, RawMemory]
     recalled: dict[str, set[int]]
+    accessed: dict[str, dict[str, list[str]]]
     metrics: Any
     ext: Any
 
@@ -162,7 +163,13 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
         _unsign(s, s.evicted.pop(fid))
     for f in blank:
         _blank(s, f)
+    if session is not None:  # its name is the identity's: no trace of it stays
+        for a in [a for a, m in s.accessed.items() if session in m]:
+            del s.accessed[a][session]
+            if not s.accessed[a]:
+                del s.accessed[a]
     if agent is not None:
+        s.accessed.pop(agent, None)
         s.recalled.pop(agent, None)
         m = s.metrics
         for counts in (m.by_agent, m.recalls, m.shared, m.causes, m.cas):

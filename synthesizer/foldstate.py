@@ -115,6 +115,8 @@ class SwarmState:
     * ``subjects``: subject -> ids of live facts claiming it;
     * ``coact`` / ``clusters``: co-activation weights (symmetric) and cluster members;
     * ``recalled``: agent -> seqs of peers' evidence it has seen in recall hits;
+    * ``accessed``: agent -> session -> ids of the facts its recalls accessed in that
+      session, in order (co-activation per session, seed 003; dropped at session end);
     * ``progress``: the synthesizer's progress mark; ``last_seq``: last folded seq;
     * ``config_seq``: seq of the ``swarm.configured`` in force (0: the initial config).
     """
@@ -122,6 +124,7 @@ class SwarmState:
     __slots__ = (
         "_config",
         "_k",
+        "accessed",
         "clusters",
         "coact",
         "config_seq",
@@ -150,6 +153,7 @@ class SwarmState:
         self.coact: dict[str, dict[str, int]] = {}
         self.clusters: dict[str, list[str]] = {}
         self.recalled: dict[str, set[int]] = {}
+        self.accessed: dict[str, dict[str, list[str]]] = {}
         self.last_seq: int = 0
         self.last_ts: float = 0.0
         self.progress: int = 0
@@ -286,6 +290,7 @@ class SwarmState:
             "metrics": self.metrics.to_dict(),
             **({"facades": self.ext.to_dict()} if self.ext else {}),
             **({"synth_version": self.synth_version} if self.synth_version else {}),
+            **({"accessed": self.accessed} if self.accessed else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -321,6 +326,7 @@ class SwarmState:
         s.metrics = Metrics.from_dict(d["metrics"])
         s.ext = Facades.from_dict(d.get("facades"))
         s.synth_version = d.get("synth_version", 0)
+        s.accessed = d.get("accessed", {})
         return s
 
     def digest(self) -> str:

@@ -272,8 +272,8 @@ def _on_reinforced(s: SwarmState, d: dict[str, Any]) -> None:
 
 def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
     """memory.recalled: each distinct live hit is accessed (``tiers.access``: decay, add
-    energy, promote); hits co-activate; peers' evidence seqs are remembered for
-    correlation lift."""
+    energy, promote); facts accessed in the same session co-activate (a recall without
+    a session: its own hits); peers' evidence seqs are remembered for correlation lift."""
     facts = s.facts
     agent = d["agent"]
     ts = d["ts"]
@@ -294,7 +294,11 @@ def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
         peers = [q for q, a, _, _ in f.evidence if a != agent]
         if peers:
             s.recalled.setdefault(agent, set()).update(peers)
-    if len(hits) > 1:
+    session = d.get("session")
+    if session is not None and hits:
+        order = s.accessed.setdefault(agent, {}).setdefault(session, [])
+        tiers.coactivate_session(order, hits, s.coact, s.clusters, facts, s.config.tiers)
+    elif len(hits) > 1:
         tiers.coactivate(hits, s.coact, s.clusters, facts, s.config.tiers)
 
 
@@ -350,6 +354,10 @@ def _on_session_ended(s: SwarmState, d: dict[str, Any]) -> None:
     if session is None:
         _ignore(s, "session.ended:no_session")
         return
+    for agent in [a for a, m in s.accessed.items() if session in m]:
+        del s.accessed[agent][session]  # its co-activations are counted
+        if not s.accessed[agent]:
+            del s.accessed[agent]
     tcfg = s.config.tiers
     ts = d["ts"]
     for f in s.facts.values():

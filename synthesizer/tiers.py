@@ -119,6 +119,49 @@ def coactivate(
                 join(a, b, clusters, facts)
 
 
+def coactivate_session(
+    seen: list[str],
+    hits: list[Fact],
+    coact: dict[str, dict[str, int]],
+    clusters: dict[str, list[str]],
+    facts: MutableMapping[str, Fact],
+    cfg: TierConfig,
+) -> None:
+    """Facts accessed in one session co-activate (seed 003: memories ACCESSED_IN the same
+    session): each hit not accessed in the session before adds 1 to its weight with every
+    live fact that was (``seen``, the session's accessed ids, in order; extended here),
+    so a pair counts once per session however often it is recalled there, and a pair
+    whose weight exceeds the threshold forms or joins a cluster."""
+    live = [fid for fid in seen if fid in facts]
+    if len(live) != len(seen):
+        seen[:] = live  # evicted since: no longer co-activates
+    have = set(seen)
+    for f in hits:
+        if f.id in have:
+            continue
+        for fid in seen:
+            _pair(facts[fid], f, coact, clusters, facts, cfg.coactivation_threshold)
+        seen.append(f.id)
+        have.add(f.id)
+
+
+def _pair(
+    a: Fact,
+    b: Fact,
+    coact: dict[str, dict[str, int]],
+    clusters: dict[str, list[str]],
+    facts: MutableMapping[str, Fact],
+    threshold: int,
+) -> None:
+    """Add 1 to the (symmetric) weight of ``a`` and ``b``; join them above the threshold."""
+    row_a = coact.setdefault(a.id, {})
+    w = row_a.get(b.id, 0) + 1
+    row_a[b.id] = w
+    coact.setdefault(b.id, {})[a.id] = w
+    if w > threshold and (a.cluster is None or a.cluster != b.cluster):
+        join(a, b, clusters, facts)
+
+
 def _cluster_key(cid: str) -> int:
     """Founder seq of a cluster id ``c<seq>`` (older founder = smaller)."""
     return int(cid[1:])

@@ -170,7 +170,7 @@ class Lease:
             "host": self.host,
             "pid": self.pid,
         }
-        if self.since is not None:
+        if self.since is not None and not released:  # (a released lease has no tenure)
             body["since"] = self.since
         if released:
             body["released"] = True

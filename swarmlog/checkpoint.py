@@ -85,8 +85,9 @@ class CheckpointInfo:
     pinned: bool = False
     """Kept whatever the retention (``swarmlog checkpoint --keep``)."""
     version: int = VERSION
-    side: tuple[tuple[str, str], ...] = ()
-    """(file name, SHA-256 hex) of each side file written with it, sorted by name."""
+    side: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """(file name, SHA-256 hex) of each side file written with it, sorted by name (not
+    in the repr: two 64-hex digests a file)."""
 
     def side_files(self) -> dict[str, str]:
         """The side files this checkpoint names: file name -> SHA-256 hex of its bytes."""

@@ -93,7 +93,8 @@ def main() -> None:
         for name, repo in repos:
             m = measure(repo, a.facts, a.runs, base)
             print(
-                f"{name:12} {int(m['facts']):>7} facts  checkpoint {m['checkpoint_s'] * 1000:7.0f} ms"
+                f"{name:12} {int(m['facts']):>7} facts"
+                f"  checkpoint {m['checkpoint_s'] * 1000:7.0f} ms"
                 f"  open {m['open'] * 1000:6.0f} ms  first recall {m['first'] * 1000:6.0f} ms"
                 f"  second {m['second'] * 1000:5.1f} ms"
             )

@@ -29,9 +29,11 @@ BUILD = textwrap.dedent(
     import json, sys, time
     from swarmlog import Event, FileLog
     from synthesizer import Swarm
+    from synthesizer.configlog import change_config
     root, n = sys.argv[1], int(sys.argv[2])
     words = ["cache", "queue", "shard", "index", "deploy", "schema", "tenant", "quota"]
     log = FileLog(root)
+    change_config(log, {"pool.capacity": str(2 * n)})
     for lo in range(0, n, 5000):
         log.append_many(
             Event(agent=f"a{i % 7}", type="memory.shared",

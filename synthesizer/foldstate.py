@@ -23,7 +23,7 @@ from .facade_state import Facades
 from .facts import FACT_FIELDS, Fact, RawMemory
 from .facttable import FactTable, fact_array
 
-FORMAT = 3
+FORMAT = 4
 """Serialization format of ``to_bytes``; bump on incompatible changes."""
 
 LATENCY_WINDOW = 4096
@@ -138,6 +138,7 @@ class SwarmState:
         "signatures",
         "subjects",
         "synth_version",
+        "words",
     )
 
     def __init__(self, config: SynthConfig | None = None) -> None:
@@ -157,6 +158,7 @@ class SwarmState:
         self.synth_version: int = 0  # seq of the last record keyed "synthesizer" (authz.py)
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
+        self.words: dict[str, list[list[Any]]] = {}  # later evidence's words (factwords.py)
         # the log's redaction count when this state's fold began (runtime only, never
         # serialized; None: not known). replay.save_checkpoint_info compares it.
         self.redactions: int | None = None
@@ -286,6 +288,7 @@ class SwarmState:
             "metrics": self.metrics.to_dict(),
             **({"facades": self.ext.to_dict()} if self.ext else {}),
             **({"synth_version": self.synth_version} if self.synth_version else {}),
+            **({"words": self.words} if self.words else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -321,6 +324,7 @@ class SwarmState:
         s.metrics = Metrics.from_dict(d["metrics"])
         s.ext = Facades.from_dict(d.get("facades"))
         s.synth_version = d.get("synth_version", 0)
+        s.words = d.get("words", {})
         return s
 
     def digest(self) -> str:
@@ -337,6 +341,8 @@ class SwarmState:
         """Remove a live fact (its signature stays remembered; the fact is kept for revival)."""
         f = self.facts.pop(fid)
         revival.bury(self, f, reason == FORGOTTEN)
+        if fid not in self.evicted:
+            self.words.pop(fid, None)
         if f.subject is not None:
             self._unindex_subject(f)
         tiers.forget_fact(f, self.coact, self.clusters)

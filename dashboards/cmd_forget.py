@@ -26,13 +26,17 @@ def forget(
     by: str = typer.Option(
         "operator", "--as", help="Who asks (forgetting another identity needs an operator)"
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Record the request even if the identity has no events"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
     """Erase an identity: its events become tombstones, quotes of it are scrubbed, facts
     only it evidenced are dropped and checkpoints after it rebuilt (re-run to finish an
-    interrupted one)."""
+    interrupted one). A store identity forgets by prefix (--tenant T --principal P: all
+    of P's conversations); an identity with no events exits 1 unless --force."""
     from synthesizer.forget import Identity, forget
 
     store = (tenant, principal, conversation)
@@ -46,11 +50,15 @@ def forget(
             "give exactly one of --agent, --session, --thread or a store identity"
             " (--tenant/--principal/--conversation)"
         )
+    from synthesizer.reserved import RESERVED
+
+    if by in RESERVED and by != "operator":
+        fail(f"--as {by!r}: a reserved name (the project writes as it); name who asks")
     ident = Identity(agent, session, thread, ns)
     swarm = open_swarm(ctx, root, url, write=True)
     try:
         with working(f"forgetting {ident}"):
-            res = forget(swarm, ident, by)
+            res = forget(swarm, ident, by, force=force)
     except NotImplementedError as e:
         fail(str(e))
         return

@@ -22,8 +22,15 @@ counts every keyed record and the fold's versions must agree with the log's.
   ``author`` its reader vouches for (JetStream with per-agent subjects: the agent in the
   message's subject, which the server's per-user permissions guard) is refused.
 * **Erasure** (``identity.forgotten``): an agent may forget its own identity (body
-  agent = the writer, and/or body session = the writer's envelope session, no thread);
-  anything else only an agent listed in the configuration's ``operators``.
+  agent = the writer, and/or a body session the writer *opened*: the session's first
+  event in the log is the writer's, ``state.owners``; no thread); anything else only an
+  agent listed in the configuration's ``operators``. A store identity
+  (``memstore.forgotten``) only the MemoryStore facade's writer (``memstore``) or an
+  operator may forget.
+* **Reserved names** (reserved.py): an agent's memory events (shared, recalled,
+  reinforced, feedback) written under a name the project writes as (``synthesizer``,
+  ``operator``, ``memstore``, ...) are refused: what nobody may forget never enters
+  the facts.
 
 These rules stop agents that name another, race without the CAS or mistype; they do not
 stop a writer who forges all the fields: on one machine the OS user who can write the
@@ -37,6 +44,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import events as T
+from . import facade_events as FE
+from .reserved import RESERVED
 
 SwarmState = Any
 """The fold's state (``foldstate.SwarmState``; not imported: handlers.py imports this module)."""
@@ -89,7 +98,8 @@ def board_ok(s: SwarmState, d: dict[str, Any]) -> bool:
 
 
 def forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
-    """An erasure of the writer's own identity, or any erasure by an operator."""
+    """An erasure of the writer's own identity (its name, a session it opened), or any
+    erasure by an operator."""
     b = d["body"]
     who = d["agent"]
     agent, session = b.get("agent"), b.get("session")
@@ -97,9 +107,30 @@ def forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
         b.get("thread") is None
         and (agent is not None or session is not None)
         and agent in (None, who)
-        and (session is None or session == d.get("session"))
+        and (session is None or s.owners.get(session) == who)
     )
     return own or who in s.config.operators
+
+
+STORE_WRITER = "memstore"
+"""The MemoryStore facade's writer (facade_store.STORE_AGENT)."""
+
+
+def store_forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """A store identity's erasure by the store facade's writer or an operator."""
+    who = d["agent"]
+    return who == STORE_WRITER or who in s.config.operators
+
+
+AGENT_TYPES = frozenset(
+    (T.MEMORY_SHARED, T.MEMORY_RECALLED, T.MEMORY_REINFORCED, T.MEMORY_FEEDBACK)
+)
+"""An agent's own memory events: refused under a reserved name."""
+
+
+def agent_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """An agent's memory event written under a name no agent may take is refused."""
+    return d["agent"] not in RESERVED
 
 
 def _guard(check: Callable[[SwarmState, dict[str, Any]], bool], h: Handler) -> Handler:
@@ -128,6 +159,10 @@ def guarded(handlers: dict[str, Handler]) -> dict[str, Handler]:
             out[t] = _guard(board_ok, h)
         elif t == T.IDENTITY_FORGOTTEN:
             out[t] = _guard(forget_ok, h)
+        elif t == FE.STORE_FORGOTTEN:
+            out[t] = _guard(store_forget_ok, h)
+        elif t in AGENT_TYPES:
+            out[t] = _guard(agent_ok, h)
     out[FORGED] = refuse
     return out
 

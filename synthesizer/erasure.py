@@ -47,6 +47,7 @@ class ErasableState(Protocol):
     pending: dict[int, RawMemory]
     recalled: dict[str, set[int]]
     words: dict[str, list[factwords.Entry]]
+    owners: dict[str, str]
     metrics: Any
     ext: Any
 
@@ -197,6 +198,12 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
         factwords.drop(s, f.id)
     for f in changed:
         factwords.keep_only(s, f)
+    owners = s.owners
+    if session is not None:
+        owners.pop(session, None)
+    if agent is not None:
+        for name in [k for k, v in owners.items() if v == agent]:
+            del owners[name]  # (session names the identity chose)
     if agent is not None:
         s.recalled.pop(agent, None)
         m = s.metrics

@@ -111,6 +111,11 @@ def _count(state: SwarmState, run: list[dict[str, Any]], types: list[str]) -> No
     m.events_total += len(run)
     _fast.tally(m.by_type, types)
     _fast.tally(m.by_agent, _fast.column(run, "agent"))
+    owners = state.owners  # who opened each session (authz.forget_ok)
+    for d in run:
+        sess = d.get("session")
+        if sess is not None and sess not in owners:
+            owners[sess] = d["agent"]
 
 
 def _fold_run(

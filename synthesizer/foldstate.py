@@ -116,7 +116,9 @@ class SwarmState:
     * ``coact`` / ``clusters``: co-activation weights (symmetric) and cluster members;
     * ``recalled``: agent -> seqs of peers' evidence it has seen in recall hits;
     * ``progress``: the synthesizer's progress mark; ``last_seq``: last folded seq;
-    * ``config_seq``: seq of the ``swarm.configured`` in force (0: the initial config).
+    * ``config_seq``: seq of the ``swarm.configured`` in force (0: the initial config);
+    * ``words``: later evidence's words, for erasure to reword a fact (factwords.py);
+    * ``owners``: session -> agent of its first event (who may forget it, authz.py).
     """
 
     __slots__ = (
@@ -131,6 +133,7 @@ class SwarmState:
         "last_seq",
         "last_ts",
         "metrics",
+        "owners",
         "pending",
         "progress",
         "recalled",
@@ -159,6 +162,7 @@ class SwarmState:
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
         self.words: dict[str, list[list[Any]]] = {}  # later evidence's words (factwords.py)
+        self.owners: dict[str, str] = {}  # session -> agent of its first event (authz.py)
         # the log's redaction count when this state's fold began (runtime only, never
         # serialized; None: not known). replay.save_checkpoint_info compares it.
         self.redactions: int | None = None
@@ -289,6 +293,7 @@ class SwarmState:
             **({"facades": self.ext.to_dict()} if self.ext else {}),
             **({"synth_version": self.synth_version} if self.synth_version else {}),
             **({"words": self.words} if self.words else {}),
+            **({"owners": self.owners} if self.owners else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -325,6 +330,7 @@ class SwarmState:
         s.ext = Facades.from_dict(d.get("facades"))
         s.synth_version = d.get("synth_version", 0)
         s.words = d.get("words", {})
+        s.owners = d.get("owners", {})
         return s
 
     def digest(self) -> str:

@@ -46,6 +46,7 @@ from swarmlog.redaction import is_tombstone, kind_of
 
 from . import events as T
 from . import facade_events as FE
+from . import nsprefix
 from .erasure import REDACTED
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ class Identity:
             raise ForgetError(
                 "the synthesizer's events are derived: forget the agents whose memories it decided"
             )
+        if self.ns is not None and not nsprefix.pattern(self.ns):
+            raise ForgetError("a store identity to forget needs at least one field (tenant)")
 
     def describe(self) -> str:
         for what in ("agent", "session", "thread"):
@@ -107,8 +110,11 @@ class Identity:
 
     def owns(self, d: dict[str, Any]) -> bool:
         """Whether stored event ``d`` is the identity's own."""
-        if self.ns is not None:
-            return d["type"] in _STORE_TYPES and d["body"].get("ns") == self.ns
+        if self.ns is not None:  # by prefix (seed 001, nsprefix.py)
+            ns = d["body"].get("ns")
+            return (
+                d["type"] in _STORE_TYPES and isinstance(ns, str) and nsprefix.covers(self.ns, ns)
+            )
         if self.agent is not None:
             return d["agent"] == self.agent
         if self.session is not None:
@@ -174,6 +180,8 @@ class Plan:
     """Seq of the identity's last own event."""
     matched: int = 0
     """Events of the identity (and derived ones) found, redacted already or not."""
+    owned: int = 0
+    """Events of the identity in the log (any type; before the intent)."""
     upto: int = 0
     """Last seq read."""
 
@@ -236,6 +244,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 continue
             if ident.owns(d):
                 p.last_own = seq
+                p.owned += 1
                 if t in _WORDLESS:
                     continue
                 touch(seq)
@@ -317,33 +326,63 @@ class _Quotes:
         return text
 
 
-def _allowed(swarm: Swarm, ident: Identity, writer: str, session: str | None) -> None:
-    """Refuse what the fold would refuse (authz.forget_ok): the fold must honour the
-    intent before anything is rewritten."""
-    if ident.ns is not None:
+def _allowed(swarm: Swarm, ident: Identity, writer: str) -> None:
+    """Refuse what the fold would refuse (authz.forget_ok, store_forget_ok): the fold
+    must honour the intent before anything is rewritten. A session is its opener's:
+    the agent of its first event in the log (``state.owners``)."""
+    st = swarm.refresh()
+    ops = st.config.operators
+    if writer in ops:
         return
-    ops = swarm.refresh().config.operators
-    own = ident.thread is None and (
-        ident.agent == writer or (ident.session is not None and ident.session == session)
-    )
-    if not own and writer not in ops:
-        names = ", ".join(ops) or "none"
+    names = ", ".join(ops) or "none"
+    if ident.ns is not None:
+        if writer == STORE_WRITER:
+            return
         raise ForgetError(
             f"forgetting {ident.describe()} needs an operator (writer {writer!r};"
             f" configured operators: {names})"
         )
+    if ident.agent is not None and ident.agent == writer:
+        return
+    if ident.session is not None:
+        opener = st.owners.get(ident.session)
+        if opener == writer:
+            return
+        raise ForgetError(
+            f"forgetting {ident.describe()} needs the agent that opened it"
+            f" ({opener or 'nobody'!s}) or an operator (writer {writer!r};"
+            f" configured operators: {names})"
+        )
+    raise ForgetError(
+        f"forgetting {ident.describe()} needs an operator (writer {writer!r};"
+        f" configured operators: {names})"
+    )
+
+
+STORE_WRITER = "memstore"
+"""The MemoryStore facade's writer: it forgets store identities (authz.store_forget_ok)."""
 
 
 def forget(
-    swarm: Swarm, ident: Identity, writer: str = "operator", session: str | None = None
+    swarm: Swarm,
+    ident: Identity,
+    writer: str = "operator",
+    session: str | None = None,
+    force: bool = False,
 ) -> Result:
-    """Forget ``ident`` in ``swarm`` (see module docstring); safe to re-run."""
+    """Forget ``ident`` in ``swarm`` (see module docstring); safe to re-run. An identity
+    with no event in the log is refused (a typo forgets nothing) unless ``force``."""
     from . import vecckpt
 
     log = swarm.log
-    _allowed(swarm, ident, writer, session)
-    agent = writer if ident.ns is None else "memstore"
+    _allowed(swarm, ident, writer)
+    agent = writer
     p = plan(log, ident, writer=agent)
+    if not p.owned and not p.intent and not force:
+        raise ForgetError(
+            f"no events by {ident.describe()} in the log: nothing to forget (check the"
+            " name; --force records the request anyway)"
+        )
     seq = p.intent
     if not seq:
         ev = Event(

@@ -11,6 +11,8 @@ import typer
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
 from .progress import working
 
+DASHBOARD_REPORT = "metrics/swarm_memory_dashboard.md"
+
 
 @app.command()
 def forget(
@@ -59,6 +61,14 @@ def forget(
     try:
         with working(f"forgetting {ident}"):
             res = forget(swarm, ident, by, force=force)
+        if DASHBOARD_REPORT in res.reports_removed:  # rendered again from the rewritten log
+            from synthesizer.metrics import compute
+
+            from .markdown import render
+
+            path = swarm.log.root / DASHBOARD_REPORT  # type: ignore[attr-defined]
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(render(compute(swarm.refresh(), swarm=swarm.name)), "utf-8")
     except NotImplementedError as e:
         fail(str(e))
         return

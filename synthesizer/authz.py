@@ -28,9 +28,8 @@ counts every keyed record and the fold's versions must agree with the log's.
   (``memstore.forgotten``) only the MemoryStore facade's writer (``memstore``) or an
   operator may forget.
 * **Reserved names** (reserved.py): an agent's memory events (shared, recalled,
-  reinforced, feedback) written under a name the project writes as (``synthesizer``,
-  ``operator``, ``memstore``, ...) are refused: what nobody may forget never enters
-  the facts.
+  reinforced, feedback) written as ``synthesizer``, ``operator`` or ``memstore`` are
+  refused: what nobody may forget never enters the facts.
 
 These rules stop agents that name another, race without the CAS or mistype; they do not
 stop a writer who forges all the fields: on one machine the OS user who can write the
@@ -45,7 +44,6 @@ from typing import Any
 
 from . import events as T
 from . import facade_events as FE
-from .reserved import RESERVED
 
 SwarmState = Any
 """The fold's state (``foldstate.SwarmState``; not imported: handlers.py imports this module)."""
@@ -128,9 +126,15 @@ AGENT_TYPES = frozenset(
 """An agent's own memory events: refused under a reserved name."""
 
 
+NOT_AN_AGENT = frozenset((T.SYNTH_AGENT, "operator", STORE_WRITER))
+"""Reserved names that never write an agent's memory events (the facades' own writers,
+``system`` for the pool, ``langgraph``, do)."""
+
+
 def agent_ok(s: SwarmState, d: dict[str, Any]) -> bool:
-    """An agent's memory event written under a name no agent may take is refused."""
-    return d["agent"] not in RESERVED
+    """An agent's memory event written under the synthesizer's, the operator's or the
+    store's name is refused: what nobody could forget never enters the facts."""
+    return d["agent"] not in NOT_AN_AGENT
 
 
 def _guard(check: Callable[[SwarmState, dict[str, Any]], bool], h: Handler) -> Handler:

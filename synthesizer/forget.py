@@ -34,6 +34,7 @@ replay.save_checkpoint_info refuses a state folded before a redaction — backup
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -196,6 +197,8 @@ class Result:
     matched: int
     checkpoints_dropped: int
     checkpoint: int
+    reports_removed: list[str] = field(default_factory=list)
+    """Report files under the root (relative paths) removed: they quoted the log."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -308,7 +311,11 @@ class _Quotes:
     def __init__(self, words: set[str]) -> None:
         self.keyed: dict[str, list[str]] = {}
         self.loose: list[str] = []
+        self.grams: set[tuple[str, ...]] = set()
         for w in words:
+            toks = [_norm(t) for t in w.split()]
+            for i in range(len(toks) - QUOTE_WORDS + 1):
+                self.grams.add(tuple(toks[i : i + QUOTE_WORDS]))
             inner = w.split()[1:-1]
             if inner:
                 self.keyed.setdefault(max(inner, key=len), []).append(w)
@@ -323,7 +330,48 @@ class _Quotes:
             found.update(w for w in keyed[tok] if w in text)
         for w in sorted(found, key=len, reverse=True):
             text = text.replace(w, REDACTED)
-        return text
+        return self._partial(text) if self.grams else text
+
+    def _partial(self, text: str) -> str:
+        """``text`` with every run of ``QUOTE_WORDS`` or more consecutive words found in
+        one of the identity's texts (case and surrounding punctuation aside) replaced by
+        one ``REDACTED``."""
+        spans = [(m.start(), m.end(), _norm(m.group())) for m in _WORD.finditer(text)]
+        hit = [False] * len(spans)
+        grams = self.grams
+        for i in range(len(spans) - QUOTE_WORDS + 1):
+            if tuple(t for _, _, t in spans[i : i + QUOTE_WORDS]) in grams:
+                for j in range(i, i + QUOTE_WORDS):
+                    hit[j] = True
+        if not any(hit):
+            return text
+        out: list[str] = []
+        pos = 0
+        i = 0
+        while i < len(spans):
+            if not hit[i]:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(spans) and hit[j + 1]:
+                j += 1
+            out.append(text[pos : spans[i][0]])
+            out.append(REDACTED)
+            pos = spans[j][1]
+            i = j + 1
+        out.append(text[pos:])
+        return "".join(out)
+
+
+QUOTE_WORDS = 4
+"""A run of this many consecutive words of the identity's texts in another's text is a
+quote (issue 26: partial quotes), whatever the case and surrounding punctuation."""
+_WORD = re.compile(r"\S+")
+_PUNCT = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
+
+
+def _norm(tok: str) -> str:
+    return tok.strip(_PUNCT).lower()
 
 
 def _allowed(swarm: Swarm, ident: Identity, writer: str) -> None:
@@ -406,11 +454,39 @@ def forget(
         dropped = log.checkpoints.invalidate_after(p.first)
         step()
         vecckpt.prune(log)
+    reports = remove_reports(log)
     swarm._reload()
     ck = 0
     if p.first and max((i.seq for i in log.checkpoints.list()), default=0) < seq:
         ck = swarm.checkpoint()  # rebuilt from the rewritten log
-    return Result(ident.describe(), seq, n, p.matched, dropped, ck)
+    return Result(ident.describe(), seq, n, p.matched, dropped, ck, reports)
+
+
+REPORT_DIR = "metrics"
+"""Where the project writes reports under a root (seed 002's
+``metrics/swarm_memory_dashboard.md``, ``swarmlog demo --keep``)."""
+
+
+def remove_reports(log: Log) -> list[str]:
+    """Delete the report files under the log's root: they are rendered from the log and
+    may quote a forgotten identity (the CLI renders the dashboard report again)."""
+    import os
+
+    root = getattr(log, "root", None)
+    if root is None:
+        return []
+    d = os.path.join(str(root), REPORT_DIR)
+    out: list[str] = []
+    try:
+        names = sorted(os.listdir(d))
+    except OSError:
+        return out
+    for name in names:
+        path = os.path.join(d, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            os.unlink(path)
+            out.append(f"{REPORT_DIR}/{name}")
+    return out
 
 
 __all__ = ["ForgetError", "Identity", "Plan", "Result", "forget", "plan"]

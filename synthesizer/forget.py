@@ -34,6 +34,7 @@ replay.save_checkpoint_info refuses a state folded before a redaction — backup
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from swarmlog import Event, Log
 from swarmlog.archive import RetentionError
 from swarmlog.errors import SwarmlogError
 from swarmlog.redact import step
-from swarmlog.redaction import is_tombstone, kind_of
+from swarmlog.redaction import Rewrite, is_tombstone, kind_of
 
 from . import events as T
 from . import facade_events as FE
@@ -185,6 +186,33 @@ class Plan:
     """Events of the identity in the log (any type; before the intent)."""
     upto: int = 0
     """Last seq read."""
+    intent_key: str = ""
+    """Keys the pseudonyms: the event id of the record before the pending intent."""
+    last_id: str = ""
+    """Event id of the last record read (the key when the intent is appended after it)."""
+    named: dict[int, tuple[dict[str, Any] | None, str | None, str | None]] = field(
+        default_factory=dict
+    )
+    """An agent's own events in a session or thread: seq -> (the body they end with,
+    None for a tombstone; session; thread)."""
+    rename: set[tuple[str, str]] = field(default_factory=set)
+    """(field, name) of the sessions and threads only the agent wrote in."""
+
+    def own_changes(self, key: str) -> dict[int, Any]:
+        """``own``, plus the renaming of the names only the agent used (``Rewrite``s
+        with pseudonyms keyed by ``key``)."""
+        out: dict[int, Any] = dict(self.own)
+        if not self.rename:
+            return out
+        for seq, (body, session, thread) in self.named.items():
+            env = {
+                k: pseudonym(v, key)
+                for k, v in (("session", session), ("thread", thread))
+                if v is not None and (k, v) in self.rename
+            }
+            if env:
+                out[seq] = Rewrite(out.get(seq, body), env)
+        return out
 
 
 @dataclass
@@ -223,6 +251,8 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
     mine_subjects: set[str] = set()
     others_subjects: set[str] = set()
     later: list[dict[str, Any]] = []
+    mine_names: set[tuple[str, str]] = set()
+    others_names: set[tuple[str, Any]] = set()
 
     def touch(seq: int) -> None:
         p.matched += 1
@@ -235,6 +265,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
             t = d["type"]
             seq = d["seq"]
             b = d["body"]
+            prev, p.last_id = p.last_id, d["id"]
             if t in _INTENTS:
                 if (
                     t == ident.intent_type
@@ -242,12 +273,21 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                     and (writer is None or d["agent"] == writer)
                 ):
                     p.intent = seq
+                    p.intent_key = prev
                 continue
             if t in _NEVER:
                 continue
             if ident.owns(d):
                 p.last_own = seq
                 p.owned += 1
+                if ident.agent is not None:
+                    sess, thr = d.get("session"), d.get("thread")
+                    if sess is not None or thr is not None:
+                        p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
+                        if sess is not None:
+                            mine_names.add(("session", sess))
+                        if thr is not None:
+                            mine_names.add(("thread", thr))
                 if t in _WORDLESS:
                     continue
                 touch(seq)
@@ -270,12 +310,21 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 continue
             if kind_of(d) is not None:
                 touch(seq)  # redacted by an earlier run: its checkpoints may hold it
+            if "session" in d:
+                others_names.add(("session", d["session"]))
+            if "thread" in d:
+                others_names.add(("thread", d["thread"]))
             if t == T.MEMORY_SHARED and isinstance(b.get("subject"), str):
                 others_subjects.add(b["subject"])
             if t in _QUOTABLE or t in (T.FACT_CREATED, T.FACT_CONTESTED, T.FACT_RESOLVED):
                 later.append(d)
     if p.intent and p.intent < p.last_own:
         p.intent = 0  # the identity wrote again after that request: a new one is needed
+        p.intent_key = ""
+    p.rename = {n for n in mine_names - others_names if not n[1].startswith(PSEUDONYM)}
+    for seq, (_, sess, thr) in p.named.items():
+        if (("session", sess) in p.rename or ("thread", thr) in p.rename) and seq < p.first:
+            p.first = seq  # a renamed event with no words (its checkpoints hold the name)
     quote = _Quotes(words) if words else None
     only_mine = mine_subjects - others_subjects
     for d in later:
@@ -432,6 +481,7 @@ def forget(
             " name; --force records the request anyway)"
         )
     seq = p.intent
+    key = p.intent_key
     if not seq:
         ev = Event(
             agent=agent,
@@ -440,14 +490,17 @@ def forget(
             body=ident.intent_body(),
         )
         seq = log.append(ev).seq or 0
+        key = p.last_id
         step()
         if seq != p.upto + 1:  # others wrote meanwhile: plan again up to the intent
             p = plan(log, ident, seq)
+            key = p.intent_key
     elif p.upto > seq:
         p = plan(log, ident, seq)
     n = log.redact(p.derived) if p.derived else 0
     step()
-    n += log.redact(p.own) if p.own else 0
+    own = p.own_changes(key)
+    n += log.redact(own) if own else 0
     step()
     dropped = 0
     if p.first:
@@ -460,6 +513,18 @@ def forget(
     if p.first and max((i.seq for i in log.checkpoints.list()), default=0) < seq:
         ck = swarm.checkpoint()  # rebuilt from the rewritten log
     return Result(ident.describe(), seq, n, p.matched, dropped, ck, reports)
+
+
+PSEUDONYM = "~erased-"
+"""Prefix of the pseudonyms that replace the session and thread names only a forgotten
+agent wrote in (such names are never renamed again)."""
+
+
+def pseudonym(name: str, key: str) -> str:
+    """The stable pseudonym of ``name``: a hash keyed by the event id of the record just
+    before the forget request (the same on a re-run, different for each request)."""
+    h = hashlib.blake2b(name.encode(), key=key.encode()[:64], digest_size=8).hexdigest()
+    return PSEUDONYM + h
 
 
 REPORT_DIR = "metrics"

@@ -70,3 +70,62 @@ def test_partial_quotes_and_the_report_are_erased(tmp_path: Path) -> None:
         assert state_at(sw.log).digest() == state_at(sw.log, from_start=True).digest()
     finally:
         sw.close()
+
+
+def test_session_and_thread_names_only_the_agent_used_are_renamed(tmp_path: Path) -> None:
+    """The names the forgotten agent chose (a session it alone wrote in, a thread it
+    alone wrote in) are replaced by stable pseudonyms in its records, wordless ones too
+    (session bounds, reinforcements); a thread others also wrote in keeps its name in
+    their records. Seqs and types do not move; the rewritten log replays as the original
+    fold with the intent did."""
+    root = tmp_path / "s"
+    secret_s, secret_t = "session-about-SECRET-divorce", "thread-about-SECRET-divorce"
+    sw = Swarm.open(root)
+    try:
+        sw.start_session(secret_s, agent="victim")
+        v = sw.agent("victim", session=secret_s, thread=secret_t)
+        v.share("my lawyer meets me on tuesday", category="note")
+        sw.agent("victim", session=secret_s, thread="shared-thread").share(
+            "the build is slow today", category="ops"
+        )
+        sw.agent("other", session="o", thread="shared-thread").share(
+            "the build is slow today", category="ops"
+        )
+        sw.synthesize()
+        fid = next(f.id for f in sw.refresh().facts.values() if f.content.startswith("the build"))
+        v.reinforce(fid)
+        sw.end_session(secret_s, agent="victim")
+        sw.checkpoint()
+    finally:
+        sw.close()
+    log = FileLog(root)
+    try:
+        before = [(ev.seq, ev.type) for ev in log.read()]
+    finally:
+        log.close()
+    r = run_cli("--root", str(root), "forget", "--agent", "victim")
+    assert r.code == 0, r.err
+    assert _scan(root, [b"SECRET"]) == []
+    log = FileLog(root)
+    try:
+        assert log.verify().ok
+        evs = list(log.read())
+        assert [(ev.seq, ev.type) for ev in evs][: len(before)] == before
+        sessions = {ev.session for ev in evs if ev.agent == "victim"}
+        assert len(sessions) == 1 and next(iter(sessions)).startswith("~erased-")
+        threads = {ev.thread for ev in evs if ev.agent == "victim"}
+        assert "shared-thread" in threads  # others wrote in it: not the victim's name
+        assert any(t and t.startswith("~erased-") for t in threads)
+    finally:
+        log.close()
+    sw = Swarm.open(root)
+    try:
+        st = sw.refresh()
+        f = st.facts[fid]
+        assert f.content == "the build is slow today" and f.thread == "shared-thread"
+        assert state_at(sw.log).digest() == state_at(sw.log, from_start=True).digest()
+        assert st.digest() == state_at(sw.log, from_start=True).digest()
+    finally:
+        sw.close()
+    again = run_cli("--root", str(root), "forget", "--agent", "victim", "--json")
+    assert again.code == 0 and '"redacted":0' in again.out.replace(" ", "")

@@ -39,7 +39,10 @@ def forget(
     only it evidenced are dropped and checkpoints after it rebuilt (re-run to finish an
     interrupted one). A store identity forgets by prefix (--tenant T --principal P: all
     of P's conversations); an identity with no events exits 1 unless --force."""
-    from synthesizer.forget import Identity, forget
+    from swarmlog import SwarmlogError
+    from synthesizer.forget import ForgetError, Identity, forget
+
+    from .app import os_message
 
     store = (tenant, principal, conversation)
     ns = None
@@ -71,6 +74,16 @@ def forget(
             path.write_text(render(compute(swarm.refresh(), swarm=swarm.name)), "utf-8")
     except NotImplementedError as e:
         fail(str(e))
+        return
+    except ForgetError as e:
+        fail(f"{e} (nothing was written; running it again as it is will not help)")
+        return
+    except (OSError, SwarmlogError) as e:  # (disk full, ...): the intent is durable
+        what = os_message(e) if isinstance(e, OSError) else str(e)
+        fail(
+            f"forget stopped: {what}; every file is the old one or the new one: run the"
+            " same 'swarmlog forget' again (once there is room) to finish it"
+        )
         return
     finally:
         swarm.close()

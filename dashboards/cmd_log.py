@@ -97,6 +97,9 @@ def verify(
 
             for line in unexplained(log):
                 (rep.notes if line.startswith(RETENTION_NOTE) else rep.problems).append(line)
+            from synthesizer.forgetcheck import unfinished  # a forget killed mid-way
+
+            rep.notes.extend(unfinished(log))
     finally:
         log.close()
     if json:

@@ -84,3 +84,33 @@ def test_an_edited_archived_record_fails_verify(tmp_path: Path) -> None:
     rep = FileLog(root).verify()
     assert not rep.ok
     assert any("seq 3: hash chain broken in archive" in p for p in rep.problems), rep.problems
+
+
+def test_a_re_chained_log_fails_verify_expect(tmp_path: Path) -> None:
+    """A full re-chain (an edit, then every later chain value and CRC recomputed) passes
+    the chain walk; the anchor an operator kept elsewhere catches it."""
+    from swarmlog import chain as hashchain
+
+    root = tmp_path / "s"
+    _fill(root, 12)
+    r = run_cli("--root", str(root), "verify", "--anchor")
+    assert r.code == 0
+    _, _, seq, value = next(ln for ln in r.out.splitlines() if ln.startswith("anchor:")).split()
+    assert run_cli("--root", str(root), "verify", "--expect", f"{seq}:{value}").code == 0
+    prev = hashchain.GENESIS
+    for p in sorted((root / "segments").iterdir()):
+        out = []
+        for line in p.read_bytes().split(b"\n")[:-1]:
+            if line.startswith(b'{"seq":2,'):
+                line = line.replace(b'"i":1,', b'"i":9,')
+            head = line[: line.rfind(hashchain.SEP)]
+            value_b = hashchain.link(prev, head)
+            rec = head + b',"chain":"%s"' % value_b
+            out.append(rec + b',"crc":%d}' % zlib.crc32(rec))
+            prev = value_b
+        p.write_bytes(b"\n".join(out) + b"\n")
+    assert run_cli("--root", str(root), "verify").code == 0  # the walk alone cannot tell
+    r = run_cli("--root", str(root), "verify", "--expect", f"{seq}:{value}")
+    assert r.code == 1 and f"anchor seq {seq}: chain value" in r.out, r.out
+    bad = run_cli("--root", str(root), "verify", "--expect", "12")
+    assert bad.code == 1 and "give SEQ:HASH" in bad.err and "Traceback" not in bad.err

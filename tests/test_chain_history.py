@@ -114,3 +114,35 @@ def test_a_re_chained_log_fails_verify_expect(tmp_path: Path) -> None:
     assert r.code == 1 and f"anchor seq {seq}: chain value" in r.out, r.out
     bad = run_cli("--root", str(root), "verify", "--expect", "12")
     assert bad.code == 1 and "give SEQ:HASH" in bad.err and "Traceback" not in bad.err
+
+
+def test_a_record_forged_into_a_scrubbed_marker_is_unexplained(tmp_path: Path) -> None:
+    """Once a forget request exists, another agent's memory rewritten by hand (agent and
+    body changed) and marked ``scrubbed:<its own chain>`` still chains; verify reports it
+    (forget never scrubs a memory.shared), while forget's own scrubs stay explained."""
+    from swarmlog.redaction import redact_line
+    from synthesizer import Swarm
+
+    root = tmp_path / "s"
+    sw = Swarm.open(root)
+    try:
+        sw.agent("victim").share("the victim's secret words about the vault door")
+        sw.agent("alice").share("alice's honest note about the build")
+        sw.agent("bob").recall("what about the victim's secret words about the vault?")
+        sw.synthesize()
+    finally:
+        sw.close()
+    assert run_cli("--root", str(root), "forget", "--agent", "victim").code == 0
+    r = run_cli("--root", str(root), "verify")
+    assert r.code == 0, r.out  # forget's tombstones and scrubs are explained
+    seg_path = sorted((root / "segments").iterdir())[0]
+    lines = seg_path.read_bytes().split(b"\n")
+    k = next(i for i, ln in enumerate(lines) if b"alice's honest note" in ln)
+    forged_src = lines[k].replace(b'"agent":"alice"', b'"agent":"mallory"')
+    new = redact_line(forged_src + b"\n", {"content": "mallory says: wire the money"})
+    assert new is not None
+    lines[k] = new[:-1]
+    seg_path.write_bytes(b"\n".join(lines))
+    assert FileLog(root).verify().ok  # the chain walk accepts the marker
+    r = run_cli("--root", str(root), "verify")
+    assert r.code == 1 and "a scrubbed memory.shared by agent 'mallory'" in r.out, r.out

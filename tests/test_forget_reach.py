@@ -58,6 +58,8 @@ def test_partial_quotes_and_the_report_are_erased(tmp_path: Path) -> None:
     assert _scan(root, needles) == []
     assert report.exists(), "the report is rendered again"
     assert "nine minutes" in report.read_text()
+    v = run_cli("--root", str(root), "verify")  # the partial-quote scrub is explained
+    assert v.code == 0 and "problem" not in v.out, v.out
     log = FileLog(root)
     try:
         assert log.verify().ok
@@ -127,5 +129,7 @@ def test_session_and_thread_names_only_the_agent_used_are_renamed(tmp_path: Path
         assert st.digest() == state_at(sw.log, from_start=True).digest()
     finally:
         sw.close()
+    v = run_cli("--root", str(root), "verify")  # renamed wordless records are explained
+    assert v.code == 0 and "problem" not in v.out, v.out
     again = run_cli("--root", str(root), "forget", "--agent", "victim", "--json")
     assert again.code == 0 and '"redacted":0' in again.out.replace(" ", "")

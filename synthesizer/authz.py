@@ -23,8 +23,8 @@ counts every keyed record and the fold's versions must agree with the log's.
   message's subject, which the server's per-user permissions guard) is refused.
 * **Erasure** (``identity.forgotten``): an agent may forget its own identity (body
   agent = the writer, and/or a body session the writer *opened*: the session's first
-  event in the log is the writer's, ``state.owners``; no thread); anything else only an
-  agent listed in the configuration's ``operators``. A store identity
+  event in the log is the writer's, ``state.owners``; or a thread it opened, alone);
+  anything else only an agent listed in the configuration's ``operators``. A store identity
   (``memstore.forgotten``) only the MemoryStore facade's writer (``memstore``) or an
   operator may forget.
 * **Reserved names** (reserved.py): an agent's memory events (shared, recalled,
@@ -100,14 +100,21 @@ def forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
     erasure by an operator."""
     b = d["body"]
     who = d["agent"]
-    agent, session = b.get("agent"), b.get("session")
-    own = (
-        b.get("thread") is None
-        and (agent is not None or session is not None)
-        and agent in (None, who)
-        and (session is None or s.owners.get(session) == who)
-    )
+    agent, session, thread = b.get("agent"), b.get("session"), b.get("thread")
+    if thread is not None:
+        own = agent is None and session is None and s.owners.get(THREAD_KEY + thread) == who
+    else:
+        own = (
+            (agent is not None or session is not None)
+            and agent in (None, who)
+            and (session is None or s.owners.get(session) == who)
+        )
     return own or who in s.config.operators
+
+
+THREAD_KEY = " "
+"""Prefix of a thread's entry in ``state.owners`` (names hold no whitespace, so it cannot
+clash with a session's)."""
 
 
 STORE_WRITER = "memstore"

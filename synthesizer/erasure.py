@@ -201,6 +201,8 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
     owners = s.owners
     if session is not None:
         owners.pop(session, None)
+    if thread is not None:
+        owners.pop(" " + thread, None)  # (authz.THREAD_KEY)
     if agent is not None:
         for name in [k for k, v in owners.items() if v == agent]:
             del owners[name]  # (session names the identity chose)

@@ -441,8 +441,9 @@ def _allowed(swarm: Swarm, ident: Identity, writer: str) -> None:
         )
     if ident.agent is not None and ident.agent == writer:
         return
-    if ident.session is not None:
-        opener = st.owners.get(ident.session)
+    if ident.session is not None or ident.thread is not None:
+        key = ident.session if ident.session is not None else " " + (ident.thread or "")
+        opener = st.owners.get(key)  # (a thread's entry: authz.THREAD_KEY + name)
         if opener == writer:
             return
         raise ForgetError(

@@ -170,3 +170,20 @@ def test_reserved_names_are_refused_for_agents(tmp_path: Path) -> None:
     assert agent_name(None, "operator") == "mcp-operator"
     r = run_cli("--root", str(root), "forget", "--agent", "x", "--as", "memstore")
     assert r.code == 1 and "reserved" in r.err
+
+
+def test_an_agent_forgets_a_thread_it_opened_and_no_other(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    sw = Swarm.open(root)
+    try:
+        sw.agent("alice", thread="alice-t").share(SECRET, category="note")
+        sw.agent("bob", thread="bob-t").share("the build takes nine minutes", category="ops")
+        sw.synthesize()
+    finally:
+        sw.close()
+    r = run_cli("--root", str(root), "forget", "--thread", "alice-t", "--as", "bob")
+    assert r.code == 1 and "opened it" in r.err
+    assert _alice_remembered(root)
+    r = run_cli("--root", str(root), "forget", "--thread", "alice-t", "--as", "alice")
+    assert r.code == 0, r.err
+    assert not _alice_remembered(root)

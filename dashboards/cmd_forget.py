@@ -11,6 +11,8 @@ import typer
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
 from .progress import working
 
+DASHBOARD_REPORT = "metrics/swarm_memory_dashboard.md"
+
 
 @app.command()
 def forget(
@@ -26,14 +28,21 @@ def forget(
     by: str = typer.Option(
         "operator", "--as", help="Who asks (forgetting another identity needs an operator)"
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Record the request even if the identity has no events"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
     """Erase an identity: its events become tombstones, quotes of it are scrubbed, facts
     only it evidenced are dropped and checkpoints after it rebuilt (re-run to finish an
-    interrupted one)."""
-    from synthesizer.forget import Identity, forget
+    interrupted one). A store identity forgets by prefix (--tenant T --principal P: all
+    of P's conversations); an identity with no events exits 1 unless --force."""
+    from swarmlog import SwarmlogError
+    from synthesizer.forget import ForgetError, Identity, forget
+
+    from .app import os_message
 
     store = (tenant, principal, conversation)
     ns = None
@@ -46,13 +55,35 @@ def forget(
             "give exactly one of --agent, --session, --thread or a store identity"
             " (--tenant/--principal/--conversation)"
         )
+    from synthesizer.reserved import RESERVED
+
+    if by in RESERVED and by != "operator":
+        fail(f"--as {by!r}: a reserved name (the project writes as it); name who asks")
     ident = Identity(agent, session, thread, ns)
     swarm = open_swarm(ctx, root, url, write=True)
     try:
         with working(f"forgetting {ident}"):
-            res = forget(swarm, ident, by)
+            res = forget(swarm, ident, by, force=force)
+        if DASHBOARD_REPORT in res.reports_removed:  # rendered again from the rewritten log
+            from synthesizer.metrics import compute
+
+            from .markdown import render
+
+            path = swarm.log.root / DASHBOARD_REPORT  # type: ignore[attr-defined]
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(render(compute(swarm.refresh(), swarm=swarm.name)), "utf-8")
     except NotImplementedError as e:
         fail(str(e))
+        return
+    except ForgetError as e:
+        fail(f"{e} (nothing was written; running it again as it is will not help)")
+        return
+    except (OSError, SwarmlogError) as e:  # (disk full, ...): the intent is durable
+        what = os_message(e) if isinstance(e, OSError) else str(e)
+        fail(
+            f"forget stopped: {what}; every file is the old one or the new one: run the"
+            " same 'swarmlog forget' again (once there is room) to finish it"
+        )
         return
     finally:
         swarm.close()

@@ -84,15 +84,25 @@ def verify(
     anchor: bool = typer.Option(
         False, "--anchor", help="Also print the hash chain's head (seq and hash) to keep elsewhere"
     ),
+    expect: list[str] = typer.Option(
+        [], "--expect", help="SEQ:HASH kept from an earlier --anchor: fail unless it still holds"
+    ),
 ) -> None:
     """Check every record's checksum, the seq order and the hash chain, that a forget
     request accounts for every redacted record, and that every checkpoint and side file
     holds what was written; exit 1 on corruption."""
+    from swarmlog import anchors
+
+    wanted = [anchors.parse(x) for x in expect]
     t0 = time.perf_counter()
     log = open_target(ctx, root, url, validate=False)
     try:
         with working("verifying checksums and seq order"):
             rep = log.verify()
+        for at, want in wanted:  # anchors kept outside the root (docs/trust.md)
+            problem = anchors.check(log, at, want)
+            if problem is not None:
+                rep.problems.append(problem)
         if rep.ok:  # redactions no forget request explains (synthesizer/redactcheck.py)
             from synthesizer.redactcheck import RETENTION_NOTE, unexplained
 
@@ -103,6 +113,9 @@ def verify(
             problems, notes = report(log)
             rep.problems.extend(problems)
             rep.notes.extend(notes)
+            from synthesizer.forgetcheck import unfinished  # a forget killed mid-way
+
+            rep.notes.extend(unfinished(log))
     finally:
         log.close()
     if json:

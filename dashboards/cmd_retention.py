@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, open_target
+from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target, os_message
 from .progress import working
 
 
@@ -30,6 +30,11 @@ def compact(
         policy = log_config(log).config.retention
         with working("compacting (checkpoint, archive, prune)"):
             res = compact_swarm(log, dry_run)
+    except OSError as e:  # (disk full, ...): every step is durable before the next
+        fail(
+            f"compaction stopped: {os_message(e)}; nothing acknowledged is lost and no"
+            " temporary is left: run 'swarmlog compact' again (once there is room) to finish"
+        )
     finally:
         log.close()
     if json:

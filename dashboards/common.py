@@ -87,7 +87,14 @@ def open_target(
     if validate:
         import synthesizer.bodies  # noqa: F401
 
-    return open_log(target(ctx, root, url), create=create, writable=write or create)
+    log = open_log(target(ctx, root, url), create=create, writable=write or create)
+    if write:
+        from swarmlog import tmpclean
+
+        place = getattr(log, "root", None)
+        if place is not None:  # temporaries of killed writers (issue 22, item 6)
+            tmpclean.clean(place)
+    return log
 
 
 def open_swarm(

@@ -212,7 +212,13 @@ class EventPage(BaseModel):
 
 
 def agent_name(given: str | None, client: str | None) -> str:
-    """--agent, else the MCP client's name made into a valid name, else ``mcp-client``."""
+    """--agent, else the MCP client's name made into a valid name, else ``mcp-client``.
+
+    A client calling itself by a reserved name (``synthesizer``, ``operator``, ...:
+    synthesizer/reserved.py) gets ``mcp-`` before it; an explicit ``--agent`` with one is
+    refused when the server writes as it."""
+    from synthesizer.reserved import RESERVED
+
     if given:
         return given
     if client:
@@ -220,7 +226,7 @@ def agent_name(given: str | None, client: str | None) -> str:
             "-" if c in "/\\" or c.isspace() or not c.isprintable() else c for c in client.strip()
         )[:128]
         if cleaned.strip("-.") and cleaned not in (".", ".."):
-            return cleaned
+            return "mcp-" + cleaned if cleaned in RESERVED else cleaned
     return "mcp-client"
 
 

@@ -17,6 +17,7 @@ Seqs never move: a segment keeps its seqs in its archive.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
@@ -165,8 +166,13 @@ def write_synced(path: str, data: bytes) -> None:
 def write_atomic(directory: str, name: str, data: bytes) -> None:
     """``directory/name`` = ``data``, all or nothing: tmp, fsync, rename, fsync dir."""
     tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    write_synced(tmp, data)
-    os.replace(tmp, os.path.join(directory, name))
+    try:
+        write_synced(tmp, data)
+        os.replace(tmp, os.path.join(directory, name))
+    except BaseException:
+        with contextlib.suppress(OSError):  # never leave a partial copy (tmpclean.py)
+            os.unlink(tmp)
+        raise
     fsync_dir(directory)
 
 

@@ -24,7 +24,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from . import archive
+from . import archive, tmpclean
 from . import segment as seg
 from .contract import Log
 from .errors import SwarmlogError
@@ -120,6 +120,7 @@ def compact(log: FileLog, point: int, mode: str = "archive", dry_run: bool = Fal
     lock = open_nofollow(os.path.join(root, "compact.lock"), os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        tmpclean.clean(root, locked=True)  # a killed compaction's temporaries
         os.makedirs(os.path.join(root, archive.ARCHIVE), exist_ok=True)
         for span in eligible(log, point):
             res.archived += _compact_one(log, root, span, mode)

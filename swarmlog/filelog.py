@@ -41,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from . import archive, fileverify, lockfile, redact, writerindex
+from . import archive, chainwalk, fileverify, lockfile, redact, writerindex
 from . import chain as hashchain
 from . import segment as seg
 from ._fast import Serializer, appended, appended_batch, encode_batch, encode_one, hashed_dict
@@ -476,9 +476,11 @@ class FileLog(SegmentReader, IndexedView, Log):
         """Every record's CRC and seq order, archives included (see fileverify.py), then
         the hash chain over the segments (walked over an intact log only; see chain.py)."""
         rep = fileverify.verify(self)
-        if rep.corruption is None:
-            names = [seg.segment_name(f) for f in seg.list_segments(self.segdir)]
-            hashchain.verify_files(self._segdir_s, names, rep)
+        if rep.corruption is None:  # archives and segments, from seq 1 (chainwalk.py)
+            firsts = seg.list_segments(self.segdir)
+            names = [seg.segment_name(f) for f in firsts]
+            window = firsts[0] if firsts else 1
+            chainwalk.verify_all(self._root_s, self._segdir_s, names, window, rep)
         return rep
 
 

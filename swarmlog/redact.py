@@ -33,7 +33,7 @@ import os
 import signal
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import archive
+from . import archive, tmpclean
 from . import segment as seg
 from .errors import SwarmlogError
 from .fsguard import fsync_dir, open_nofollow, read_nofollow
@@ -144,8 +144,9 @@ def _bump(root: str) -> None:
 
 
 def clean_tmp(log: FileLog) -> int:
-    """Delete temporary files a killed redaction left (they hold original bytes)."""
-    n = 0
+    """Delete temporary files a killed redaction left (they hold original bytes), and
+    those of a killed compaction (archives and ids files: records too; tmpclean.py)."""
+    n = tmpclean.clean(log._root_s, locked=True)
     for d in (log._segdir_s, os.path.join(log._root_s, archive.ARCHIVE)):
         try:
             names = os.listdir(d)

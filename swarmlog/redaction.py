@@ -79,6 +79,22 @@ def original_hash(line: bytes, d: Mapping[str, Any]) -> str:
     return hashlib.blake2b(line[:cut], digest_size=16).hexdigest()
 
 
+RENAMABLE = ("session", "thread")
+"""Envelope names a redaction may replace (by pseudonyms: names the erased identity chose)."""
+
+
+class Rewrite(dict[str, Any]):
+    """A redaction's body (``None``: a tombstone) that also replaces envelope names
+    (``envelope``: field -> new name, only ``RENAMABLE`` fields the record has).
+
+    A dict, so ``Log.redact`` takes it where it takes a body on every backend."""
+
+    def __init__(self, body: Mapping[str, Any] | None, envelope: Mapping[str, str]) -> None:
+        super().__init__(body or {})
+        self.tombstone = body is None
+        self.envelope = {k: v for k, v in envelope.items() if k in RENAMABLE}
+
+
 def redact_line(line: bytes, body: Mapping[str, Any] | None, pad_to: int = 0) -> bytes | None:
     """The redacted form of record ``line`` (newline included), or None when the record
     already is what was asked (idempotent re-runs). ``body`` None makes a tombstone; a
@@ -90,15 +106,20 @@ def redact_line(line: bytes, body: Mapping[str, Any] | None, pad_to: int = 0) ->
     except orjson.JSONDecodeError as e:
         raise InvalidEvent(f"record is not valid JSON: {e}") from None
     prior = kind_of(d)
+    env: dict[str, str] = {}
+    if isinstance(body, Rewrite):
+        env = {k: v for k, v in body.envelope.items() if k in d}
+        body = None if body.tombstone else dict(body)
     if body is None or prior == TOMBSTONE:
         kind, new_body = TOMBSTONE, {}
     else:
         if not isinstance(body, Mapping):
             raise InvalidEvent(f"seq {d.get('seq')}: a scrubbed body must be an object")
         kind, new_body = SCRUBBED, dict(body)
-    if prior == kind and d.get("body") == new_body:
+    if prior == kind and d.get("body") == new_body and all(d[k] == v for k, v in env.items()):
         return None
     out: dict[str, Any] = {k: d[k] for k in _ORDER if k in d}
+    out.update(env)
     try:
         out["body"] = orjson.Fragment(orjson.dumps(new_body, option=_SORT))
     except TypeError as e:
@@ -132,8 +153,10 @@ def check_changes(changes: Mapping[int, Mapping[str, Any] | None]) -> dict[int, 
 
 __all__ = [
     "MEMBER",
+    "RENAMABLE",
     "SCRUBBED",
     "TOMBSTONE",
+    "Rewrite",
     "check_changes",
     "is_tombstone",
     "kind_of",

@@ -22,8 +22,14 @@ counts every keyed record and the fold's versions must agree with the log's.
   ``author`` its reader vouches for (JetStream with per-agent subjects: the agent in the
   message's subject, which the server's per-user permissions guard) is refused.
 * **Erasure** (``identity.forgotten``): an agent may forget its own identity (body
-  agent = the writer, and/or body session = the writer's envelope session, no thread);
-  anything else only an agent listed in the configuration's ``operators``.
+  agent = the writer, and/or a body session the writer *opened*: the session's first
+  event in the log is the writer's, ``state.owners``; or a thread it opened, alone);
+  anything else only an agent listed in the configuration's ``operators``. A store identity
+  (``memstore.forgotten``) only the MemoryStore facade's writer (``memstore``) or an
+  operator may forget.
+* **Reserved names** (reserved.py): an agent's memory events (shared, recalled,
+  reinforced, feedback) written as ``synthesizer``, ``operator`` or ``memstore`` are
+  refused: what nobody may forget never enters the facts.
 
 These rules stop agents that name another, race without the CAS or mistype; they do not
 stop a writer who forges all the fields: on one machine the OS user who can write the
@@ -37,6 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import events as T
+from . import facade_events as FE
 
 SwarmState = Any
 """The fold's state (``foldstate.SwarmState``; not imported: handlers.py imports this module)."""
@@ -89,17 +96,52 @@ def board_ok(s: SwarmState, d: dict[str, Any]) -> bool:
 
 
 def forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
-    """An erasure of the writer's own identity, or any erasure by an operator."""
+    """An erasure of the writer's own identity (its name, a session it opened), or any
+    erasure by an operator."""
     b = d["body"]
     who = d["agent"]
-    agent, session = b.get("agent"), b.get("session")
-    own = (
-        b.get("thread") is None
-        and (agent is not None or session is not None)
-        and agent in (None, who)
-        and (session is None or session == d.get("session"))
-    )
+    agent, session, thread = b.get("agent"), b.get("session"), b.get("thread")
+    if thread is not None:
+        own = agent is None and session is None and s.owners.get(THREAD_KEY + thread) == who
+    else:
+        own = (
+            (agent is not None or session is not None)
+            and agent in (None, who)
+            and (session is None or s.owners.get(session) == who)
+        )
     return own or who in s.config.operators
+
+
+THREAD_KEY = " "
+"""Prefix of a thread's entry in ``state.owners`` (names hold no whitespace, so it cannot
+clash with a session's)."""
+
+
+STORE_WRITER = "memstore"
+"""The MemoryStore facade's writer (facade_store.STORE_AGENT)."""
+
+
+def store_forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """A store identity's erasure by the store facade's writer or an operator."""
+    who = d["agent"]
+    return who == STORE_WRITER or who in s.config.operators
+
+
+AGENT_TYPES = frozenset(
+    (T.MEMORY_SHARED, T.MEMORY_RECALLED, T.MEMORY_REINFORCED, T.MEMORY_FEEDBACK)
+)
+"""An agent's own memory events: refused under a reserved name."""
+
+
+NOT_AN_AGENT = frozenset((T.SYNTH_AGENT, "operator", STORE_WRITER))
+"""Reserved names that never write an agent's memory events (the facades' own writers,
+``system`` for the pool, ``langgraph``, do)."""
+
+
+def agent_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """An agent's memory event written under the synthesizer's, the operator's or the
+    store's name is refused: what nobody could forget never enters the facts."""
+    return d["agent"] not in NOT_AN_AGENT
 
 
 def _guard(check: Callable[[SwarmState, dict[str, Any]], bool], h: Handler) -> Handler:
@@ -128,6 +170,10 @@ def guarded(handlers: dict[str, Handler]) -> dict[str, Handler]:
             out[t] = _guard(board_ok, h)
         elif t == T.IDENTITY_FORGOTTEN:
             out[t] = _guard(forget_ok, h)
+        elif t == FE.STORE_FORGOTTEN:
+            out[t] = _guard(store_forget_ok, h)
+        elif t in AGENT_TYPES:
+            out[t] = _guard(agent_ok, h)
     out[FORGED] = refuse
     return out
 

@@ -4,14 +4,17 @@ Drops the identity's pending raw memories and its evidence in facts (live ones a
 evicted ones kept for revival), facts left without evidence (or of the forgotten
 thread) with their signatures, and the identity's per-agent counters. A fact that
 survives on others' evidence but was *discovered* by the identity keeps nothing of the
-identity's words: its content becomes ``REDACTED`` and what came with them (category,
-importance, subject, value, TTL, embedding, signature) the defaults.
+identity's words: it takes the words of its earliest surviving evidence (kept by the
+fold for that purpose, factwords.py) and what came with them (category, importance,
+subject, value, TTL); its embedding and signature are dropped. No fact is ever left
+with a placeholder: one whose survivor's words are unknown is dropped.
 
 After ``swarmlog forget`` rewrote the log (synthesizer/forget.py) the identity's memories
 are redaction tombstones; ``on_tombstone`` is what the fold does with one instead of the
-type's handler: a shared memory becomes a placeholder raw memory with exactly those
-defaults, so a fact it started still exists for the others' evidence, and from the
-``identity.forgotten`` on, the rewritten log and the original fold to the same facts.
+type's handler: a shared memory becomes a placeholder raw memory (content ``REDACTED``),
+so a fact it started still exists for the others' evidence until the
+``identity.forgotten`` rewords it; from there on the rewritten log and the original
+fold to the same facts.
 Kept out of ``state`` so the fold's module stays small; it needs only the state's shape.
 """
 
@@ -21,6 +24,7 @@ from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, Protocol
 
 from . import facade_events as FE
+from . import factwords
 from .events import MEMORY_SHARED
 from .facts import Fact, RawMemory
 
@@ -43,6 +47,8 @@ class ErasableState(Protocol):
     pending: dict[int, RawMemory]
     recalled: dict[str, set[int]]
     accessed: dict[str, dict[str, list[str]]]
+    words: dict[str, list[factwords.Entry]]
+    owners: dict[str, str]
     metrics: Any
     ext: Any
 
@@ -50,16 +56,20 @@ class ErasableState(Protocol):
 
     def _unindex_subject(self, f: Fact) -> None: ...
 
+    def _index_subject(self, f: Fact) -> None: ...
+
 
 def _scrub(
     facts: Iterable[Fact],
     hit: Callable[[str, str | None], bool],
     thread: str | None,
     agent: str | None,
-    blank: list[Fact],
+    reword: list[Fact],
+    changed: list[Fact],
 ) -> list[str]:
     """Remove the identity's evidence and reinforcements; return the facts to drop (and
-    add to ``blank`` the surviving ones the identity discovered)."""
+    add to ``reword`` the surviving ones the identity discovered, to ``changed`` every
+    surviving one that lost evidence)."""
     drop: list[str] = []
     for f in facts:
         if thread is not None and f.thread == thread:
@@ -71,8 +81,10 @@ def _scrub(
             f.evidence = kept
             if not kept:
                 drop.append(f.id)
-            elif hit(first.agent, first.session):
-                blank.append(f)
+            else:
+                changed.append(f)
+                if hit(first.agent, first.session):
+                    reword.append(f)
         if agent is not None and agent in f.reinforced_by:
             f.reinforced_by.remove(agent)
     return drop
@@ -84,21 +96,30 @@ def _unsign(s: ErasableState, f: Fact) -> None:
         del s.signatures[sig]
 
 
-def _blank(s: ErasableState, f: Fact) -> None:
-    """A surviving fact the forgotten identity discovered: its words and what came with
-    them become what a placeholder raw memory (``on_tombstone``) gives."""
+def _reword(s: ErasableState, f: Fact, w: factwords.Entry) -> None:
+    """A surviving fact the forgotten identity discovered takes the words (and what came
+    with them: category, importance, subject, value, TTL, thread, session) of its
+    earliest surviving evidence ``w``; its embedding and signature, derived from the
+    erased words, are dropped (the vector index embeds the new words)."""
+    live = s.facts.get(f.id) is f
     _unsign(s, f)
-    if f.subject is not None and s.facts.get(f.id) is f:
+    if f.subject is not None and live:
         s._unindex_subject(f)
-    f.content = REDACTED
-    f.category = "general"
-    f.importance = 0.5
-    f.subject = None
-    f.value = None
-    f.expires_at = None
+    ev = f.evidence[0]
+    _, content, category, importance, subject, value, ttl, thread = w
+    f.content = content
+    f.category = category
+    f.importance = importance
+    f.subject = subject
+    f.value = value
+    f.expires_at = None if ttl is None else ev.ts + ttl
+    f.thread = thread
+    f.session = ev.session
     f.signature = None
     f.embedding = None
     f.embedder = None
+    if subject is not None and live:
+        s._index_subject(f)
 
 
 def on_tombstone(s: ErasableState, d: dict[str, Any]) -> None:
@@ -155,14 +176,37 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
         or r.content == REDACTED  # a tombstone's placeholder (see on_tombstone)
     ]:
         del s.pending[q]
-    blank: list[Fact] = []
-    for fid in _scrub(s.facts.values(), hit, thread, agent, blank):
+    reword: list[Fact] = []
+    changed: list[Fact] = []
+    for fid in _scrub(s.facts.values(), hit, thread, agent, reword, changed):
         _unsign(s, s.facts[fid])
         s._evict(fid, FORGOTTEN)
-    for fid in _scrub(s.evicted.values(), hit, thread, agent, blank):
+    for fid in _scrub(s.evicted.values(), hit, thread, agent, reword, changed):
         _unsign(s, s.evicted.pop(fid))
-    for f in blank:
-        _blank(s, f)
+        factwords.drop(s, fid)
+    for f in reword:
+        w = factwords.of(s, f.id, f.evidence[0])
+        if w is not None:
+            _reword(s, f, w)
+            continue
+        # the survivor's words are unknown (a state from before they were kept): the
+        # fact goes rather than keep the identity's words or a placeholder
+        _unsign(s, f)
+        if s.facts.get(f.id) is f:
+            s._evict(f.id, FORGOTTEN)
+        else:
+            s.evicted.pop(f.id, None)
+        factwords.drop(s, f.id)
+    for f in changed:
+        factwords.keep_only(s, f)
+    owners = s.owners
+    if session is not None:
+        owners.pop(session, None)
+    if thread is not None:
+        owners.pop(" " + thread, None)  # (authz.THREAD_KEY)
+    if agent is not None:
+        for name in [k for k, v in owners.items() if v == agent]:
+            del owners[name]  # (session names the identity chose)
     if session is not None:  # its name is the identity's: no trace of it stays
         for a in [a for a, m in s.accessed.items() if session in m]:
             del s.accessed[a][session]

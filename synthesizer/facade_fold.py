@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from . import facade_events as FE
 from .facade_state import MAX_PUT_SEQS, Facades
 from .facts import Evidence, Fact, new_fact
+from .nsprefix import covers
 from .pool import initial_strength
 
 DAY_S = 86400.0
@@ -203,13 +204,13 @@ def _on_store_signature(s: _State, d: dict[str, Any]) -> None:
 
 
 def _on_store_forgotten(s: _State, d: dict[str, Any]) -> None:
-    """memstore.forgotten: every entry, signature and feedback of that identity."""
+    """memstore.forgotten: every entry, signature and feedback of that identity and of
+    every identity it is a prefix of (nsprefix.py)."""
     x = _ext(s, "store")
-    ns = d["body"]["ns"]
-    x.store.pop(ns, None)
-    x.sigs.pop(ns, None)
-    x.feedback.pop(ns, None)
-    x.gen.pop(ns, None)
+    req = d["body"]["ns"]
+    for table in (x.store, x.sigs, x.feedback, x.gen):
+        for ns in [ns for ns in table if covers(req, ns)]:  # by prefix (seed 001)
+            del table[ns]
 
 
 # ---------------------------------------------------------------- bank (seed 004)

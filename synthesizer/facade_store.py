@@ -440,7 +440,7 @@ class MemoryStore(FacadeBase):
         from .forget import Identity, forget
 
         try:
-            forget(self.swarm, Identity(ns=encode_identity(identity)))
+            forget(self.swarm, Identity(ns=encode_identity(identity)), STORE_AGENT, force=True)
         except NotImplementedError:
             # a backend that cannot rewrite records yet: the intent is stored and the
             # fold forgets the identity; its bytes stay until ``swarmlog forget`` can run

@@ -17,7 +17,7 @@ from swarmlog.redaction import is_tombstone
 
 from . import _fast
 from . import events as T
-from .authz import FORGED
+from .authz import FORGED, THREAD_KEY
 from .erasure import on_tombstone
 from .foldstate import SwarmState, bump
 from .handlers import HANDLERS
@@ -111,6 +111,14 @@ def _count(state: SwarmState, run: list[dict[str, Any]], types: list[str]) -> No
     m.events_total += len(run)
     _fast.tally(m.by_type, types)
     _fast.tally(m.by_agent, _fast.column(run, "agent"))
+    owners = state.owners  # who opened each session and thread (authz.forget_ok)
+    for d in run:
+        sess = d.get("session")
+        if sess is not None and sess not in owners:
+            owners[sess] = d["agent"]
+        thr = d.get("thread")
+        if thr is not None and (tk := THREAD_KEY + thr) not in owners:
+            owners[tk] = d["agent"]
 
 
 def _fold_run(

@@ -23,7 +23,7 @@ from .facade_state import Facades
 from .facts import FACT_FIELDS, Fact, RawMemory
 from .facttable import FactTable, fact_array
 
-FORMAT = 3
+FORMAT = 4
 """Serialization format of ``to_bytes``; bump on incompatible changes."""
 
 LATENCY_WINDOW = 4096
@@ -118,7 +118,9 @@ class SwarmState:
     * ``accessed``: agent -> session -> ids of the facts its recalls accessed in that
       session, in order (co-activation per session, seed 003; dropped at session end);
     * ``progress``: the synthesizer's progress mark; ``last_seq``: last folded seq;
-    * ``config_seq``: seq of the ``swarm.configured`` in force (0: the initial config).
+    * ``config_seq``: seq of the ``swarm.configured`` in force (0: the initial config);
+    * ``words``: later evidence's words, for erasure to reword a fact (factwords.py);
+    * ``owners``: session -> agent of its first event (who may forget it, authz.py).
     """
 
     __slots__ = (
@@ -134,6 +136,7 @@ class SwarmState:
         "last_seq",
         "last_ts",
         "metrics",
+        "owners",
         "pending",
         "progress",
         "recalled",
@@ -141,6 +144,7 @@ class SwarmState:
         "signatures",
         "subjects",
         "synth_version",
+        "words",
     )
 
     def __init__(self, config: SynthConfig | None = None) -> None:
@@ -161,6 +165,8 @@ class SwarmState:
         self.synth_version: int = 0  # seq of the last record keyed "synthesizer" (authz.py)
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
+        self.words: dict[str, list[list[Any]]] = {}  # later evidence's words (factwords.py)
+        self.owners: dict[str, str] = {}  # session -> agent of its first event (authz.py)
         # the log's redaction count when this state's fold began (runtime only, never
         # serialized; None: not known). replay.save_checkpoint_info compares it.
         self.redactions: int | None = None
@@ -291,6 +297,8 @@ class SwarmState:
             **({"facades": self.ext.to_dict()} if self.ext else {}),
             **({"synth_version": self.synth_version} if self.synth_version else {}),
             **({"accessed": self.accessed} if self.accessed else {}),
+            **({"words": self.words} if self.words else {}),
+            **({"owners": self.owners} if self.owners else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -327,6 +335,8 @@ class SwarmState:
         s.ext = Facades.from_dict(d.get("facades"))
         s.synth_version = d.get("synth_version", 0)
         s.accessed = d.get("accessed", {})
+        s.words = d.get("words", {})
+        s.owners = d.get("owners", {})
         return s
 
     def digest(self) -> str:
@@ -343,6 +353,8 @@ class SwarmState:
         """Remove a live fact (its signature stays remembered; the fact is kept for revival)."""
         f = self.facts.pop(fid)
         revival.bury(self, f, reason == FORGOTTEN)
+        if fid not in self.evicted:
+            self.words.pop(fid, None)
         if f.subject is not None:
             self._unindex_subject(f)
         tiers.forget_fact(f, self.coact, self.clusters)

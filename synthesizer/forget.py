@@ -34,6 +34,8 @@ replay.save_checkpoint_info refuses a state folded before a redaction — backup
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -42,10 +44,11 @@ from swarmlog import Event, Log
 from swarmlog.archive import RetentionError
 from swarmlog.errors import SwarmlogError
 from swarmlog.redact import step
-from swarmlog.redaction import is_tombstone, kind_of
+from swarmlog.redaction import Rewrite, is_tombstone, kind_of
 
 from . import events as T
 from . import facade_events as FE
+from . import nsprefix
 from .erasure import REDACTED
 
 if TYPE_CHECKING:
@@ -88,6 +91,8 @@ class Identity:
             raise ForgetError(
                 "the synthesizer's events are derived: forget the agents whose memories it decided"
             )
+        if self.ns is not None and not nsprefix.pattern(self.ns):
+            raise ForgetError("a store identity to forget needs at least one field (tenant)")
 
     def describe(self) -> str:
         for what in ("agent", "session", "thread"):
@@ -107,8 +112,11 @@ class Identity:
 
     def owns(self, d: dict[str, Any]) -> bool:
         """Whether stored event ``d`` is the identity's own."""
-        if self.ns is not None:
-            return d["type"] in _STORE_TYPES and d["body"].get("ns") == self.ns
+        if self.ns is not None:  # by prefix (seed 001, nsprefix.py)
+            ns = d["body"].get("ns")
+            return (
+                d["type"] in _STORE_TYPES and isinstance(ns, str) and nsprefix.covers(self.ns, ns)
+            )
         if self.agent is not None:
             return d["agent"] == self.agent
         if self.session is not None:
@@ -174,8 +182,37 @@ class Plan:
     """Seq of the identity's last own event."""
     matched: int = 0
     """Events of the identity (and derived ones) found, redacted already or not."""
+    owned: int = 0
+    """Events of the identity in the log (any type; before the intent)."""
     upto: int = 0
     """Last seq read."""
+    intent_key: str = ""
+    """Keys the pseudonyms: the event id of the record before the pending intent."""
+    last_id: str = ""
+    """Event id of the last record read (the key when the intent is appended after it)."""
+    named: dict[int, tuple[dict[str, Any] | None, str | None, str | None]] = field(
+        default_factory=dict
+    )
+    """An agent's own events in a session or thread: seq -> (the body they end with,
+    None for a tombstone; session; thread)."""
+    rename: set[tuple[str, str]] = field(default_factory=set)
+    """(field, name) of the sessions and threads only the agent wrote in."""
+
+    def own_changes(self, key: str) -> dict[int, Any]:
+        """``own``, plus the renaming of the names only the agent used (``Rewrite``s
+        with pseudonyms keyed by ``key``)."""
+        out: dict[int, Any] = dict(self.own)
+        if not self.rename:
+            return out
+        for seq, (body, session, thread) in self.named.items():
+            env = {
+                k: pseudonym(v, key)
+                for k, v in (("session", session), ("thread", thread))
+                if v is not None and (k, v) in self.rename
+            }
+            if env:
+                out[seq] = Rewrite(out.get(seq, body), env)
+        return out
 
 
 @dataclass
@@ -188,6 +225,8 @@ class Result:
     matched: int
     checkpoints_dropped: int
     checkpoint: int
+    reports_removed: list[str] = field(default_factory=list)
+    """Report files under the root (relative paths) removed: they quoted the log."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -212,6 +251,8 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
     mine_subjects: set[str] = set()
     others_subjects: set[str] = set()
     later: list[dict[str, Any]] = []
+    mine_names: set[tuple[str, str]] = set()
+    others_names: set[tuple[str, Any]] = set()
 
     def touch(seq: int) -> None:
         p.matched += 1
@@ -224,6 +265,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
             t = d["type"]
             seq = d["seq"]
             b = d["body"]
+            prev, p.last_id = p.last_id, d["id"]
             if t in _INTENTS:
                 if (
                     t == ident.intent_type
@@ -231,11 +273,21 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                     and (writer is None or d["agent"] == writer)
                 ):
                     p.intent = seq
+                    p.intent_key = prev
                 continue
             if t in _NEVER:
                 continue
             if ident.owns(d):
                 p.last_own = seq
+                p.owned += 1
+                if ident.agent is not None:
+                    sess, thr = d.get("session"), d.get("thread")
+                    if sess is not None or thr is not None:
+                        p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
+                        if sess is not None:
+                            mine_names.add(("session", sess))
+                        if thr is not None:
+                            mine_names.add(("thread", thr))
                 if t in _WORDLESS:
                     continue
                 touch(seq)
@@ -258,12 +310,21 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 continue
             if kind_of(d) is not None:
                 touch(seq)  # redacted by an earlier run: its checkpoints may hold it
+            if "session" in d:
+                others_names.add(("session", d["session"]))
+            if "thread" in d:
+                others_names.add(("thread", d["thread"]))
             if t == T.MEMORY_SHARED and isinstance(b.get("subject"), str):
                 others_subjects.add(b["subject"])
             if t in _QUOTABLE or t in (T.FACT_CREATED, T.FACT_CONTESTED, T.FACT_RESOLVED):
                 later.append(d)
     if p.intent and p.intent < p.last_own:
         p.intent = 0  # the identity wrote again after that request: a new one is needed
+        p.intent_key = ""
+    p.rename = {n for n in mine_names - others_names if not n[1].startswith(PSEUDONYM)}
+    for seq, (_, sess, thr) in p.named.items():
+        if (("session", sess) in p.rename or ("thread", thr) in p.rename) and seq < p.first:
+            p.first = seq  # a renamed event with no words (its checkpoints hold the name)
     quote = _Quotes(words) if words else None
     only_mine = mine_subjects - others_subjects
     for d in later:
@@ -299,7 +360,11 @@ class _Quotes:
     def __init__(self, words: set[str]) -> None:
         self.keyed: dict[str, list[str]] = {}
         self.loose: list[str] = []
+        self.grams: set[tuple[str, ...]] = set()
         for w in words:
+            toks = [_norm(t) for t in w.split()]
+            for i in range(len(toks) - QUOTE_WORDS + 1):
+                self.grams.add(tuple(toks[i : i + QUOTE_WORDS]))
             inner = w.split()[1:-1]
             if inner:
                 self.keyed.setdefault(max(inner, key=len), []).append(w)
@@ -314,37 +379,110 @@ class _Quotes:
             found.update(w for w in keyed[tok] if w in text)
         for w in sorted(found, key=len, reverse=True):
             text = text.replace(w, REDACTED)
-        return text
+        return self._partial(text) if self.grams else text
+
+    def _partial(self, text: str) -> str:
+        """``text`` with every run of ``QUOTE_WORDS`` or more consecutive words found in
+        one of the identity's texts (case and surrounding punctuation aside) replaced by
+        one ``REDACTED``."""
+        spans = [(m.start(), m.end(), _norm(m.group())) for m in _WORD.finditer(text)]
+        hit = [False] * len(spans)
+        grams = self.grams
+        for i in range(len(spans) - QUOTE_WORDS + 1):
+            if tuple(t for _, _, t in spans[i : i + QUOTE_WORDS]) in grams:
+                for j in range(i, i + QUOTE_WORDS):
+                    hit[j] = True
+        if not any(hit):
+            return text
+        out: list[str] = []
+        pos = 0
+        i = 0
+        while i < len(spans):
+            if not hit[i]:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(spans) and hit[j + 1]:
+                j += 1
+            out.append(text[pos : spans[i][0]])
+            out.append(REDACTED)
+            pos = spans[j][1]
+            i = j + 1
+        out.append(text[pos:])
+        return "".join(out)
 
 
-def _allowed(swarm: Swarm, ident: Identity, writer: str, session: str | None) -> None:
-    """Refuse what the fold would refuse (authz.forget_ok): the fold must honour the
-    intent before anything is rewritten."""
-    if ident.ns is not None:
+QUOTE_WORDS = 4
+"""A run of this many consecutive words of the identity's texts in another's text is a
+quote (issue 26: partial quotes), whatever the case and surrounding punctuation."""
+_WORD = re.compile(r"\S+")
+_PUNCT = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
+
+
+def _norm(tok: str) -> str:
+    return tok.strip(_PUNCT).lower()
+
+
+def _allowed(swarm: Swarm, ident: Identity, writer: str) -> None:
+    """Refuse what the fold would refuse (authz.forget_ok, store_forget_ok): the fold
+    must honour the intent before anything is rewritten. A session is its opener's:
+    the agent of its first event in the log (``state.owners``)."""
+    st = swarm.refresh()
+    ops = st.config.operators
+    if writer in ops:
         return
-    ops = swarm.refresh().config.operators
-    own = ident.thread is None and (
-        ident.agent == writer or (ident.session is not None and ident.session == session)
-    )
-    if not own and writer not in ops:
-        names = ", ".join(ops) or "none"
+    names = ", ".join(ops) or "none"
+    if ident.ns is not None:
+        if writer == STORE_WRITER:
+            return
         raise ForgetError(
             f"forgetting {ident.describe()} needs an operator (writer {writer!r};"
             f" configured operators: {names})"
         )
+    if ident.agent is not None and ident.agent == writer:
+        return
+    if ident.session is not None or ident.thread is not None:
+        key = ident.session if ident.session is not None else " " + (ident.thread or "")
+        opener = st.owners.get(key)  # (a thread's entry: authz.THREAD_KEY + name)
+        if opener == writer:
+            return
+        raise ForgetError(
+            f"forgetting {ident.describe()} needs the agent that opened it"
+            f" ({opener or 'nobody'!s}) or an operator (writer {writer!r};"
+            f" configured operators: {names})"
+        )
+    raise ForgetError(
+        f"forgetting {ident.describe()} needs an operator (writer {writer!r};"
+        f" configured operators: {names})"
+    )
+
+
+STORE_WRITER = "memstore"
+"""The MemoryStore facade's writer: it forgets store identities (authz.store_forget_ok)."""
 
 
 def forget(
-    swarm: Swarm, ident: Identity, writer: str = "operator", session: str | None = None
+    swarm: Swarm,
+    ident: Identity,
+    writer: str = "operator",
+    session: str | None = None,
+    force: bool = False,
 ) -> Result:
-    """Forget ``ident`` in ``swarm`` (see module docstring); safe to re-run."""
+    """Forget ``ident`` in ``swarm`` (see module docstring); safe to re-run. An identity
+    with no event in the log is refused (a typo forgets nothing) unless ``force``."""
     from . import vecckpt
 
     log = swarm.log
-    _allowed(swarm, ident, writer, session)
-    agent = writer if ident.ns is None else "memstore"
+    _allowed(swarm, ident, writer)
+    agent = writer
     p = plan(log, ident, writer=agent)
+    if not p.owned and not p.intent and not force:
+        raise ForgetError(
+            f"no events by {ident.describe()} in the log: nothing to forget (check the"
+            " name; --force records the request anyway)"
+        )
     seq = p.intent
+    key = p.intent_key
     if not seq:
         ev = Event(
             agent=agent,
@@ -353,25 +491,68 @@ def forget(
             body=ident.intent_body(),
         )
         seq = log.append(ev).seq or 0
+        key = p.last_id
         step()
         if seq != p.upto + 1:  # others wrote meanwhile: plan again up to the intent
             p = plan(log, ident, seq)
+            key = p.intent_key
     elif p.upto > seq:
         p = plan(log, ident, seq)
     n = log.redact(p.derived) if p.derived else 0
     step()
-    n += log.redact(p.own) if p.own else 0
+    own = p.own_changes(key)
+    n += log.redact(own) if own else 0
     step()
     dropped = 0
     if p.first:
         dropped = log.checkpoints.invalidate_after(p.first)
         step()
         vecckpt.prune(log)
+    reports = remove_reports(log)
     swarm._reload()
     ck = 0
     if p.first and max((i.seq for i in log.checkpoints.list()), default=0) < seq:
         ck = swarm.checkpoint()  # rebuilt from the rewritten log
-    return Result(ident.describe(), seq, n, p.matched, dropped, ck)
+    return Result(ident.describe(), seq, n, p.matched, dropped, ck, reports)
+
+
+PSEUDONYM = "~erased-"
+"""Prefix of the pseudonyms that replace the session and thread names only a forgotten
+agent wrote in (such names are never renamed again)."""
+
+
+def pseudonym(name: str, key: str) -> str:
+    """The stable pseudonym of ``name``: a hash keyed by the event id of the record just
+    before the forget request (the same on a re-run, different for each request)."""
+    h = hashlib.blake2b(name.encode(), key=key.encode()[:64], digest_size=8).hexdigest()
+    return PSEUDONYM + h
+
+
+REPORT_DIR = "metrics"
+"""Where the project writes reports under a root (seed 002's
+``metrics/swarm_memory_dashboard.md``, ``swarmlog demo --keep``)."""
+
+
+def remove_reports(log: Log) -> list[str]:
+    """Delete the report files under the log's root: they are rendered from the log and
+    may quote a forgotten identity (the CLI renders the dashboard report again)."""
+    import os
+
+    root = getattr(log, "root", None)
+    if root is None:
+        return []
+    d = os.path.join(str(root), REPORT_DIR)
+    out: list[str] = []
+    try:
+        names = sorted(os.listdir(d))
+    except OSError:
+        return out
+    for name in names:
+        path = os.path.join(d, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            os.unlink(path)
+            out.append(f"{REPORT_DIR}/{name}")
+    return out
 
 
 __all__ = ["ForgetError", "Identity", "Plan", "Result", "forget", "plan"]

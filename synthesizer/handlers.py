@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import _fast, authz, pool, revival, tiers
+from . import _fast, authz, factwords, pool, revival, tiers
 from . import events as T
 from .configlog import on_configured
 from .erasure import on_forgotten
@@ -115,6 +115,7 @@ def _on_corroborated(s: SwarmState, d: dict[str, Any]) -> None:
             _ignore(s, f"{t}:evicted")
         return
     if raw is not None and not f.has_evidence(raw.seq):
+        factwords.note(s, f, raw)
         f.evidence.append(raw.evidence())
 
 
@@ -171,6 +172,7 @@ def _cite(s: SwarmState, f: Fact, seqs: Iterable[int]) -> None:
             continue
         raw = s.pending.get(q)
         if raw is not None:
+            factwords.note(s, f, raw)
             f.evidence.append(raw.evidence())
         else:
             f.cited.append(q)

@@ -13,8 +13,15 @@ So a redaction is *explained* when such a request is in the log and:
   judged on what the redaction kept: the envelope's agent, session or thread. An event
   whose thread or store namespace lived only in its body is explained by any request
   of that kind, since the body is gone;
-* a scrubbed record (another's event that quoted the identity's words, or an own event
-  that keeps its effect) needs some request: the words that matched are gone.
+* a scrubbed record needs some request, and must look like what ``forget`` makes
+  (``scrub_ok``): an own event of a type forget scrubs (``forget._SCRUB``) by a
+  requested identity, with every scrubbed field gone; an own wordless event of a
+  requested agent (its session or thread renamed); or another's event of a type forget
+  scrubs quotes in, showing the scrub (a ``[redacted]`` in a quotable field, a
+  ``fact.created`` without its signature, a contest's subject ``[redacted]``). A
+  scrubbed ``memory.shared`` (forget only ever tombstones memories) or any other type is
+  unexplained, whatever its envelope says. The words that matched are gone, so a
+  record edited to mimic exactly such a scrub still passes (docs/trust.md).
 
 ``unexplained`` lists the others; ``swarmlog verify`` reports them as problems.
 """
@@ -29,7 +36,8 @@ from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 
 from . import events as T
 from . import facade_events as FE
-from .forget import ForgetError, Identity
+from .erasure import REDACTED
+from .forget import _QUOTABLE, _SCRUB, _WORDLESS, ForgetError, Identity
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
@@ -61,6 +69,29 @@ def _explained(d: dict[str, Any], wanted: list[Identity]) -> bool:
     return d.get("thread") is None and any(i.thread is not None for i in wanted)
 
 
+_DERIVED = frozenset((T.FACT_CREATED, T.FACT_CONTESTED, T.FACT_RESOLVED))
+
+
+def scrub_ok(d: dict[str, Any], wanted: list[Identity]) -> bool:
+    """Whether scrubbed record ``d`` is one a forget of ``wanted`` makes (module docstring)."""
+    t = d.get("type")
+    body = d.get("body")
+    if not isinstance(body, dict) or not isinstance(t, str):
+        return False
+    own = any(i.owns(d) for i in wanted if i.ns is None)
+    if own and t in _WORDLESS:
+        return True  # (names renamed, body as it was)
+    if own and t in _SCRUB:
+        return not any(k in body for k in _SCRUB[t])
+    if t == T.FACT_CREATED:
+        return "signature" not in body
+    if t in (T.FACT_CONTESTED, T.FACT_RESOLVED):
+        return body.get("subject") == REDACTED
+    if t in _QUOTABLE:
+        return any(REDACTED in str(body.get(k, "")) for k in _QUOTABLE[t])
+    return False
+
+
 def unexplained(log: Log) -> list[str]:
     """One line per redacted record no forget request in ``log`` accounts for (and a
     last line counting any past ``MAX_LISTED``); empty when every redaction is explained.
@@ -71,7 +102,7 @@ def unexplained(log: Log) -> list[str]:
     """
     wanted: list[Identity] = []
     tombs: list[dict[str, Any]] = []
-    scrubbed: list[int] = []
+    scrubbed: list[dict[str, Any]] = []
     out: list[str] = []
     try:
         for batch in log.read_batches(1):
@@ -80,7 +111,7 @@ def unexplained(log: Log) -> list[str]:
                 if kind == TOMBSTONE:
                     tombs.append(d)
                 elif kind == SCRUBBED:
-                    scrubbed.append(d["seq"])
+                    scrubbed.append(d)
                 elif d["type"] in _INTENTS:
                     ident = _requested(d)
                     if ident is not None:
@@ -97,7 +128,17 @@ def unexplained(log: Log) -> list[str]:
         if not _explained(d, wanted)
     ]
     if not wanted:
-        bad += [(s, "a scrubbed record, and no forget request in the log") for s in scrubbed]
+        bad += [(d["seq"], "a scrubbed record, and no forget request in the log") for d in scrubbed]
+    else:
+        bad += [
+            (
+                d["seq"],
+                f"a scrubbed {d['type']} by agent {d['agent']!r} that no forget makes"
+                " (forget tombstones memories and scrubs only its own fields and quotes)",
+            )
+            for d in scrubbed
+            if not scrub_ok(d, wanted)
+        ]
     bad.sort()
     out += [f"seq {s}: {why}" for s, why in bad[:MAX_LISTED]]
     if len(bad) > MAX_LISTED:

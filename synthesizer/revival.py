@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any, Protocol
 
-from . import pool
+from . import factwords, pool
 from .config import SynthConfig
 from .facts import ACTIVE, RETRACTED, WORKING, Fact, RawMemory
 
@@ -32,6 +32,7 @@ class FoldState(Protocol):
     evicted: MutableMapping[str, Fact]
     signatures: dict[str, str]
     metrics: Any
+    words: dict[str, list[list[Any]]]
 
     @property
     def config(self) -> SynthConfig: ...
@@ -50,7 +51,9 @@ def bury(s: FoldState, f: Fact, forgotten: bool) -> None:
     ev.pop(f.id, None)
     ev[f.id] = f
     while len(ev) > limit:
-        del ev[next(iter(ev))]
+        old = next(iter(ev))
+        del ev[old]
+        s.words.pop(old, None)
 
 
 def revive(s: FoldState, fid: str, raw: RawMemory | None, seq: int, ts: float) -> bool:
@@ -74,6 +77,7 @@ def revive(s: FoldState, fid: str, raw: RawMemory | None, seq: int, ts: float) -
         if raw.ttl_s is not None:
             f.expires_at = raw.ts + raw.ttl_s
         if not f.has_evidence(raw.seq):
+            factwords.note(s, f, raw)
             f.evidence.append(raw.evidence())
     s._add_fact(f)
     s.metrics.revivals += 1

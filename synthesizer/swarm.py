@@ -29,6 +29,7 @@ from .replay import (
     load_checkpoint_info,
     state_at,
 )
+from .reserved import check_agent
 from .retry import PendingAppends
 from .state import SwarmState
 
@@ -221,6 +222,7 @@ class Swarm:
         *,
         by: str = "operator",
         by_session: str | None = None,
+        force: bool = False,
     ) -> ForgetResult:
         """Erase an agent, a session or a thread (DESIGN 7; how: synthesizer/forget.py):
         appends ``identity.forgotten`` as ``by``, rewrites the log so no word of the
@@ -229,7 +231,7 @@ class Swarm:
         ``operators``)."""
         from .forget import Identity, forget
 
-        return forget(self, Identity(agent, session, thread), by, by_session)
+        return forget(self, Identity(agent, session, thread), by, by_session, force)
 
     def _reload(self) -> None:
         """Fold the state anew from the checkpoints and the log (after an erasure
@@ -292,7 +294,7 @@ class Agent:
 
     def __init__(self, swarm: Swarm, name: str, session: str | None, thread: str | None) -> None:
         self.swarm = swarm
-        self.name = check_name("agent", name)
+        self.name = check_agent(check_name("agent", name))
         self.session = None if session is None else check_name("session", session)
         self.thread = None if thread is None else check_name("thread", thread)
 

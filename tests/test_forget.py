@@ -174,10 +174,14 @@ def check_forgotten(
         assert season.content == SEASON
         if thread:  # the fold drops every fact of a forgotten thread
             assert m["safari"] not in st.facts
-        else:  # discovered by the identity: survives on the other's evidence, no words
+        else:  # discovered by the identity: survives on the other's evidence, in the
+            # other's own words (issue 21, item 5), never as a placeholder
             safari = st.facts[m["safari"]]
             assert [e.agent for e in safari.evidence] == ["other"]
-            assert safari.content == REDACTED
+            assert safari.content == SAFARI
+            assert safari.session == "so"
+        assert not [f.id for f in st.facts.values() if REDACTED in f.content]
+        assert not [f.id for f in st.evicted.values() if REDACTED in f.content]
         assert markers[0] not in str(st.to_dict())
         ck = state_at(sw.log)
         assert sw.log.checkpoints.list(), "a checkpoint was rebuilt"

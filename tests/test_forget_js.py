@@ -1,0 +1,65 @@
+"""Erasure on JetStream through the Swarm (issues 21.5 and 26): after ``forget`` a byte
+scan of the server's store directory finds none of the agent's words nor the session and
+thread names only it used; the co-shared fact keeps the other agent's words; the log
+verifies; seqs do not move; replay from a checkpoint equals replay from the start."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from synthesizer import Swarm
+from synthesizer.replay import state_at
+from tests.natsserver import NatsServer
+from tests.test_js_redact import _hits
+
+pytestmark = pytest.mark.timeout(180)
+
+WORDS = "ZQXJS the vault combination is orange seven falcon"
+SHARED_V = "Deploys are FROZEN on Fridays."
+SHARED_O = "deploys are frozen on fridays"
+SESSION, THREAD = "session-ZQXSESS-divorce", "thread-ZQXTHR-divorce"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[NatsServer]:
+    srv = NatsServer(tmp_path / "srv")
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_forget_on_jetstream_leaves_no_byte_of_the_agent(server: NatsServer) -> None:
+    target = f"{server.url}/FORGETJS"
+    store = server.dir / "js"
+    sw = Swarm.open(target)
+    try:
+        v = sw.agent("victim", session=SESSION, thread=THREAD)
+        v.share(WORDS, category="note")
+        v.share(SHARED_V, category="policy")
+        sw.synthesize()
+        sw.agent("other", session="o").share(SHARED_O, category="ops")
+        sw.synthesize()
+        fid = next(f.id for f in sw.refresh().facts.values() if f.content == SHARED_V)
+        sw.checkpoint()
+        before = [(e.seq, e.type) for e in sw.log.read()]
+    finally:
+        sw.close()
+    needles = [b"ZQXJS", b"ZQXSESS", b"ZQXTHR", b"FROZEN"]
+    assert set(_hits(store, needles)) == {n.decode() for n in needles}
+    sw = Swarm.open(target)
+    try:
+        sw.forget(agent="victim")
+        st = sw.refresh()
+        assert st.facts[fid].content == SHARED_O
+        after = [(e.seq, e.type) for e in sw.log.read()]
+        assert after[: len(before)] == before
+        assert sw.log.verify().ok
+        assert state_at(sw.log).digest() == state_at(sw.log, from_start=True).digest()
+    finally:
+        sw.close()
+    assert _hits(store, needles) == {}

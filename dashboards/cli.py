@@ -31,6 +31,7 @@ MODULES = (
     "cmd_config",
     "cmd_dash",
     "cmd_forget",
+    "cmd_global",
     "cmd_log",
     "cmd_mcp",
     "cmd_retention",

@@ -25,6 +25,9 @@ def forget(
     by: str = typer.Option(
         "operator", "--as", help="Who asks (forgetting another identity needs an operator)"
     ),
+    propagate: str | None = typer.Option(
+        None, "--propagate", help="Also erase it in this global memory (promoted facts)"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
@@ -47,18 +50,29 @@ def forget(
         )
     ident = Identity(agent, session, thread, ns)
     swarm = open_swarm(ctx, root, url, write=True)
+    spread = None
     try:
         res = forget(swarm, ident, by)
+        if propagate is not None:
+            from synthesizer.propagate import propagate as _propagate
+
+            spread = _propagate(swarm, ident, propagate)
     except NotImplementedError as e:
         fail(str(e))
         return
     finally:
         swarm.close()
     if json:
-        emit_json(res.to_dict())
+        emit_json({**res.to_dict(), **({"propagated": spread.to_dict()} if spread else {})})
         return
     typer.echo(
         f"forgot {res.identity}: intent at seq {res.intent_seq}, {res.redacted} record(s)"
         f" rewritten ({res.matched} affected), {res.checkpoints_dropped} checkpoint(s)"
         " dropped" + (f", checkpoint rebuilt at seq {res.checkpoint}" if res.checkpoint else "")
     )
+    if spread is not None:
+        gone = spread.forgot.redacted if spread.forgot is not None else 0
+        typer.echo(
+            f"propagated to {spread.target}: {gone} record(s) rewritten there,"
+            f" {spread.updated.updated + spread.updated.promoted} fact(s) sent again"
+        )

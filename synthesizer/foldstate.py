@@ -133,6 +133,7 @@ class SwarmState:
         "metrics",
         "pending",
         "progress",
+        "promotion_waiting",
         "recalled",
         "redactions",
         "signatures",
@@ -155,6 +156,9 @@ class SwarmState:
         self.progress: int = 0
         self.config_seq: int = 0
         self.synth_version: int = 0  # seq of the last record keyed "synthesizer" (authz.py)
+        # ended sessions whose facts wait for promotion (promotion.when=session_end):
+        # session -> seq of its session.ended (see synthesizer.promote)
+        self.promotion_waiting: dict[str, int] = {}
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
         # the log's redaction count when this state's fold began (runtime only, never
@@ -286,6 +290,7 @@ class SwarmState:
             "metrics": self.metrics.to_dict(),
             **({"facades": self.ext.to_dict()} if self.ext else {}),
             **({"synth_version": self.synth_version} if self.synth_version else {}),
+            **({"promotion_waiting": self.promotion_waiting} if self.promotion_waiting else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -321,6 +326,7 @@ class SwarmState:
         s.metrics = Metrics.from_dict(d["metrics"])
         s.ext = Facades.from_dict(d.get("facades"))
         s.synth_version = d.get("synth_version", 0)
+        s.promotion_waiting = d.get("promotion_waiting", {})
         return s
 
     def digest(self) -> str:

@@ -122,6 +122,17 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             "refused writes",
             ", ".join(f"{n} {safe_text(t)}" for t, n in m.refused.items()) if m.refused else "none",
         ),
+        *(
+            [
+                (
+                    "global memory",
+                    f"{safe_text(m.promotion_target)}: "
+                    f"{plural(m.promotion_waiting, 'ended session')} waiting for promotion",
+                )
+            ]
+            if m.promotion_target
+            else []
+        ),
     ]
 
 

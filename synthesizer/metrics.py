@@ -149,6 +149,9 @@ class SwarmMetrics:
     embedder: str = ""
     facades: dict[str, int] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
+    promotion_target: str = ""
+    promotion_waiting: int = 0
+    """Ended sessions whose facts still wait for promotion to the global memory."""
 
     def __repr__(self) -> str:
         return (
@@ -399,6 +402,8 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         embedder=state.config.embedder,
         facades=dict(sorted(state.ext.counts.items())),
         refused=refused_by_type(m.ignored),
+        promotion_target=state.config.promotion.target,
+        promotion_waiting=len(state.promotion_waiting),
     )
 
 

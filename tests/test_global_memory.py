@@ -194,8 +194,10 @@ def test_session_end_harvest_and_retry(tmp_path: Path) -> None:
 
     with pytest.raises(SwarmlogError):  # unreachable target: the session keeps waiting
         harvest(sw, wait_s=0)
-    assert sw.refresh().promotion_waiting == {"s1": sw.refresh().promotion_waiting["s1"]}
+    assert list(sw.refresh().promotion_waiting) == ["s1"]
     sw.close()
+    r = run_cli("--root", str(tmp_path / "a"), "stats")
+    assert "1 ended session waiting for promotion" in r.out, r.out
     # the target becomes reachable: the next harvest promotes and marks it done
     (tmp_path / "missing-parent").unlink()
     with Swarm.open(tmp_path / "a") as sw2:

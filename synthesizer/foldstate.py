@@ -131,6 +131,7 @@ class SwarmState:
         "last_seq",
         "last_ts",
         "metrics",
+        "origin_index",
         "pending",
         "progress",
         "promotion_waiting",
@@ -159,6 +160,8 @@ class SwarmState:
         # ended sessions whose facts wait for promotion (promotion.when=session_end):
         # session -> seq of its session.ended (see synthesizer.promote)
         self.promotion_waiting: dict[str, int] = {}
+        # origin swarm id -> origin fact id -> the fact holding it (synthesizer.origins)
+        self.origin_index: dict[str, dict[str, str]] = {}
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
         # the log's redaction count when this state's fold began (runtime only, never
@@ -291,6 +294,7 @@ class SwarmState:
             **({"facades": self.ext.to_dict()} if self.ext else {}),
             **({"synth_version": self.synth_version} if self.synth_version else {}),
             **({"promotion_waiting": self.promotion_waiting} if self.promotion_waiting else {}),
+            **({"origin_index": self.origin_index} if self.origin_index else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -327,6 +331,7 @@ class SwarmState:
         s.ext = Facades.from_dict(d.get("facades"))
         s.synth_version = d.get("synth_version", 0)
         s.promotion_waiting = d.get("promotion_waiting", {})
+        s.origin_index = d.get("origin_index", {})
         return s
 
     def digest(self) -> str:

@@ -83,7 +83,7 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
     strength = pool.initial_strength(k.max_strength)
     f = _fast.fact_from_raw(fid, raw, d["seq"], ts, sig, strength)
     if raw.origins:
-        origins.add(f, raw)
+        origins.add(s.origin_index, f, raw)
     if len(facts) >= k.capacity:
         s._make_room()
     facts[fid] = f
@@ -116,12 +116,12 @@ def _on_corroborated(s: SwarmState, d: dict[str, Any]) -> None:
         if key is None or t != T.FACT_REVIVED or not revival.revive(s, key, raw, d["seq"], d["ts"]):
             _ignore(s, f"{t}:evicted")
         elif raw is not None and raw.origins:
-            origins.add(s.facts[key], raw)
+            origins.add(s.origin_index, s.facts[key], raw)
         return
     if raw is not None and not f.has_evidence(raw.seq):
         f.evidence.append(raw.evidence())
     if raw is not None and raw.origins:
-        origins.add(f, raw)
+        origins.add(s.origin_index, f, raw)
 
 
 def _set_status(s: SwarmState, fid: str, status: str, seq: int, reason: str | None) -> None:
@@ -248,7 +248,8 @@ def _on_withdrawn(s: SwarmState, d: dict[str, Any]) -> None:
     key = d.get("key")
     f = s.facts.get(key) if key is not None else None
     b = d["body"]
-    if f is None or not origins.withdraw(f, b["origins"], d["seq"], b.get("reason")):
+    ix = s.origin_index
+    if f is None or not origins.withdraw(ix, f, b["origins"], d["seq"], b.get("reason")):
         _ignore(s, "origin.withdrawn:unknown")
         return
     _cas_success(s, d["agent"])

@@ -91,13 +91,20 @@ def same_origin(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return bool(a["swarm"] == b["swarm"] and a["fact"] == b["fact"])
 
 
-def add(f: Fact, raw: RawMemory) -> None:
+Index = dict[str, dict[str, str]]
+"""The state's ``origin_index``: origin swarm id -> origin fact id -> the fact holding it
+(so a promoter finds what a global memory holds of its swarm without reading every fact;
+an entry may outlive its fact's eviction: readers check the fact)."""
+
+
+def add(index: Index, f: Fact, raw: RawMemory) -> None:
     """Record the origins ``raw`` carries on fact ``f`` (the fold, when ``raw`` is consumed
     into ``f``). Malformed origins (a body the checks would have refused) are skipped."""
     for o in raw.origins or ():
         if problem(o) is not None:
             continue
         new = entry(o, raw.seq)
+        index.setdefault(new["swarm"], {})[new["fact"]] = f.id
         for old in f.origins:
             if same_origin(old, new):
                 if new["version"] >= old["version"]:
@@ -109,7 +116,9 @@ def add(f: Fact, raw: RawMemory) -> None:
             f.origins.append(new)
 
 
-def withdraw(f: Fact, taken: list[dict[str, Any]], seq: int, reason: str | None) -> bool:
+def withdraw(
+    index: Index, f: Fact, taken: list[dict[str, Any]], seq: int, reason: str | None
+) -> bool:
     """Take origins ``taken`` (each ``swarm``, ``fact`` and the ``version`` up to which it
     is withdrawn) off fact ``f``, with the evidence they brought. Returns whether ``f``
     changed. A fact left with no evidence is retracted at ``seq``."""
@@ -125,6 +134,11 @@ def withdraw(f: Fact, taken: list[dict[str, Any]], seq: int, reason: str | None)
         )
         if hit:
             gone.update(old["at"])
+            held = index.get(old["swarm"])
+            if held is not None and held.get(old["fact"]) == f.id:
+                del held[old["fact"]]
+                if not held:
+                    del index[old["swarm"]]
         else:
             keep.append(old)
     if len(keep) == len(f.origins):

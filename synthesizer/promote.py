@@ -210,12 +210,11 @@ def received(
     (global fact, its origin entry), and origin fact id -> (version, statement signature)
     of memories not yet decided."""
     held: dict[str, tuple[Fact, dict[str, Any]]] = {}
-    for g in gs.facts.values():
-        if g.origins:
-            for fid, o in O.carried_by(g, swarm_id).items():
-                prev = held.get(fid)
-                if prev is None or o["version"] > prev[1]["version"]:
-                    held[fid] = (g, o)
+    for fid, gfid in gs.origin_index.get(swarm_id, {}).items():
+        g = gs.facts.get(gfid)
+        o = O.carried_by(g, swarm_id).get(fid) if g is not None else None
+        if g is not None and o is not None:
+            held[fid] = (g, o)
     waiting: dict[str, tuple[int, str | None]] = {}
     for raw in gs.pending.values():
         for o in raw.origins or ():

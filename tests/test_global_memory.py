@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -189,7 +190,11 @@ def test_session_end_harvest_and_retry(tmp_path: Path) -> None:
     sw = Swarm.open(tmp_path / "a", config=cfg)
     sw.agent("ana", session="s1").share(SHARED, importance=0.9)
     sw.synthesize()
-    sw.end_session("s1")
+    sw.end_session("s1")  # starts a background harvest: it fails (the target is a file)
+    for t in threading.enumerate():
+        if t.name == "swarmlog-harvest":
+            t.join(timeout=60)
+    assert list(sw.refresh().promotion_waiting) == ["s1"]
     from synthesizer.harvest import harvest
 
     with pytest.raises(SwarmlogError):  # unreachable target: the session keeps waiting

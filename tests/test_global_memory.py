@@ -269,3 +269,22 @@ def test_jetstream_global_memory(nats_url: str, tmp_path: Path) -> None:
     assert any(f.origins for f in new.state().facts.values())
     for sw in (a, b, new):
         sw.close()
+
+
+def test_end_session_harvests_in_the_background(tmp_path: Path) -> None:
+    g = tmp_path / "global"
+    cfg = SynthConfig.model_validate(
+        {"promotion": {"target": str(g), "when": "session_end", "tier": "working"}}
+    )
+    with Swarm.open(tmp_path / "a", config=cfg) as sw:
+        sw.agent("ana", session="s1").share(SHARED, importance=0.9)
+        sw.agent("ana", session="s2").share("Not part of the ended session", importance=0.9)
+        sw.synthesize()
+        sw.end_session("s1")
+        harvesters = [t for t in threading.enumerate() if t.name == "swarmlog-harvest"]
+        assert harvesters  # the call returned; the harvest runs beside the agent
+        for t in harvesters:
+            t.join(timeout=60)
+        assert sw.refresh().promotion_waiting == {}
+    with Swarm.open(g) as glob:
+        assert [f.content for f in glob.state().facts.values()] == [SHARED]

@@ -257,8 +257,18 @@ def test_jetstream_global_memory(nats_url: str, tmp_path: Path) -> None:
     stream = f"{nats_url}/GLOB{tmp_path.name[-10:].replace('-', '')}"
     a = _task(tmp_path / "a", "ana", [SHARED])
     b = _task(tmp_path / "b", "bo", [SHARED, "Queues are drained before deploys"])
-    assert a.promote(stream, tier="working").promoted == 1
-    assert b.promote(stream, tier="working").promoted == 2
+    Swarm.open(stream).close()
+    procs = [  # both swarms at once, from their own processes
+        subprocess.Popen(
+            [sys.executable, "-c", PROMOTER, str(tmp_path / name), stream],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert [o.split()[0] for o in outs] == ["1", "2"]  # promoted: a 1, b 2
     assert a.promote(stream, tier="working").promoted == 0
     with Swarm.open(stream) as glob:
         glob.synthesize()

@@ -13,13 +13,19 @@ fact the new swarm already holds is not sent again: bootstrapping twice adds not
 from __future__ import annotations
 
 import hashlib
+import heapq
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import origins as O
 from .facts import ACTIVE, CONTESTED, Fact
 from .promote import PromotionError, Swarm, check_target, memory_event, received
+
+if TYPE_CHECKING:
+    from .state import SwarmState
+
+_LIVE = (ACTIVE, CONTESTED)
 
 
 @dataclass
@@ -45,12 +51,31 @@ def bootstrap_id(swarm_id: str, fact_id: str, version: int) -> str:
 def choose(g: Swarm, query: str | None, limit: int) -> list[Fact]:
     """The global facts to seed: the ``limit`` most relevant to ``query`` (a search that
     logs nothing in the global memory), or without a query the ``limit`` strongest live
-    ones (ties by id)."""
+    ones (then most supported, then oldest)."""
     if query:
         return [h.fact for h in g.search(query, limit=limit)]
-    live = [f for f in g.refresh().facts.values() if f.status in (ACTIVE, CONTESTED)]
-    live.sort(key=lambda f: (-f.strength, -f.importance, f.id))
-    return live[:limit]
+    return strongest(g.refresh(), limit)
+
+
+def strongest(state: SwarmState, limit: int) -> list[Fact]:
+    """The ``limit`` strongest active or contested facts of ``state`` (ties: support, then
+    the oldest). From the checkpoint's columns when it has them: no fact is parsed but
+    the ones returned."""
+    from .metrics import frame
+
+    fr = frame(state)
+    if fr is None:
+        live = (f for f in state.facts.values() if f.status in _LIVE)
+        return heapq.nsmallest(limit, live, key=lambda f: (-f.strength, -f.support, f.created_seq))
+    import numpy as np
+
+    a = fr.arrays
+    codes = [i for i, name in enumerate(fr.codes["status"].names) if name in _LIVE]
+    rows = np.flatnonzero(np.isin(a["status"], codes))
+    keys = (a["created_seq"][rows], -a["support"][rows], -a["strength"][rows])
+    best = rows[np.lexsort(keys)][:limit]
+    ids = list(state.facts)
+    return [state.facts[ids[i]] for i in best.tolist()]
 
 
 def bootstrap(

@@ -298,3 +298,28 @@ def test_end_session_harvests_in_the_background(tmp_path: Path) -> None:
         assert sw.refresh().promotion_waiting == {}
     with Swarm.open(g) as glob:
         assert [f.content for f in glob.state().facts.values()] == [SHARED]
+
+
+def test_strongest_from_columns_equals_the_plain_loop(tmp_path: Path) -> None:
+    from synthesizer.bootstrap import strongest
+
+    sw = Swarm.open(tmp_path / "g")
+    for i in range(60):
+        sw.agent(f"a{i % 4}").share(f"Statement number {i} about module m{i}", importance=0.5)
+    sw.synthesize()
+    for _ in range(3):
+        sw.tick()
+    fids = sorted(sw.state().facts)
+    for fid in fids[::7]:
+        sw.agent("b").reinforce(fid)
+    sw.board.cas(fids[1], sw.board.get(fids[1]).version, status="retracted", agent="b")
+    sw.checkpoint()
+    sw.close()
+    with Swarm.open(tmp_path / "g") as fresh:  # lazy rows: the columns path
+        by_columns = [f.id for f in strongest(fresh.refresh(), 10)]
+    with Swarm.open(tmp_path / "g") as plain:
+        st = plain.refresh()
+        live = [f for f in st.facts.values() if f.status in ("active", "contested")]
+        live.sort(key=lambda f: (-f.strength, -f.support, f.created_seq))
+        assert by_columns == [f.id for f in live[:10]]
+        assert fids[1] not in by_columns

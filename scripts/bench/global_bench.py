@@ -54,7 +54,10 @@ sys.path.insert(0, sys.argv[3])
 from _corpus import sentence
 import random
 rng = random.Random(7)
-with Swarm.open(sys.argv[1]) as sw:
+from synthesizer.config import PoolConfig, SynthConfig
+cap = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+config = SynthConfig(pool=PoolConfig(capacity=cap)) if cap else None
+with Swarm.open(sys.argv[1], config=config) as sw:
     a = sw.agent("ana", session="s1")
     for i in range(int(sys.argv[2])):
         a.share(sentence(rng, i), importance=0.9)
@@ -95,7 +98,7 @@ def copy_global(src: Path, dst: Path) -> None:
 def task_swarm(path: Path, n: int) -> None:
     """A task swarm of ``n`` decided facts (shared, then one synthesizer pass)."""
     here = str(Path(__file__).resolve().parent)
-    _py(SHARE, str(path), str(n), here)
+    _py(SHARE, str(path), str(n), here, str(2 * n))
     _py(SYNTH, str(path))
 
 
@@ -113,7 +116,7 @@ def main() -> None:
     try:
         here = str(Path(__file__).resolve().parent)
         # baseline: the same statements shared into an empty swarm
-        share_s = _py(SHARE, str(work / "plain"), str(n), here)
+        share_s = _py(SHARE, str(work / "plain"), str(n), here, str(2 * n))
         task = work / "task"
         task_swarm(task, n)
         # baseline: a synthesizer pass of n memories against the same 100k facts

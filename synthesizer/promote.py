@@ -111,10 +111,11 @@ def statement_sig(f: Fact) -> str:
     return signature(f.content if f.value is None else f"{f.content}\x00{f.value}")
 
 
-def promotion_id(swarm_id: str, fact_id: str, version: int, sig: str = "") -> str:
-    """The event id of promoting ``fact_id`` at ``version`` (saying ``sig``) from swarm
-    ``swarm_id``: the same promotion always has the same id."""
-    key = f"promote:{swarm_id}:{fact_id}:{version}:{sig}"
+def promotion_id(swarm_id: str, fact_id: str, version: int, sig: str = "", by: str = "") -> str:
+    """The event id of promoting ``fact_id`` at ``version`` (saying ``sig``, signed by
+    agent ``by``) from swarm ``swarm_id``: the same promotion always has the same id, and
+    one re-signed after an erasure (its discoverer forgotten) gets a new one."""
+    key = f"promote:{swarm_id}:{fact_id}:{version}:{sig}:{by}"
     return "p" + hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
 
 
@@ -295,7 +296,7 @@ def promote(
             shares.append(
                 memory_event(
                     f,
-                    promotion_id(own["swarm"], f.id, f.version, sig),
+                    promotion_id(own["swarm"], f.id, f.version, sig, f.agent or ""),
                     _carried(f, own, g.log.swarm_id),
                     scope_of=own["swarm"],
                 )

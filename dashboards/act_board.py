@@ -52,7 +52,7 @@ _when = safe.when
 _t = safe.text
 
 
-def _print_list(facts: list[Fact]) -> None:
+def _print_list(facts: list[Fact], more: int = 0) -> None:
     if not facts:
         echo("the board is empty")
         return
@@ -65,6 +65,8 @@ def _print_list(facts: list[Fact]) -> None:
             f"{_t(f.id):<14} {f.version:>7} {f.status:<10} {f.tier:<10} {f.support:>3}  "
             f"{val}{_gist(f.content, 60)}"
         )
+    if more:
+        echo(f"... {more} more fact(s) (--limit 0 lists all)")
 
 
 def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
@@ -92,7 +94,11 @@ def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
     echo(f"  history ({len(history)} events):")
     for h in history:
         b = h.body
-        gist = ", ".join(f"{_t(k)}={_gist(str(v), 40)}" for k, v in b.items() if k != "related")
+        gist = ", ".join(
+            f"{_t(k)}={_gist(str(v), 40)}"
+            for k, v in b.items()
+            if k not in ("related", "lease", "signature")  # the machinery's, not the story
+        )
         echo(f"    {h.seq:>7}  {_when(h.ts)}  {_t(h.agent):<14} {_t(h.type):<18} {gist}")
 
 
@@ -138,41 +144,86 @@ def _print_origins(f: Fact, places: list[str], json: bool) -> None:
             echo(f"    seq {e.seq:<7} {_t(e.agent):<14} {_t(e.type):<14} {_gist(str(body), 50)}")
 
 
+def _facts_at(swarm: Swarm, at: int) -> list[Fact]:
+    """The board's facts as they stood at seq ``at`` (time travel: nearest checkpoint)."""
+    if at < 0:
+        fail(f"--at must be a seq >= 0, got {at}")
+    facts = list(swarm.state(at_seq=at).facts.values())
+    facts.sort(key=lambda f: (f.created_seq, f.id))
+    return facts
+
+
 def _show(
-    swarm: Swarm, fact_id: str | None, json: bool, origins_at: list[str] | None = None
+    swarm: Swarm,
+    fact_id: str | None,
+    json: bool,
+    limit: int | None = None,
+    at: int | None = None,
+    origins_at: list[str] | None = None,
 ) -> None:
     board: Board = swarm.board
     if fact_id is None:
-        facts = board.list()
+        facts = board.list() if at is None else _facts_at(swarm, at)
+        if limit is not None and limit < 0:
+            fail(f"--limit must be >= 0 (0: all), got {limit}")
+        n = limit if limit is not None else (0 if json else DEFAULT_LIMIT)
+        more = max(0, len(facts) - n) if n else 0
+        facts = facts[-n:] if n else facts
         if json:
             emit_json([fact_json(f) for f in facts])
         else:
-            _print_list(facts)
+            _print_list(facts, more)
         return
     f = board.get(fact_id)
     if origins_at is not None:
         _print_origins(f, origins_at, json)
         return
-    hist = board.history(fact_id)
+    from .facthistory import full_history
+
+    hist = full_history(swarm.log, fact_id, board.history(fact_id), f.created_seq)
     if json:
         emit_json({"fact": fact_json(f), "history": [h.to_dict() for h in hist]})
     else:
         _print_fact(f, hist)
 
 
-def board(ctx: Any, json: bool, root: str | None, url: str | None) -> None:
-    """List the board, or show one fact with its history: board [FACT_ID] [--json]."""
+DEFAULT_LIMIT = 50
+"""Facts ``board`` lists without --limit (the newest; --json lists all)."""
+
+
+def board(
+    ctx: Any, limit: int | None, at: int | None, json: bool, root: str | None, url: str | None
+) -> None:
+    """List the board (the newest facts), or show one fact with its history:
+    board [FACT_ID] [--limit N] [--at SEQ] [--json]."""
     scope(ctx, root, url)
     if ctx.invoked_subcommand is not None:
         return
     swarm = open_swarm(ctx, None, None)
     try:
-        _show(swarm, None, json)
+        _show(swarm, None, json, limit, at)
     finally:
         swarm.close()
 
 
-BOARD = Command("board", board.__doc__ or "", (JSON, ROOT, URL), board)
+BOARD = Command(
+    "board",
+    board.__doc__ or "",
+    (
+        Opt(
+            "limit",
+            int,
+            None,
+            ("--limit", "-n"),
+            f"List the newest N facts [default: {DEFAULT_LIMIT}; all with --json; 0: all]",
+        ),
+        Opt("at", int, None, ("--at",), "The board as it stood at this seq"),
+        JSON,
+        ROOT,
+        URL,
+    ),
+    board,
+)
 
 
 def show(
@@ -184,7 +235,7 @@ def show(
     swarm = open_swarm(ctx, root, url)
     try:
         places = _origin_places(target(ctx, root, url)) if origins else None
-        _show(swarm, fact_id, json or bool(parent), places)
+        _show(swarm, fact_id, json or bool(parent), origins_at=places)
     finally:
         swarm.close()
 
@@ -291,10 +342,10 @@ CAS = Command(
     (
         Opt("fact_id", str, REQUIRED, help="The fact to write", metavar="FACT_ID"),
         Opt("expect", str, REQUIRED, ("--expect", "-e"), "Version you read (0 creates a new fact)"),
-        Opt("content", str, None, ("--content",)),
-        Opt("value", str, None, ("--value",)),
+        Opt("content", str, None, ("--content",), "New content of the fact"),
+        Opt("value", str, None, ("--value",), "New value (of a claim's subject)"),
         Opt("status", str, None, ("--status",), "active | contested | superseded | retracted"),
-        Opt("reason", str, None, ("--reason",)),
+        Opt("reason", str, None, ("--reason",), "Why (required to retract)"),
         Opt(
             "evidence",
             list,

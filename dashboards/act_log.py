@@ -65,11 +65,11 @@ APPEND = Command(
     (
         Opt("content", str, None, help="Content of the memory to share"),
         Opt("agent", str, REQUIRED, ("--agent", "-a"), "Agent name"),
-        Opt("session", str, None, ("--session",)),
-        Opt("thread", str, None, ("--thread",)),
+        Opt("session", str, None, ("--session",), "Session the event belongs to"),
+        Opt("thread", str, None, ("--thread",), "Task or thread to file it under"),
         Opt("type_", str, "memory.shared", ("--type", "-t"), "Event type"),
-        Opt("category", str, "discovery", ("--category", "-c")),
-        Opt("importance", float, 0.5, ("--importance", "-i")),
+        Opt("category", str, "discovery", ("--category", "-c"), "Category of the memory"),
+        Opt("importance", float, 0.5, ("--importance", "-i"), "Importance of the memory, 0..1"),
         Opt("key", str, None, ("--key",), "Entity key (CAS unit)"),
         Opt("expect", int, None, ("--expect",), "Expected version of --key"),
         Opt("body", str, None, ("--body",), "Body as a JSON object"),
@@ -132,6 +132,7 @@ def parse_jsonl(data: bytes, agent: str, session: str | None, thread: str | None
             raise InvalidEvent(f"line {n}: {e}") from None
     if not events:
         raise InvalidEvent("no events on stdin")
+    import synthesizer.bodies  # noqa: F401  (the body rules, so a bad body names its line)
     from swarmlog.envelope import validate_for_append
 
     for n, ev in enumerate(events, 1):

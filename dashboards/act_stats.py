@@ -17,11 +17,13 @@ def stats(ctx: Any, root: str | None, url: str | None, json: bool) -> None:
 
     swarm = open_swarm(ctx, root, url)
     try:
-        m = compute(swarm.refresh(), swarm=swarm.name)
+        state = swarm.refresh()
+        m = compute(state, swarm=swarm.name)
+        cats = state.stats().by_category
     finally:
         swarm.close()
     if json:
-        emit_json(m.to_dict())
+        emit_json({**m.to_dict(), "by_category": cats})
         return
     echo(fmt.header(m))
     if m.empty:
@@ -29,6 +31,16 @@ def stats(ctx: Any, root: str | None, url: str | None, json: bool) -> None:
         return
     for label, value in fmt.metric_rows(m):
         echo(f"{label}: {value}")
+    echo(f"facts by category: {category_counts(cats)}")
+
+
+def category_counts(cats: dict[str, int], most: int = 12) -> str:
+    """``bug 12, discovery 7, … (3 more)``: the biggest categories first."""
+    from .safe import text
+
+    top = sorted(cats.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{text(k)} {n}" for k, n in top[:most]) or "none"
+    return shown + (f", … ({len(top) - most} more)" if len(top) > most else "")
 
 
 STATS = Command("stats", stats.__doc__ or "", WHERE, stats)

@@ -16,6 +16,8 @@ def search(
     limit: int,
     category: str | None,
     tier: str | None,
+    thread: str | None,
+    min_score: float | None,
     root: str | None,
     url: str | None,
     json: bool,
@@ -25,7 +27,9 @@ def search(
         fail(f"--limit must be >= 1, got {limit}")
     sw = open_swarm(ctx, root, url)
     try:
-        hits = sw.search(query, limit=limit, category=category, tier=tier)
+        hits = sw.search(
+            query, limit=limit, category=category, tier=tier, thread=thread, min_score=min_score
+        )
     finally:
         sw.close()
     if json:
@@ -59,9 +63,11 @@ SEARCH = Command(
     search.__doc__ or "",
     (
         Opt("query", str, REQUIRED, help="What to look for"),
-        Opt("limit", int, 10, ("--limit", "-n")),
-        Opt("category", str, None, ("--category", "-c")),
-        Opt("tier", str, None, ("--tier",)),
+        Opt("limit", int, 10, ("--limit", "-n"), "How many facts to show at most"),
+        Opt("category", str, None, ("--category", "-c"), "Only facts of this category"),
+        Opt("tier", str, None, ("--tier",), "Only this tier: working | short_term | long_term"),
+        Opt("thread", str, None, ("--thread",), "Only facts filed under this thread"),
+        Opt("min_score", float, None, ("--min-score",), "Only hits with relevance >= this"),
         *WHERE,
     ),
     search,
@@ -90,7 +96,7 @@ REINFORCE = Command(
     reinforce.__doc__ or "",
     (
         Opt("fact_id", str, REQUIRED, help="Fact to reinforce"),
-        Opt("agent", str, REQUIRED, ("--agent", "-a")),
+        Opt("agent", str, REQUIRED, ("--agent", "-a"), "Agent name the vote is counted for"),
         *WHERE,
     ),
     reinforce,

@@ -124,11 +124,29 @@ def register(
         group.command(name or cmd.name, hidden=hidden)(fn)
 
 
+def _print_version(value: bool) -> None:
+    """``--version`` anywhere before the command: print it and stop."""
+    if value:
+        from swarmlog.version import __version__
+
+        print(f"swarmlog {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
+    version: bool = typer.Option(
+        False,
+        "--version",
+        "-V",
+        is_eager=True,
+        expose_value=False,
+        callback=_print_version,
+        help="Print the version and exit",
+    ),
 ) -> None:
     """Append-only, event-sourced shared memory for swarms of agents."""
     ctx.obj = Where(root, url)

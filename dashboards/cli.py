@@ -30,6 +30,7 @@ MODULES = (
     "cmd_board",
     "cmd_config",
     "cmd_dash",
+    "cmd_diff",
     "cmd_forget",
     "cmd_global",
     "cmd_log",
@@ -83,11 +84,20 @@ def __getattr__(name: str) -> Any:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the command (per-action ones through ``fastpath`` when
-    their arguments are plain, else the typer app), mapping library errors to exit codes."""
+    their arguments are plain, else the typer app), mapping library errors to exit codes.
+
+    A closed stdout (``swarmlog tail | head``) ends the command quietly with 0; a
+    command that needs a missing extra says in one line how to install it."""
     from . import fastpath
 
+    args = sys.argv[1:] if argv is None else argv
     try:
-        if fastpath.run(sys.argv[1:] if argv is None else argv):
+        if args[:1] in (["--version"], ["-V"]):
+            from swarmlog.version import __version__
+
+            echo(f"swarmlog {__version__}")
+            return
+        if fastpath.run(args):
             return
         app = load_commands(argv)
         app(args=argv, prog_name="swarmlog", standalone_mode=True)
@@ -97,13 +107,40 @@ def main(argv: list[str] | None = None) -> None:
     except SwarmlogError as e:
         echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
+    except BrokenPipeError:
+        quiet_exit()
     except OSError as e:
         echo(f"error: {os_message(e)}", err=True)
         sys.exit(EXIT_ERROR)
     except ValueError as e:
         echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
+    except ImportError as e:
+        echo(f"error: {import_message(e)}", err=True)
+        sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
+
+
+def quiet_exit() -> None:
+    """Leave with 0 after the reader of stdout went away: stdout is pointed at
+    /dev/null so the interpreter's final flush cannot complain about the pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(0)
+
+
+def import_message(e: ImportError) -> str:
+    """One line for a failed import: which extra to install when one provides it."""
+    from swarmlog.extras import extra_of, install_hint
+
+    extra = extra_of(e.name)
+    if extra is None:
+        return f"cannot import {e.name or 'a module'}: {e}"
+    top = (e.name or "").split(".", 1)[0]
+    return f"{top} is not installed (the {extra} extra); install it {install_hint(extra)}"

@@ -55,22 +55,41 @@ def _write(path: str, text: str) -> None:
     p.write_text(text, encoding="utf-8")
 
 
-def _shower(fmt_: str, out: str | None, console: Console) -> Any:
-    """A function that shows one set of metrics once (print, or rewrite --out)."""
+def report_charts(log: Any, m: SwarmMetrics, out: str) -> list[tuple[str, str]] | str:
+    """The report's charts as PNG files beside ``out`` (series from ``log``, a Log or a
+    Swarm), or why there are none."""
+    from .activity import activity
+
+    try:
+        from .charts import write_charts
+
+        return write_charts(m, activity(getattr(log, "log", log)), Path(out))
+    except ImportError:
+        from swarmlog.extras import install_hint
+
+        return f"No charts: they need the charts extra; install it {install_hint('charts')}."
+
+
+def _shower(
+    fmt_: str, out: str | None, console: Console, swarm: Swarm | None = None
+) -> Any:
+    """A function that shows one set of metrics once (print, or rewrite --out; a
+    markdown --out gets its charts beside it when ``swarm`` is given)."""
 
     def show(m: SwarmMetrics) -> None:
         if fmt_ == "markdown":
-            text = markdown.render(m)
             if out:
-                _write(out, text)
+                charts = report_charts(swarm, m, out) if swarm is not None else None
+                _write(out, markdown.render(m, charts=charts))
             else:
+                text = markdown.render(m)
                 console.print(text, markup=False, highlight=False, soft_wrap=True)
         elif out:
             rec = Console(record=True, width=LOG_WIDTH, file=io.StringIO())
             rec.print(render(m))
             _write(out, rec.export_text())
         else:
-            console.print(render(m))
+            console.print(render(m, console.width))
 
     return show
 
@@ -88,11 +107,14 @@ def dashboard(
     duration: float | None = typer.Option(
         None, "--duration", help="With --live: stop after S seconds"
     ),
+    charts: bool = typer.Option(
+        True, "--charts/--no-charts", help="With --format markdown --out: PNG charts beside it"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
 ) -> None:
-    """The swarm at a glance: top facts, contests, agents and metrics (DESIGN 9)."""
+    """The swarm at a glance: top facts, contests, agents and metrics."""
     if format_ not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, not {format_!r}")
     if top < 1:
@@ -108,7 +130,9 @@ def dashboard(
         elif json:
             emit_json(compute(swarm.refresh(), swarm=swarm.name, top=top).to_dict())
         elif not live:
-            _shower(format_, out, console)(compute(swarm.refresh(), swarm=swarm.name, top=top))
+            with_charts = swarm if charts else None
+            metrics = compute(swarm.refresh(), swarm=swarm.name, top=top)
+            _shower(format_, out, console, with_charts)(metrics)
             if out:
                 typer.echo(f"wrote {out}")
         else:
@@ -126,8 +150,21 @@ def _live(
     """--live: redraw in place on a terminal; elsewhere print one frame per change."""
     opts: dict[str, Any] = {"top": top, "max_refreshes": max_refreshes, "duration": duration}
     if format_ == "terminal" and not out and console.is_terminal:
-        with Live(console=console, auto_refresh=False, screen=False) as lv:
-            watch(swarm, lambda m: lv.update(render(m), refresh=True), **opts)
+        import time
+
+        from .activity import activity
+        from .keys import quit_keys
+        from .liveview import render_live
+
+        def view(m: SwarmMetrics) -> Any:
+            w, h = console.size
+            return render_live(m, activity(swarm.log), w, h - 1, time.time())
+
+        opts["top"] = max(top, console.size.height)
+        with quit_keys() as pressed, Live(
+            console=console, auto_refresh=False, screen=False, transient=False
+        ) as lv:
+            watch(swarm, lambda m: lv.update(view(m), refresh=True), stop=pressed.is_set, **opts)
         return
     show = _shower(format_, out, console)
 
@@ -235,7 +272,15 @@ def demo(
             for k, ok in result.checks.items()
         ]
         head = f"Demo run: {agents} agents × {steps} steps ({result.scenario})"
-        _write(str(path), markdown.render(result.metrics, "Swarm memory dashboard", (head, notes)))
+        from swarmlog import open_log
+
+        log = open_log(result.target)
+        try:
+            charts = report_charts(log, result.metrics, str(path))
+        finally:
+            log.close()
+        text = markdown.render(result.metrics, "Swarm memory dashboard", (head, notes), charts)
+        _write(str(path), text)
         result.report_path = str(path)
     removed = cleanup(result, keep)
     if json:
@@ -250,7 +295,7 @@ def demo(
 
 def _print_result(console: Console, r: DemoResult, removed: bool) -> None:
     """The dashboard, the report path, the replay check and the acceptance facts."""
-    console.print(render(r.metrics))
+    console.print(render(r.metrics, console.width))
     if r.report_path is not None:
         console.print(f"markdown report: {r.report_path}")
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
+from .progress import working
 
 
 @app.command()
@@ -52,7 +53,8 @@ def forget(
     swarm = open_swarm(ctx, root, url, write=True)
     spread = None
     try:
-        res = forget(swarm, ident, by)
+        with working(f"forgetting {ident}"):
+            res = forget(swarm, ident, by)
         if propagate is not None:
             from synthesizer.propagate import propagate as _propagate
 

@@ -12,6 +12,7 @@ from swarmlog import SwarmlogError
 
 from .act_log import APPEND, TAIL, describe, parse_jsonl
 from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, app, emit_json, open_target, register
+from .progress import working
 
 
 @app.command()
@@ -112,7 +113,8 @@ def verify(
     t0 = time.perf_counter()
     log = open_target(ctx, root, url, validate=False)
     try:
-        rep = log.verify()
+        with working("verifying checksums and seq order"):
+            rep = log.verify()
         if rep.ok:  # redactions no forget request explains (synthesizer/redactcheck.py)
             from synthesizer.redactcheck import RETENTION_NOTE, unexplained
 

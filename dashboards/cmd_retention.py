@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, open_target
+from .progress import working
 
 
 @app.command()
@@ -27,7 +28,8 @@ def compact(
     log = open_target(ctx, root, url, write=not dry_run)
     try:
         policy = log_config(log).config.retention
-        res = compact_swarm(log, dry_run)
+        with working("compacting (checkpoint, archive, prune)"):
+            res = compact_swarm(log, dry_run)
     finally:
         log.close()
     if json:

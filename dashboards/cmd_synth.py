@@ -12,6 +12,7 @@ import typer
 
 from .act_synth import REINFORCE, SEARCH
 from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm, open_target, register
+from .progress import working
 
 if TYPE_CHECKING:  # annotations only: the CLI imports the synthesizer when a command runs
     from synthesizer.swarm import Swarm
@@ -43,7 +44,8 @@ def synth(
     log = open_target(ctx, root, url, write=True)
     from synthesizer.worker import Synthesizer
 
-    worker = Synthesizer(log, batch_size=batch, name=name, lease_timeout_s=lease_timeout)
+    with working("opening the swarm (checkpoint and tail)"):
+        worker = Synthesizer(log, batch_size=batch, name=name, lease_timeout_s=lease_timeout)
     stopping = False
 
     def _stop(*_: object) -> None:
@@ -66,8 +68,9 @@ def synth(
             worker.maybe_checkpoint(force=True)
             n = worker.decisions
         else:
-            n = worker.run_once()
-            worker.maybe_checkpoint()
+            with working("deciding raw memories"):
+                n = worker.run_once()
+                worker.maybe_checkpoint()
         st = worker.state
         if json:
             emit_json(
@@ -211,7 +214,8 @@ def replay(
         t0 = time.perf_counter()
         from synthesizer.replay import state_at
 
-        st = state_at(log, at_seq=at, at_time=t, from_start=from_start)
+        with working("replaying the log" + (" from seq 1" if from_start else "")):
+            st = state_at(log, at_seq=at, at_time=t, from_start=from_start)
         took = time.perf_counter() - t0
     finally:
         log.close()

@@ -49,10 +49,12 @@ def _table(
 def facts_table(m: SwarmMetrics) -> RenderableType:
     """Top facts with support, strength bar, tier, version and status."""
     t = _table("Top facts", fmt.FACT_HEADERS, right=(1, 4))
+    last = t.columns[-1]  # one line per fact: the content is cut, never wrapped
+    last.no_wrap, last.overflow = True, "ellipsis"
     for f in m.top:
         cells = list(fmt.fact_cells(f))
         style = STATUS_STYLE.get(f.status, "")
-        t.add_row(*cells[:5], Text(cells[5], style=style), cells[6])
+        t.add_row(*cells[:5], Text(cells[5], style=style), Text(cells[6]))  # never markup
     if not m.top:
         return Text("Top facts: none yet", style="dim")
     return t
@@ -65,7 +67,9 @@ def contests_table(m: SwarmMetrics) -> RenderableType:
     t = _table("Contested facts", fmt.CONTEST_HEADERS, wide=1)
     for c in m.contests:
         subject, claims, state = fmt.contest_cells(c)
-        t.add_row(subject, claims, Text(state, style="green" if c.resolved else "yellow"))
+        t.add_row(
+            Text(subject), Text(claims), Text(state, style="green" if c.resolved else "yellow")
+        )
     return t
 
 
@@ -76,7 +80,7 @@ def agents_table(m: SwarmMetrics) -> RenderableType:
         return Text("Agents: none yet", style="dim")
     t = _table("Agents", fmt.AGENT_HEADERS, right=(1, 2, 3, 4, 5, 6, 7, 8), wide=None)
     for r in rows:
-        t.add_row(*r)
+        t.add_row(Text(r[0]), *r[1:])
     if more:
         t.caption = f"… and {more} more agents"
     return t
@@ -92,11 +96,57 @@ def metrics_panel(m: SwarmMetrics) -> RenderableType:
     return Panel(grid, title="Metrics", title_align="left")
 
 
-def render(m: SwarmMetrics) -> RenderableType:
-    """The whole dashboard; an empty swarm gets the header and a one-line notice."""
+NARROW = 110
+"""Below this many columns the tables drop columns rather than squeeze the content."""
+
+
+def narrow_facts_table(m: SwarmMetrics) -> RenderableType:
+    """Top facts for a narrow terminal: id, support, strength, status, and the content
+    with its board value first, one line each."""
+    if not m.top:
+        return Text("Top facts: none yet", style="dim")
+    t = _table("Top facts", ("fact", "sup", "strength", "status", "value / content"), (1,))
+    last = t.columns[-1]
+    last.no_wrap, last.overflow = True, "ellipsis"
+    for f in m.top:
+        full = round(max(0.0, min(1.0, f.strength)) * 4)
+        claim = f"[{f.subject}={f.value}] " if f.subject is not None else ""
+        if f.subject is None and f.value is not None:
+            claim = f"[{fmt.clip(f.value, 24)}] "
+        t.add_row(
+            fmt.safe_text(f.id), str(f.support), f"{'█' * full}{'░' * (4 - full)} {f.strength:.2f}",
+            Text(f.status, style=STATUS_STYLE.get(f.status, "")),
+            Text(fmt.clip(claim + f.content)),  # Text: agent content is never markup
+        )  # fmt: skip
+    return t
+
+
+def narrow_agents_table(m: SwarmMetrics) -> RenderableType:
+    """Per-agent activity for a narrow terminal: the main counts, names in full."""
+    if not m.agents:
+        return Text("Agents: none yet", style="dim")
+    t = _table("Agents", ("agent", "events", "shared", "recalls", "found", "CAS/confl"),
+               right=(1, 2, 3, 4, 5), wide=None)  # fmt: skip
+    shown = m.agents[: fmt.MAX_AGENT_ROWS]
+    for a in shown:
+        t.add_row(Text(fmt.safe_text(a.agent)), str(a.events), str(a.shared), str(a.recalls),
+                  str(a.discovered), f"{a.cas_attempts}/{a.cas_conflicts}")  # fmt: skip
+    if len(m.agents) > len(shown):
+        t.caption = f"… and {len(m.agents) - len(shown)} more agents"
+    return t
+
+
+def render(m: SwarmMetrics, width: int | None = None) -> RenderableType:
+    """The whole dashboard; an empty swarm gets the header and a one-line notice. Given a
+    ``width`` under ``NARROW``, the fact and agent tables keep fewer columns."""
     head = Panel(Text(fmt.header(m), style="bold"), title="swarmlog", title_align="left")
     if m.empty:
         return Group(head, Text(fmt.EMPTY_MESSAGE))
+    if width is not None and width < NARROW:
+        return Group(
+            head, narrow_facts_table(m), contests_table(m), narrow_agents_table(m),
+            metrics_panel(m),
+        )  # fmt: skip
     return Group(head, facts_table(m), contests_table(m), agents_table(m), metrics_panel(m))
 
 
@@ -108,14 +158,18 @@ def watch(
     max_refreshes: int | None = None,
     duration: float | None = None,
     wait: float = 1.0,
+    stop: Callable[[], bool] | None = None,
 ) -> int:
     """Call ``show`` with fresh metrics now and whenever the log changes; return how
     many times it was called.
 
     Sleeps in ``log.wait_for_change`` (file-system notifications, with a timeout net)
     and folds only when the last seq moved, so an idle swarm costs nothing. Stops after
-    ``max_refreshes`` calls or ``duration`` seconds (None: until interrupted).
+    ``max_refreshes`` calls or ``duration`` seconds (None: until interrupted), or once
+    ``stop()`` says so (checked at least every ``wait`` s, or every 0.2 s with ``stop``).
     """
+    if stop is not None:
+        wait = min(wait, 0.2)
     deadline = None if duration is None else time.monotonic() + duration
     seen = -1
     shown = 0
@@ -128,6 +182,6 @@ def watch(
             if max_refreshes is not None and shown >= max_refreshes:
                 return shown
         left = wait if deadline is None else min(wait, deadline - time.monotonic())
-        if left <= 0:
+        if left <= 0 or (stop is not None and stop()):
             return shown
         swarm.log.wait_for_change(left)

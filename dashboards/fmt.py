@@ -34,9 +34,9 @@ def seconds(v: float | None) -> str:
     return f"{v:.2f} s"
 
 
-def plural(n: int, word: str) -> str:
-    """``1 fact``, ``2 facts``."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 fact``, ``2 facts`` (``many``: an irregular plural)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def pct(v: float) -> str:
@@ -57,17 +57,24 @@ def clip(text: str, width: int = CONTENT_WIDTH) -> str:
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
+def _bars(counts: list[int]) -> str:
+    """Counts as block bars, ``▁`` to ``█`` (an empty histogram: all ``▁``)."""
+    from .activity import sparkline
+
+    return sparkline([float(n) for n in counts]) if any(counts) else "▁" * len(counts)
+
+
 def _counts(d: dict[str, int], order: tuple[str, ...] = ()) -> str:
     keys = [k for k in order if k in d] + sorted(k for k in d if k not in order)
     return ", ".join(f"{k} {d[k]}" for k in keys) if keys else "none"
 
 
 def header(m: SwarmMetrics) -> str:
-    """The one-line header: swarm, seq, synthesizer lag."""
+    """The one-line header: swarm, seq, synthesizer lag (= memories not decided yet)."""
     name = m.swarm or "swarm"
     return (
-        f"swarm {name} · seq {m.last_seq} · synthesizer lag {m.lag}"
-        f" ({m.undecided} undecided) · {m.facts_total} facts"
+        f"swarm {name} · seq {m.last_seq} · lag {m.undecided} undecided"
+        f" · {m.facts_total} facts"
     )
 
 
@@ -78,7 +85,11 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
     dups = _counts(m.duplicates, ("exact", "near"))
     return [
         ("events", f"{m.events_total} ({rate})"),
-        ("synthesizer lag", f"{m.lag} events past progress {m.progress}, {m.undecided} undecided"),
+        (
+            "synthesizer lag",
+            f"{plural(m.undecided, 'memory', 'memories')} undecided"
+            f" (progress mark at seq {m.progress}, {m.lag} events after it)",
+        ),
         ("facts by status", f"{m.facts_total} ({_counts(m.by_status, STATUSES)})"),
         ("facts by tier", _counts(m.by_tier, TIERS)),
         (
@@ -86,7 +97,10 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             f"holds at most {m.capacity} facts · decay {m.decay_rate:g} per tick"
             f" · embedder {m.embedder}",
         ),
-        ("strength histogram", f"[{hist}] (deciles 0→1), avg {m.average_strength:.2f}"),
+        (
+            "strength histogram",
+            f"{_bars(m.strength_hist)} [{hist}] (deciles 0→1), avg {m.average_strength:.2f}",
+        ),
         ("evictions", f"{m.evictions_total} ({_counts(m.evictions)})"),
         ("revivals", f"{plural(m.revivals, 'evicted fact')} brought back by rediscovery"),
         (

@@ -29,13 +29,21 @@ def render(
     m: SwarmMetrics,
     title: str = "Swarm memory dashboard",
     notes: tuple[str, Sequence[str]] | None = None,
+    charts: Sequence[tuple[str, str]] | str | None = None,
 ) -> str:
     """The whole report as markdown text (ends with a newline); ``notes`` is an optional
-    last section (heading, bullet lines)."""
+    last section (heading, bullet lines); ``charts``: (title, image file) pairs embedded
+    after the header, or a one-line note saying why there are none."""
     lines = [f"# {title}", "", f"**{fmt.header(m)}**", ""]
     if m.empty:
         lines += [fmt.EMPTY_MESSAGE, ""]
         return "\n".join(lines)
+    if isinstance(charts, str):
+        lines += ["## Charts", "", charts, ""]
+    elif charts:
+        lines += ["## Charts", ""]
+        for title, image in charts:
+            lines += [f"![{title}]({image})", ""]
     lines += ["## Top facts", ""]
     lines += table(fmt.FACT_HEADERS, [fmt.fact_cells(f) for f in m.top]) if m.top else ["none"]
     lines += ["", "## Contested facts", ""]

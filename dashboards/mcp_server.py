@@ -10,44 +10,41 @@ never a crashed server. The tool logic lives in ``mcp_tools``; this module wires
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
 import threading
 from typing import Annotated, Any, Literal
 
+import orjson
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
-from pydantic import Field, ValidationError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
 from swarmlog.names import check_name
+from swarmlog.version import __version__
 from synthesizer.background import BackgroundSynth
 from synthesizer.swarm import Swarm
 
-from .mcp_tools import (
-    EventPage,
-    FactDetail,
-    FactList,
-    MemoryTools,
-    ReinforceResult,
-    SearchResult,
-    ShareResult,
-    Stats,
-    ToolInputError,
-    WriteResult,
-)
+from .mcp_guard import GuardError, Team, check_agent_name, check_call, compact_schema
+from .mcp_tools import MemoryTools, ToolInputError
 
 INSTRUCTIONS = (
-    "Shared memory for a swarm of agents. share_memory what you learn (one finding per "
-    "call); search_memory before working on something, to reuse what others found; "
-    "reinforce_memory or give_feedback on facts that helped; update_fact with the version "
-    "you read (on a version conflict, get_fact again and retry)."
+    "Shared memory for a team of agents. Before a task, search_memory for what others "
+    "found; share_memory each finding (one per call; subject+value for claims others may "
+    "dispute); reinforce_memory facts you confirmed; to change a fact, update_fact with "
+    "the version you read (on a conflict get_fact and retry)."
 )
+TEAM_INSTRUCTIONS = " Pass your own agent name as `agent` on every call that takes it."
 
-FactId = Annotated[str, Field(min_length=1, max_length=128, description="A fact id, e.g. f12")]
+FactId = Annotated[str, Field(min_length=1, max_length=128, description="e.g. f12")]
 Name = Annotated[str, Field(min_length=1, max_length=128)]
 StatusName = Literal["active", "contested", "superseded", "retracted"]
+AgentArg = Annotated[str | None, Field(max_length=128)]
+AS_AGENT = ("share_memory", "search_memory", "reinforce_memory", "give_feedback", "update_fact")
+"""The tools that act as an agent: a team server's calls name it in ``agent``."""
 
 
 def _validation_line(tool: str, e: ValidationError) -> str:
@@ -60,17 +57,24 @@ def _validation_line(tool: str, e: ValidationError) -> str:
 
 
 class SwarmMCPServer(MCPServer):
-    """MCPServer whose argument-validation errors are one line each."""
+    """MCPServer whose refusals are one line each, prefixed with the tool's name: unknown
+    arguments and oversized inputs before anything runs, then argument validation."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> Any:
+        tool = self._tool_manager.get_tool(name)
         try:
+            if tool is not None:
+                check_call(name, arguments, tool.parameters)
             return await super().call_tool(name, arguments, context)
+        except GuardError as e:
+            raise ToolError(f"{name}: {e}") from None
         except ToolError as e:
             if isinstance(e.__cause__, ValidationError):
                 raise ToolError(_validation_line(name, e.__cause__)) from e.__cause__
-            raise
+            msg = str(e)
+            raise ToolError(msg if msg.startswith(f"{name}: ") else f"{name}: {msg}") from e
 
 
 def _client(ctx: Context) -> str | None:
@@ -82,139 +86,160 @@ def _client(ctx: Context) -> str | None:
     return params.client_info.name if params is not None else None
 
 
-def _call(fn: Any, *args: Any) -> Any:
-    """Run a tool body; its ToolInputError becomes the SDK's ToolError."""
+def _call(fn: Any, *args: Any) -> CallToolResult:
+    """Run a tool body: its result as JSON text plus the same object as structured content
+    (no output schema: the field names say enough, and schemas cost the model's context);
+    its ToolInputError becomes the SDK's ToolError."""
     try:
-        return fn(*args)
+        result: BaseModel = fn(*args)
     except ToolInputError as e:
         raise ToolError(str(e)) from None
+    data = result.model_dump(mode="json")
+    text = orjson.dumps(data).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 
+def _tidy(srv: SwarmMCPServer, team: Team | None) -> None:
+    """Dedent descriptions, compact input schemas, and set up ``agent``: required and
+    described on a team server, absent (so refused) on a single-agent one."""
+    for tool in srv._tool_manager.list_tools():
+        tool.description = " ".join(inspect.cleandoc(tool.description or "").split())
+        schema = compact_schema(tool.parameters)
+        props = schema.get("properties", {})
+        if "agent" in props:
+            if team is None:
+                del props["agent"]
+            else:
+                props["agent"]["description"] = f"Your agent name, {team.describe()}"
+                schema["required"] = [*schema.get("required", []), "agent"]
+        tool.parameters = schema
+
+
 def build_server(tools: MemoryTools) -> SwarmMCPServer:
     """An MCPServer exposing ``tools`` (no transport, no synthesizer: see ``serve``)."""
-    srv = SwarmMCPServer("swarmlog", instructions=INSTRUCTIONS, log_level="WARNING")
+    team = tools.team
+    srv = SwarmMCPServer(
+        "swarmlog",
+        version=__version__,
+        instructions=INSTRUCTIONS + (TEAM_INSTRUCTIONS if team is not None else ""),
+        log_level="WARNING",
+    )
 
     @srv.tool(annotations=WRITE)
     def share_memory(
         ctx: Context,
         content: Annotated[str, Field(min_length=1, description="One finding, in plain words")],
-        category: Annotated[
-            Name, Field(description="A short label: discovery, bug, decision, howto, ...")
-        ] = "discovery",
-        importance: Annotated[float, Field(ge=0.0, le=1.0, description="0..1")] = 0.5,
-        subject: Annotated[
-            str | None,
-            Field(description="What the finding is about (e.g. 'cache ttl'); with value, a claim"),
-        ] = None,
-        value: Annotated[str | None, Field(description="The claimed value of the subject")] = None,
-        thread: Annotated[Name | None, Field(description="A task or thread to file it under")] = (
-            None
+        category: Annotated[Name, Field(description="e.g. discovery, bug, decision")] = (
+            "discovery"
         ),
-    ) -> ShareResult:
-        """Share something you learned with the other agents of the swarm.
-
-        Returns the raw memory's seq and, once the synthesizer has decided it (usually
-        within a second), the id of the fact it created or corroborated (decision
-        'created' or 'corroborated'); 'pending' means not decided yet. Give subject and
-        value for claims that others may contradict (e.g. subject 'cache ttl', value '5m').
-        """
+        importance: Annotated[float, Field(strict=True, ge=0.0, le=1.0)] = 0.5,
+        subject: Annotated[str | None, Field(description="What a claim is about")] = None,
+        value: Annotated[str | None, Field(description="The claimed value of subject")] = None,
+        thread: Name | None = None,
+        agent: AgentArg = None,
+    ) -> CallToolResult:
+        """Share one finding with the team. Returns its seq and, once decided, the fact_id
+        it created or corroborated (decision 'pending' if not decided yet). Give subject
+        and value for a claim others may contradict (subject 'cache ttl', value '5m')."""
         return _call(
-            tools.share, _client(ctx), content, category, importance, subject, value, thread
+            tools.share, _client(ctx), content, category, importance, subject, value, thread, agent
         )
 
     @srv.tool(annotations=READ)
     def search_memory(
         ctx: Context,
-        query: Annotated[str, Field(min_length=1, description="What you are looking for")],
-        limit: Annotated[int, Field(ge=1, le=100)] = 5,
+        query: Annotated[str, Field(min_length=1)],
+        limit: Annotated[int, Field(strict=True, ge=1, le=100)] = 5,
         category: Name | None = None,
         thread: Name | None = None,
-        min_score: Annotated[float | None, Field(description="Minimum relevance")] = None,
-    ) -> SearchResult:
-        """Find facts the swarm knows that match a query, best first.
-
-        Each hit has the fact id, content, similarity (cosine to the query), relevance
-        (the ranking score), strength, support (how many agents back it), status and
-        version. Retracted and superseded facts are not returned.
-        """
-        return _call(tools.search, _client(ctx), query, limit, category, thread, min_score)
+        min_score: Annotated[float | None, Field(strict=True)] = None,
+        agent: AgentArg = None,
+    ) -> CallToolResult:
+        """Find the team's facts matching a query, best first: id, content, status,
+        version, strength, support, similarity, relevance. Use before starting work."""
+        return _call(
+            tools.search, _client(ctx), query, limit, category, thread, min_score, agent
+        )
 
     @srv.tool(annotations=READ)
-    def get_fact(fact_id: FactId) -> FactDetail:
-        """One fact in full: content, status, version, strength, the evidence behind it
-        (each raw memory's seq, agent, session and text) and its history of changes."""
+    def get_fact(fact_id: FactId) -> CallToolResult:
+        """One fact in full: its evidence (who shared what) and history of changes."""
         return _call(tools.get_fact, fact_id)
 
     @srv.tool(annotations=READ)
     def list_facts(
         status: StatusName | None = None,
         category: Name | None = None,
-        limit: Annotated[int, Field(ge=1, le=500)] = 20,
-    ) -> FactList:
-        """List facts, most recently created first, optionally by status and category."""
+        limit: Annotated[int, Field(strict=True, ge=1, le=500)] = 20,
+    ) -> CallToolResult:
+        """List facts, newest first (e.g. status 'contested' to find disputes)."""
         return _call(tools.list_facts, status, category, limit)
 
     @srv.tool(annotations=WRITE)
-    def reinforce_memory(ctx: Context, fact_id: FactId) -> ReinforceResult:
-        """Vote for a fact you confirmed: it gets stronger and decays slower (one vote per
-        agent counts; counted is false for a repeat)."""
-        return _call(tools.reinforce, _client(ctx), fact_id)
+    def reinforce_memory(ctx: Context, fact_id: FactId, agent: AgentArg = None) -> CallToolResult:
+        """Vote for a fact you confirmed: stronger, decays slower (once per agent)."""
+        return _call(tools.reinforce, _client(ctx), fact_id, agent)
 
     @srv.tool(annotations=WRITE)
     def give_feedback(
         ctx: Context,
         fact_id: FactId,
         usefulness: Annotated[
-            float, Field(ge=-1.0, le=1.0, description="-1 misleading .. 0 neutral .. 1 useful")
+            float, Field(strict=True, ge=-1.0, le=1.0, description="-1 misleading..1")
         ],
-    ) -> WriteResult:
-        """Tell the swarm how useful a fact was to you."""
-        return _call(tools.feedback, _client(ctx), fact_id, usefulness)
+        agent: AgentArg = None,
+    ) -> CallToolResult:
+        """Say how useful a fact was to you."""
+        return _call(tools.feedback, _client(ctx), fact_id, usefulness, agent)
 
     @srv.tool(annotations=WRITE)
     def update_fact(
         ctx: Context,
         fact_id: FactId,
         expected_version: Annotated[
-            int, Field(ge=0, description="The version you read (get_fact/search_memory)")
+            int, Field(strict=True, ge=0, description="The version you read")
         ],
         content: Annotated[str | None, Field(min_length=1)] = None,
         value: str | None = None,
         status: StatusName | None = None,
         reason: Annotated[str | None, Field(max_length=1024)] = None,
-    ) -> WriteResult:
-        """Change a fact if nobody changed it since you read it (compare-and-swap).
-
-        If the fact moved past expected_version the call fails with a version conflict
-        naming the current version: call get_fact, reconsider, retry. status 'retracted'
-        takes only a reason. expected_version 0 creates a fact with your own id.
-        """
+        agent: AgentArg = None,
+    ) -> CallToolResult:
+        """Change a fact only if still at expected_version (compare-and-swap); on a
+        version conflict get_fact, reconsider, retry. Settle a contest by setting the
+        loser's status ('superseded'/'retracted', with a reason). Version 0 creates."""
         return _call(
-            tools.update, _client(ctx), fact_id, expected_version, content, value, status, reason
+            tools.update,
+            _client(ctx),
+            fact_id,
+            expected_version,
+            content,
+            value,
+            status,
+            reason,
+            agent,
         )
 
     @srv.tool(annotations=READ)
-    def swarm_stats() -> Stats:
-        """Counts for the whole swarm: events, facts by status and tier, undecided
-        memories, agents, and what this server's synthesizer is doing."""
+    def swarm_stats() -> CallToolResult:
+        """Counts: events, facts by status and tier, undecided memories, agents."""
         return _call(tools.stats)
 
     @srv.tool(annotations=READ)
     def read_events(
-        after_seq: Annotated[int, Field(ge=0, description="Return events after this seq")] = 0,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
-        types: Annotated[
-            list[str] | None, Field(description="Only these types, e.g. ['fact.created']")
-        ] = None,
-    ) -> EventPage:
-        """Read the raw event log after a seq (to follow what the swarm did); continue
-        with after_seq = next_after_seq."""
+        after_seq: Annotated[int, Field(strict=True, ge=0)] = 0,
+        limit: Annotated[int, Field(strict=True, ge=1, le=500)] = 50,
+        types: list[str] | None = None,
+    ) -> CallToolResult:
+        """The raw event log after a seq (optionally only some types); continue with
+        after_seq = next_after_seq."""
         return _call(tools.read_events, after_seq, limit, types)
 
+    _tidy(srv, team)
     return srv
 
 
@@ -225,6 +250,7 @@ def serve(
     synth: bool = True,
     decide_wait: float = 3.0,
     lease_timeout_s: float | None = None,
+    team: str | None = None,
 ) -> None:
     """Open the swarm, start the background synthesizer (unless off), serve on stdio.
 
@@ -237,21 +263,26 @@ def serve(
     unwind the server's event loop cleanly (its stdin reader sits in a blocking
     read in a worker thread), so after a signal the process exits here with 0,
     once the clean-up is done, instead of hanging on that thread at exit."""
+    if agent is not None and team is not None:
+        raise GuardError("give either --agent (one agent) or --agents (a team), not both")
     if agent is not None:
-        check_name("agent", agent)
+        check_agent_name(agent)
+    members = Team(team) if team is not None else None
     if session is not None:
         check_name("session", session)
     swarm = Swarm.open(target)
     worker = None
     if synth:
-        name = f"mcp:{agent or 'client'}:{os.getpid()}"
+        name = f"mcp:{agent or ('team' if members else 'client')}:{os.getpid()}"
         worker = BackgroundSynth(target, name=name, lease_timeout_s=lease_timeout_s).start()
     done = threading.Event()
     failure: list[BaseException] = []
 
     def run() -> None:
         try:
-            tools = MemoryTools(swarm, agent, session, decide_wait=decide_wait, synth=worker)
+            tools = MemoryTools(
+                swarm, agent, session, decide_wait=decide_wait, synth=worker, team=members
+            )
             build_server(tools).run("stdio")
         except BaseException as exc:  # handed to the main thread, re-raised there
             failure.append(exc)

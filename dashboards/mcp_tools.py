@@ -24,11 +24,18 @@ from synthesizer.facts import Fact
 from synthesizer.metrics import compute
 from synthesizer.swarm import Agent, Swarm
 
+from .facthistory import full_history
+from .mcp_guard import GuardError, Team
+
 MAX_EVIDENCE = 20
 """Evidence items get_fact reads back from the log (the count says how many exist)."""
 
 MAX_SCAN = 10_000
 """Events read_events scans per call when filtering by type."""
+
+HIDDEN = frozenset({"embedding", "lease", "signature"})
+"""Body fields read_events leaves out: vectors, the lease version the synthesizer writes
+under, the dedup signature (the swarm's machinery reads them; a model need not)."""
 
 
 class ToolInputError(Exception):
@@ -166,6 +173,7 @@ class Stats(BaseModel):
     facts_total: int
     by_status: dict[str, int]
     by_tier: dict[str, int]
+    by_category: dict[str, int]
     raw_total: int
     duplicates_total: int
     agents: list[str]
@@ -229,7 +237,7 @@ def _summary(f: Fact) -> dict[str, Any]:
 
 
 def _history(h: HistoryEntry) -> HistoryItem:
-    body = {k: v for k, v in h.body.items() if k != "embedding"}
+    body = {k: v for k, v in h.body.items() if k not in HIDDEN}
     return HistoryItem(seq=h.seq, agent=h.agent, type=h.type, body=body)
 
 
@@ -243,16 +251,46 @@ class MemoryTools:
         session: str | None = None,
         decide_wait: float = 3.0,
         synth: Any = None,
+        team: Team | None = None,
     ) -> None:
+        if agent is not None and team is not None:
+            raise ValueError("give either one agent or a team, not both")
         self.swarm = swarm
         self.agent = agent
         self.session = session
         self.decide_wait = decide_wait
         self.synth = synth
+        self.team = team
         self.lock = threading.RLock()
 
-    def _agent(self, client: str | None, thread: str | None = None) -> Agent:
-        return self.swarm.agent(agent_name(self.agent, client), self.session, thread)
+    def name(self, client: str | None, agent: str | None = None) -> str:
+        """Who a call writes as: the team member it names (checked), else --agent, else
+        the client's name. A single-agent server takes no ``agent`` argument."""
+        if self.team is not None:
+            try:
+                return self.team.check(agent)
+            except GuardError as e:
+                raise ToolInputError(str(e)) from None
+        if agent is not None and agent != agent_name(self.agent, client):
+            raise ToolInputError("this server writes as one agent; start it with --agents")
+        return agent_name(self.agent, client)
+
+    def _agent(
+        self, client: str | None, thread: str | None = None, as_: str | None = None
+    ) -> Agent:
+        return self.swarm.agent(self.name(client, as_), self.session, thread)
+
+    def synth_running(self) -> bool:
+        """Whether a synthesizer may decide a memory soon: this server's own (holding or
+        standing by behind another), or, without one, a live holder of the lease."""
+        if self.synth is not None:
+            return bool(self.synth.status().role in ("ready", "holding", "standby"))
+        from synthesizer.lease import LEASE_KEY, Lease
+
+        timeout = self.swarm.config.synthesizer.lease_timeout_s
+        lease = Lease(self.swarm.log, timeout, name="mcp-observer")
+        lease.observe(self.swarm.log.version(LEASE_KEY))
+        return lease.holder() is not None and not lease.may_write()
 
     def share(
         self,
@@ -263,15 +301,18 @@ class MemoryTools:
         subject: str | None,
         value: str | None,
         thread: str | None,
+        as_: str | None = None,
     ) -> ShareResult:
-        """Append memory.shared, then wait up to ``decide_wait`` s for its decision."""
+        """Append memory.shared, then wait up to ``decide_wait`` s for its decision (not
+        at all when no synthesizer runs: ``pending`` at once)."""
         if value is not None and subject is None:
             raise ToolInputError("value needs a subject (the thing the value is about)")
         with tool_errors(), self.lock:
-            agent = self._agent(client, thread)
+            agent = self._agent(client, thread, as_)
             ev = agent.share(content, category, importance, subject=subject, value=value)
+            running = self.synth_running()
         seq = ev.seq or 0
-        fid, kind = self._decision(seq)
+        fid, kind = self._decision(seq) if running else (None, "pending")
         return ShareResult(seq=seq, agent=agent.name, fact_id=fid, decision=kind)
 
     def _decision(self, seq: int) -> tuple[str | None, str]:
@@ -299,12 +340,13 @@ class MemoryTools:
         category: str | None,
         thread: str | None,
         min_score: float | None,
+        as_: str | None = None,
     ) -> SearchResult:
         """Recall (logged as memory.recalled by this agent)."""
         if not query.strip():
             raise ToolInputError("query must not be blank")
         with tool_errors(), self.lock:
-            hits = self._agent(client).recall(
+            hits = self._agent(client, None, as_).recall(
                 query, limit, category=category, thread=thread, min_score=min_score
             )
             return SearchResult(
@@ -319,7 +361,9 @@ class MemoryTools:
         with tool_errors(), self.lock:
             board = self.swarm.board
             f = board.get(fact_id)
-            history = [_history(h) for h in board.history(fact_id)]
+            keyed = board.history(fact_id)
+            history = [_history(h) for h in full_history(self.swarm.log, fact_id, keyed,
+                                                         f.created_seq)]  # fmt: skip
             evidence = []
             for e in f.evidence[:MAX_EVIDENCE]:
                 raw = next(iter(self.swarm.log.read(e.seq, e.seq)), None)
@@ -358,10 +402,12 @@ class MemoryTools:
             "status": f.status,
         }
 
-    def reinforce(self, client: str | None, fact_id: str) -> ReinforceResult:
+    def reinforce(
+        self, client: str | None, fact_id: str, as_: str | None = None
+    ) -> ReinforceResult:
         """memory.reinforced by this agent (nothing is written for a repeat)."""
         with tool_errors(), self.lock:
-            counted = self._agent(client).reinforce(fact_id)
+            counted = self._agent(client, None, as_).reinforce(fact_id)
             f = self.swarm.board.get(fact_id)
             return ReinforceResult(
                 fact_id=fact_id,
@@ -371,10 +417,12 @@ class MemoryTools:
                 status=f.status,
             )
 
-    def feedback(self, client: str | None, fact_id: str, usefulness: float) -> WriteResult:
+    def feedback(
+        self, client: str | None, fact_id: str, usefulness: float, as_: str | None = None
+    ) -> WriteResult:
         """memory.feedback by this agent."""
         with tool_errors(), self.lock:
-            ev = self._agent(client).feedback(fact_id, usefulness)
+            ev = self._agent(client, None, as_).feedback(fact_id, usefulness)
             return WriteResult(**self._written(fact_id, ev.seq or 0))
 
     def update(
@@ -386,9 +434,11 @@ class MemoryTools:
         value: str | None,
         status: str | None,
         reason: str | None,
+        as_: str | None = None,
     ) -> WriteResult:
         """A CAS write through the board, as this agent."""
         with tool_errors(), self.lock:
+            who = self.name(client, as_)
             v = self.swarm.board.cas(
                 fact_id,
                 expected_version,
@@ -396,7 +446,7 @@ class MemoryTools:
                 value=value,
                 status=status,
                 reason=reason,
-                agent=agent_name(self.agent, client),
+                agent=who,
                 session=self.session,
             )
             return WriteResult(**self._written(fact_id, v))
@@ -404,7 +454,9 @@ class MemoryTools:
     def stats(self) -> Stats:
         """Counts from the live state, and this server's synthesizer role."""
         with tool_errors(), self.lock:
-            m = compute(self.swarm.refresh(), self.swarm.name, top=0)
+            state = self.swarm.refresh()
+            m = compute(state, self.swarm.name, top=0)
+            cats = state.stats().by_category
         st = self.synth.status() if self.synth is not None else SynthStatus("off", 0)
         return Stats(
             swarm=m.swarm,
@@ -413,6 +465,7 @@ class MemoryTools:
             facts_total=m.facts_total,
             by_status=m.by_status,
             by_tier=m.by_tier,
+            by_category=cats,
             raw_total=m.raw_total,
             duplicates_total=m.duplicates_total,
             agents=[a.agent for a in m.agents],
@@ -422,7 +475,10 @@ class MemoryTools:
         )
 
     def read_events(self, after_seq: int, limit: int, types: list[str] | None) -> EventPage:
-        """Up to ``limit`` events after ``after_seq`` (of the given types, if any)."""
+        """Up to ``limit`` events after ``after_seq`` (of the given types, if any), without
+        the fields only the swarm's machinery reads (``HIDDEN``). Past the end of the log,
+        ``last_seq`` is the real last seq and ``next_after_seq`` goes back to it, so a
+        cursor that ran ahead misses nothing appended later."""
         want = set(types) if types else None
         out: list[EventItem] = []
         nxt = after_seq
@@ -435,7 +491,7 @@ class MemoryTools:
                 nxt = ev.seq or nxt
                 if want is not None and ev.type not in want:
                     continue
-                body = {k: v for k, v in ev.body.items() if k != "embedding"}
+                body = {k: v for k, v in ev.body.items() if k not in HIDDEN}
                 out.append(
                     EventItem(
                         seq=nxt,
@@ -448,4 +504,7 @@ class MemoryTools:
                         body=body,
                     )
                 )
+            if not out and nxt > log.last_seq:
+                last = log.last_seq
+                nxt = last
         return EventPage(events=out, next_after_seq=nxt, last_seq=max(last, nxt))

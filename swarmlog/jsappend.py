@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from .envelope import Event
 from .errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
-from .jsclient import NoResponders, Unreachable
+from .jsclient import NoResponders, Raw, Unreachable
 from .jsproto import (
     CONFLICT_CODES,
     ERR_BATCH_DISABLED,
@@ -57,7 +57,7 @@ class JsAppender(JsReader):
                 "allow_atomic; run 'swarmlog init --url' to enable): append_many refused"
             )
         try:
-            out, fresh = self._run(self._append(ps, exp), 3 * self.timeout + 1, "append")
+            out, back = self._run(self._append_stamped(ps, exp), 4 * self.timeout + 1, "append")
         except LogUnavailable as e:
             if e.maybe_stored or str(e).startswith(("the log is closed", "permission denied")):
                 raise  # answered, or never sent: nothing ambiguous
@@ -66,24 +66,35 @@ class JsAppender(JsReader):
                 "(same ids) again is safe",
                 maybe_stored=True,
             ) from None
-        if fresh:
-            # the server's clock: what it stored each new message at (the PubAck does not
-            # say), read back in one Direct Get batch, as every later read will see it
-            lo, hi = min(fresh), max(fresh)
-            back = {
-                r.seq: r
-                for raws in self._read_raw(lo, hi, clip=False)
-                for r in raws
-                if r.seq in fresh
-            }
+        if back:
             out = [self._decode(back[ev.seq or 0]) if ev.seq in back else ev for ev in out]
-            # link the new records into the hash chain, in the background (jschain.py)
-            self._seal_soon(hi, {q: r.data for q, r in back.items()})
         return out
+
+    async def _append_stamped(
+        self, ps: list[Prepared], exp: dict[str, int]
+    ) -> tuple[list[Event], dict[int, Raw]]:
+        """``_append``, then the server's time of the messages it stored (the PubAck does
+        not say it): pushed by the server (jsstampfeed.py), else read back (jsreadback.py
+        batches the read-backs of all appends in flight), all in one call on the loop;
+        the new records go to the sealer."""
+        feed = self._feed
+        await feed.ensure(ps)
+        out, fresh = await self._append(ps, exp)
+        back: dict[int, Raw] = {}
+        if fresh:
+            pushed = [q for q, p in fresh.items() if feed.covers(p)]
+            for q, ts in (await feed.times(pushed) if pushed else {}).items():
+                p = fresh[q]
+                back[q] = Raw(q, p.subject, p.payload, {}, ts)
+            rest = sorted(q for q in fresh if q not in back)
+            if rest:
+                back.update(await self._readback.get(rest))
+            self._seals.kick(max(fresh), {q: r.data for q, r in back.items()})
+        return out, back
 
     async def _append(
         self, ps: list[Prepared], exp: dict[str, int]
-    ) -> tuple[list[Event], set[int]]:
+    ) -> tuple[list[Event], dict[int, Prepared]]:
         """Publish until stored (or proven a conflict); resolve duplicates and timeouts.
 
         Returns the stored events and the seqs this call stored (whose server time is
@@ -91,7 +102,7 @@ class JsAppender(JsReader):
         c = self._c
         deadline = time.monotonic() + 2 * self.timeout
         stored: dict[str, Event] = {}
-        fresh: set[int] = set()
+        fresh: dict[int, Prepared] = {}
         known: dict[str, int] = {}
         pending = ps
         delay = 0.02
@@ -121,7 +132,7 @@ class JsAppender(JsReader):
                     first = seq - len(pending) + 1
                     for i, p in enumerate(pending):
                         stored[p.event.id] = p.stored(first + i)
-                        fresh.add(first + i)
+                        fresh[first + i] = p
                 pending = []
                 continue
             except ApiError as e:
@@ -152,11 +163,6 @@ class JsAppender(JsReader):
             originals = await asyncio.gather(*(self._get_event(s) for s in known.values()))
             stored.update({ev.id: ev for ev in originals})
         return [stored[p.event.id] for p in ps], fresh
-
-    def _seal_soon(self, upto: int, known: dict[int, bytes]) -> None:
-        """Have the loop link records up to ``upto`` into the hash chain (jschain.py)."""
-        if self._lt.alive:
-            self._lt.loop.call_soon_threadsafe(self._sealer.kick, upto, known)
 
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""

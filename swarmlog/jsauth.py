@@ -12,9 +12,10 @@ deliveries arrive):
 * an **agent**: ``swarmlog.S.a.<agent>.>`` except the reserved keys (the synthesizer's
   lease key, the configuration key), the read requests of the stream and its checkpoint
   bucket (stream info, message get, direct get, consumers for ``follow``, flow-control
-  replies);
+  replies); no seals (so no agent can forge the hash chain);
 * the **synthesizer**: the same for its own agent name, plus writing checkpoints (the
-  ``<S>-ckpt`` object store: its chunks, creating and purging its stream);
+  ``<S>-ckpt`` object store: its chunks, creating and purging its stream) and sealing
+  the hash chain (the seal stream ``<S>-chain`` and the seal lease ``<S>-sealer``);
 * the **operator** (an administrator: ``swarmlog init``, ``config set``, erasure): its own
   subjects and the configuration agent's, and the whole JetStream API.
 
@@ -132,7 +133,15 @@ def authorization(
         *_read_api(f"{stream}-chain"),  # the hash chain's seals (jschain)
         *_read_api(f"{stream}-redact"),  # erased records' stand-ins (jsside)
     ]
-    seal = [f"swarmlog-chain.{stream}", f"$JS.API.STREAM.CREATE.{stream}-chain"]
+    # sealing the hash chain: the seal stream and the seal lease (jschain, jsseallease);
+    # only the synthesizer and the operator may (an agent cannot forge a seal)
+    seal = [
+        f"swarmlog-chain.{stream}",
+        f"$JS.API.STREAM.CREATE.{stream}-chain",
+        f"swarmlog-sealer.{stream}",
+        f"$JS.API.STREAM.CREATE.{stream}-sealer",
+        *_read_api(f"{stream}-sealer"),
+    ]
 
     def user(name: str, role: str, writes: list[str], allowed: tuple[str, ...]) -> User:
         deny = [sub.of(w, k) for w in writes for k in reserved_keys if k not in allowed]
@@ -142,7 +151,7 @@ def authorization(
 
     users = [user(a, f"agent {a}", [a], ()) for a in names]
     for u in users:
-        u.publish += read + seal  # every appender seals the chain (jschain)
+        u.publish += read  # agents do not seal (the synthesizer does: jssealrole)
     s = user(synthesizer, "the synthesizer (lease holder)", [synthesizer], synth_keys)
     s.publish += read + seal + _ckpt_write(stream)
     op = user(operator, "the operator (administrator)", [operator, config_agent], config_keys)

@@ -11,14 +11,16 @@ publisher could put the value into its payload only by pinning the stream's last
 (``Nats-Expected-Last-Sequence``) on every append, which makes concurrent appenders take
 turns (measured: 3x slower with 6 writers). Instead the values go to the *seal stream*
 ``S-chain`` (subject ``swarmlog-chain.S``): each message (a seal) holds the values of a run
-of consecutive records, ``{"first": k, "values": [hex, …]}``. Seals are published with
+of consecutive records, ``{"first": k, "values": [hex, …], "by": sealer}``. Seals are published with
 ``Nats-Expected-Last-Sequence`` on the seal stream, so two sealers cannot both extend it
 from the same point: the chain never forks, and a sealer that lost reads the new tip and
-goes on from there. The seal stream denies deletes and purges.
+goes on from there. The seal stream denies deletes and purges. A seal that does not hold
+(forged, where anybody may publish on the seal stream) is skipped when a sealer looks for
+the tip (``_tip_at``) and by ``verify`` (jsverify.py).
 
-Who seals: every appender, in the background after its append returned (``Sealer.kick``),
-links all records from the sealed tip up to its own; so a dead appender's records are
-sealed by the next append. ``redact`` seals everything first (an erased record's value
+Who seals: the one handle that holds the seal lease (jsseallease.py, jssealrole.py) links
+every record, whoever appended it, in the background; the other appending handles stand
+by and take over when it stops. ``redact`` seals everything first (an erased record's value
 cannot be computed afterwards: its redaction record keeps it, redaction.py), and
 ``verify`` (which recomputes every value and names the first seq that does not match)
 waits for its own handle's sealing and notes records not sealed yet.
@@ -31,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import re
 import zlib
 from typing import TYPE_CHECKING, Any
@@ -57,9 +58,6 @@ if TYPE_CHECKING:
 PREFIX = "swarmlog-chain"
 SEAL_MAX = 1000
 """Most values in one seal."""
-SEAL_DELAY = 0.05
-"""Seconds a handle waits before sealing after an append: appends that come meanwhile
-(its own or other handles') share one seal, and fewer sealers race for the same tip."""
 _WRONG_LAST = re.compile(r"wrong last sequence: (\d+)")
 
 
@@ -151,44 +149,16 @@ class Sealer:
         """(last sealed record seq, its value, the seal stream's last seq) as last seen."""
         self.known: dict[int, bytes] = {}
         """Payloads of records this handle appended and has not sealed yet."""
-        self.want = 0
-        self.task: asyncio.Future[None] | None = None
-        self.now: asyncio.Event | None = None  # set: seal without waiting (flush)
-        self.error = ""
+        self.skipped: set[int] = set()
+        """Seals found not to hold when looking for the tip (forged; see ``_tip_at``)."""
+        self.by = ""
+        """Who seals (the seal lease's token of this handle, jsseallease.py): kept in each
+        seal, so that who sealed what can be audited; readers ignore it."""
 
-    def kick(self, upto: int, known: dict[int, bytes]) -> None:
-        """Seal up to record ``upto`` in the background (call on the loop thread)."""
-        self.known.update(known)
-        self.want = max(self.want, upto)
-        if self.task is None or self.task.done():
-            self.task = asyncio.ensure_future(self._work())
-
-    async def _work(self) -> None:
-        if self.now is None:
-            self.now = asyncio.Event()
-        while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.now.wait(), SEAL_DELAY)
-            target = self.want
-            try:
-                await self.seal(target)
-            except Exception as e:  # the next append or verify tries again
-                self.error = f"{type(e).__name__}: {e}"
-                self.known.clear()
-                return
-            self.error = ""
-            if self.want <= target:
-                return
-
-    async def flush(self) -> None:
-        """Wait for the background sealing this handle started."""
-        if self.task is not None:
-            if self.now is not None:
-                self.now.set()
-            with contextlib.suppress(Exception):
-                await self.task
-            if self.now is not None:
-                self.now.clear()
+    @property
+    def tip_seq(self) -> int:
+        """The last sealed record seq as last seen (0 before the tip was read)."""
+        return self.tip[0] if self.tip is not None else 0
 
     async def seal(self, upto: int) -> None:
         """Make the seal stream cover records 1..``upto`` (all stored)."""
@@ -205,7 +175,7 @@ class Sealer:
             for q in range(k + 1, hi + 1):
                 v = value_of(v, q, payloads[q])
                 values.append(v.decode())
-            data = orjson.dumps({"first": k + 1, "values": values})
+            data = orjson.dumps({"first": k + 1, "values": values, "by": self.by})
             msg = await self.c.request(self.subject, data, {H_EXP_LAST_SEQ: str(last)})
             try:
                 ack = parse_reply(msg.data)
@@ -248,11 +218,66 @@ class Sealer:
         return info
 
     async def _tip_at(self, last: int) -> tuple[int, bytes, int]:
-        """The tip when the seal stream's last seal is ``last``."""
-        if last == 0:
-            return 0, chain.GENESIS, 0
-        first, values = await self.get(last)
-        return first + len(values) - 1, values[-1], last
+        """The tip when the seal stream's last seal is ``last``: the end of the newest seal
+        that holds. A seal that does not parse, covers records not stored, or whose values
+        do not follow from the records is skipped (forged: with per-agent users nobody but
+        the sealer and the operator may publish one, elsewhere anybody may), and the next
+        seal is still published after ``last``, so it covers the same records again."""
+        s = last
+        stored: int | None = None
+        while s > 0:
+            got = await self._seal_or_none(s)
+            if got is not None:
+                first, values = got
+                end = first + len(values) - 1
+                if stored is None:
+                    stored = await self.c.last_seq()
+                if end <= stored and await self._holds(s, first, values):
+                    return end, values[-1], last
+            self.skipped.add(s)
+            s -= 1
+        return 0, chain.GENESIS, last
+
+    async def _seal_or_none(self, seal_seq: int) -> tuple[int, list[bytes]] | None:
+        try:
+            return await self.get(seal_seq)
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+            return None
+
+    async def _holds(self, seal_seq: int, first: int, values: list[bytes]) -> bool:
+        """Whether seal ``seal_seq``'s values follow from the records they cover (its first
+        value from the seal before, when that one ends right before it)."""
+        if not values or first < 1:
+            return False
+        prev: bytes | None = chain.GENESIS if first == 1 else None
+        if prev is None and seal_seq > 1:
+            before = await self._seal_or_none(seal_seq - 1)
+            if before is not None and before[0] + len(before[1]) == first:
+                prev = before[1][-1]
+        payloads = await self._payloads(first, first + len(values) - 1)
+        for i, v in enumerate(values):
+            if prev is not None and value_of(prev, first + i, payloads[first + i]) != v:
+                return False
+            prev = v
+        return True
+
+    async def seals(self) -> tuple[list[tuple[int, int, list[bytes]]], int]:
+        """Every seal in order as (seal seq, first record, values), and how many seals do
+        not parse (what ``verify`` walks, jsverify.py)."""
+        out: list[tuple[int, int, list[bytes]]] = []
+        bad = 0
+        if await self._info() is None:
+            return out, bad  # nothing sealed yet
+        nxt = 1
+        while raws := await self.c.direct_batch(nxt, 256, stream=self.name):
+            for r in raws:
+                try:
+                    first, vals = _parse(r.data)
+                    out.append((r.seq, first, vals))
+                except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+                    bad += 1
+                nxt = r.seq + 1
+        return out, bad
 
     async def get(self, seal_seq: int) -> tuple[int, list[bytes]]:
         """The seal at ``seal_seq``: its first record seq and values."""
@@ -270,10 +295,13 @@ class Sealer:
             if not raws:
                 return out
             for r in raws:
-                first, vals = _parse(r.data)
+                nxt = r.seq + 1
+                try:
+                    first, vals = _parse(r.data)
+                except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+                    continue  # not a seal (forged): verify reports it
                 for i, v in enumerate(vals):
                     out.setdefault(first + i, v)
-                nxt = r.seq + 1
 
     async def _payloads(self, lo: int, hi: int) -> dict[int, bytes]:
         """Payloads of records ``lo..hi`` (appended here, else read; erased ones'
@@ -303,7 +331,10 @@ class Sealer:
 
 def _parse(data: bytes) -> tuple[int, list[bytes]]:
     d = orjson.loads(data)
-    return int(d["first"]), [v.encode() for v in d["values"]]
+    values = d["values"]
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise TypeError("seal values are not a list of strings")
+    return int(d["first"]), [v.encode() for v in values]
 
 
 __all__ = [

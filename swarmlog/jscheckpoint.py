@@ -11,12 +11,17 @@ Side files (the synthesizer's vectors and codes of a checkpoint, synthesizer/vec
 are objects ``side-<file name>`` in the same bucket. A reader keeps them in a local cache
 directory, ``$SWARMLOG_CACHE_DIR`` (default ``~/.cache/swarmlog``) ``/<stream>-<swarm id>``,
 so the processes of one machine map one copy; ``fetch`` downloads a missing one (the
-object store checks its SHA-256 on the way) into a temporary file renamed into place.
+object store checks its SHA-256 on the way) into a temporary file renamed into place. A
+cached copy is checked against the object's SHA-256 digest before each handle first
+serves it (a rotted or replaced copy is discarded with a note and fetched again): the
+cache is this machine's disk, the object store is the truth.
 """
 
 from __future__ import annotations
 
+import base64
 import builtins
+import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +38,24 @@ if TYPE_CHECKING:
 
 SIDE = "side-"
 """Object name prefix of side files (checkpoints are ``ckpt-``)."""
+
+
+def cache_ok(path: Path, digest: str, memo: dict[str, tuple[int, int, int, str]]) -> bool:
+    """Whether the file at ``path`` has the object store's ``digest`` (``SHA-256=`` and
+    the URL-safe base64 of the hash). ``memo`` remembers files found good, by size,
+    mtime and inode, so one handle hashes a file once while it stays the same."""
+    st = path.stat()
+    mark = (st.st_size, st.st_mtime_ns, st.st_ino, digest)
+    if memo.get(path.name) == mark:
+        return True
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    ok = digest.partition("=")[2] == base64.urlsafe_b64encode(h.digest()).decode()
+    if ok:
+        memo[path.name] = mark
+    return ok
 
 
 class ObjectStoreCheckpoints(CheckpointStore):
@@ -62,6 +85,7 @@ class ObjectStoreCheckpoints(CheckpointStore):
         self.bucket = f"{stream}-ckpt"
         self._obs: Any = None
         self._cache: Path | None = None
+        self._checked: dict[str, tuple[int, int, int, str]] = {}  # cache_ok's memo
 
     async def _store(self, create: bool = True) -> Any:
         """The bucket's handle; None if it does not exist and not ``create`` (listing never
@@ -111,10 +135,22 @@ class ObjectStoreCheckpoints(CheckpointStore):
             raise CheckpointNotWritten(f"side file {name} not published: {e}") from None
 
     def fetch(self, name: str) -> bool:
-        """Download the side file ``name`` into the cache unless it is there already."""
+        """Make the side file ``name`` present in the cache, as the object store holds it.
+
+        A cached copy is served only once its SHA-256 matches the object's digest
+        (checked once per handle and file state, so each process that maps it checks it
+        first); a copy that does not match is discarded with a one-line note and fetched
+        again. No object: False (a file nobody can check is not served)."""
         path = self.local_dir() / name
+        digest = self._run(self._digest(SIDE + name))
+        if digest is None:
+            return False
         if path.is_file():
-            return True
+            if cache_ok(path, digest, self._checked):
+                return True
+            skip(f"{self.bucket}/{name}", "the cached copy does not match the object store's"
+                 " SHA-256 digest: discarded, fetched again")
+            path.unlink(missing_ok=True)
         tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
         try:
             with open(tmp, "wb") as f:
@@ -124,6 +160,19 @@ class ObjectStoreCheckpoints(CheckpointStore):
             return found
         finally:
             tmp.unlink(missing_ok=True)
+
+    async def _digest(self, name: str) -> str | None:
+        """The object's SHA-256 digest as the object store keeps it, None if none."""
+        import nats.js.errors
+
+        obs = await self._store(create=False)
+        if obs is None:
+            return None
+        try:
+            info = await obs.get_info(name)
+        except nats.js.errors.NotFoundError:
+            return None
+        return str(info.digest or "") or None
 
     async def _get_into(self, name: str, f: Any) -> bool:
         import nats.js.errors
@@ -160,6 +209,10 @@ class ObjectStoreCheckpoints(CheckpointStore):
         from nats.js.api import ObjectMeta
 
         obs = await self._store()
+        # a name written again: the object store would only purge the old chunks (their
+        # bytes stay in the server's block files until it compacts them), so they are
+        # erased first; until the new one is stored there is no object of that name
+        await self._delete(name)
         try:  # on failure the object store purges the chunks it wrote (nothing half-left)
             await obs.put(name, data, meta=ObjectMeta(name=name, description=description))
         except nats.errors.Error as e:  # e.g. the server's storage is full

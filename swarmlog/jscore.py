@@ -19,8 +19,13 @@ from .jschain import Sealer
 from .jsclient import JsClient, Raw
 from .jsloop import LoopThread
 from .jsproto import decode_payload, parse_target
+from .jsreadback import ReadBack
+from .jsseallease import SealLease
+from .jssealrole import SealRole
 from .jssetup import DEFAULT_DUPLICATE_WINDOW, META_ID, META_NAME, ensure
 from .jsside import SideStore
+from .jsskip import note, stand_in, why_skipped
+from .jsstampfeed import StampFeed
 from .jssubjects import layout
 from .names import check_name
 
@@ -75,6 +80,7 @@ class JsCore:
         self._closed = False
         self._watch: Any = None
         self._ckpt: CheckpointStore | None = None  # made on first use (jetstream.py)
+        self._skipped: set[int] = set()  # seqs skipped and noted (jsskip.py)
         self._finalizer = weakref.finalize(self, _shutdown, self._lt, self._c)
         try:
             self._run(self._c.connect(), 2 * timeout + 1, "connect")
@@ -107,6 +113,10 @@ class JsCore:
         """Whether ``redact`` can delete messages (streams made before it deny deletes)."""
         self._side = SideStore(self._c, self.stream, self.replicas)
         self._sealer = Sealer(self._c, self.stream, self.replicas, self._side)
+        lease = SealLease(self._c, self.stream, self.replicas)
+        self._seals = SealRole(self._c, self._sealer, lease)  # one sealer (jssealrole)
+        self._readback = ReadBack(self._c, timeout)  # fresh appends' server time
+        self._feed = StampFeed(self._c, self.stream, self.subjects)  # … pushed
 
     # ------------------------------------------------------------------ plumbing
 
@@ -120,10 +130,14 @@ class JsCore:
         """Drain the connection, stop the loop, join its thread (idempotent)."""
         if self._closed:
             return
-        sealer = getattr(self, "_sealer", None)  # absent if opening failed
-        if sealer is not None and self._lt.alive:
-            try:  # let this handle's appends be sealed into the hash chain (jschain.py)
-                self._lt.run(sealer.flush(), 3 * self.timeout + 1, "seal")
+        seals = getattr(self, "_seals", None)  # absent if opening failed
+        if seals is not None and self._lt.alive:
+            try:  # let this handle's appends be sealed, give the lease up (jssealrole.py)
+                self._lt.run(seals.close(), 3 * self.timeout + 15, "seal")
+            except SwarmlogError:
+                pass
+            try:  # the time feed's consumers (jsstampfeed.py): unsubscribed, not drained
+                self._lt.run(self._feed.close(), 3.0, "close")
             except SwarmlogError:
                 pass
         self._closed = True
@@ -138,11 +152,21 @@ class JsCore:
         return self._decode(raw)
 
     def _decode(self, raw: Raw) -> Event:
+        """The event stored as ``raw``; a message that is not a valid record on its
+        subject becomes its stand-in, with one note (jsskip.py): a bad write by one
+        publisher never halts a reader."""
         try:
-            d = self.subjects.stamp(decode_payload(raw.seq, raw.data, raw.ts), raw.subject)
-            return from_stored(d)
+            d = decode_payload(raw.seq, raw.data, raw.ts)
         except InvalidEvent as e:
-            raise StreamCorruption(self.stream, raw.seq, str(e)) from None
+            return self._skip(raw, str(e).partition(": ")[2] or str(e))
+        if raw.subject and (why := why_skipped(self.subjects, raw, d)) is not None:
+            return self._skip(raw, why)
+        return from_stored(self.subjects.stamp(d, raw.subject))
+
+    def _skip(self, raw: Raw, reason: str) -> Event:
+        d = stand_in(raw, self.name, self.subjects, reason)
+        note(self.stream, d, self._skipped)
+        return from_stored(d)
 
 
 def _shutdown(lt: LoopThread, c: JsClient) -> None:

@@ -32,12 +32,13 @@ import base64
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import SwarmlogError
+from .errors import InvalidEvent, SwarmlogError
 from .jschain import full_line, payload_of
 from .jsclient import Raw
 from .jscore import StreamCorruption
-from .jsproto import ERR_NO_MESSAGE, ApiError, ns_ts, rfc3339_ns
+from .jsproto import ERR_NO_MESSAGE, ApiError, decode_payload, encode_payload, ns_ts, rfc3339_ns
 from .jsside import erase
+from .jsskip import stand_in, why_skipped
 from .redaction import check_changes, redact_line
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: b
     cur = stand if stand is not None else orig  # a killed run may have left both
     if cur is None:
         raise StreamCorruption(log.stream, seq, "missing (deleted, and no redaction record)")
-    new = redact_line(full_line(seq, cur.data, value), body)
+    new = redact_line(full_line(seq, _record(log, cur), value), body)
     if new is not None:
         await side.put(cur, payload_of(new))
     elif stand is None:  # the stored message already is such a record: keep it served
@@ -96,6 +97,22 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: b
     await side.refresh()
     await side.erase_stale(seq)
     return 0 if new is None else 1
+
+
+def _record(log: JsReader, r: Raw) -> bytes:
+    """The payload to redact for message ``r``: its own, or, for a message readers skip
+    (not a record, or on the wrong subject: jsskip.py), its stand-in's, so that erasing
+    its author's records replaces the bytes it published."""
+    try:
+        d = decode_payload(r.seq, r.data, r.ts)
+        if why_skipped(log.subjects, r, d) is None:
+            return r.data
+        reason = why_skipped(log.subjects, r, d) or ""
+    except InvalidEvent as e:
+        reason = str(e).partition(": ")[2] or str(e)
+    d = stand_in(r, log.name, log.subjects, reason)
+    del d["seq"]
+    return encode_payload(d)
 
 
 async def _stored(log: JsReader, seq: int) -> Raw | None:

@@ -100,6 +100,33 @@ class Subjects:
         except UnicodeDecodeError:
             return NO_AGENT
 
+    def key_of(self, subject: str) -> str | None:
+        """The key a key subject names (``….k.<key>``), None for any other subject."""
+        if self.per_agent:
+            if not subject.startswith(self._head):
+                return None
+            _, dot, rest = subject[len(self._head) :].partition(".")
+        else:
+            dot, rest = ".", subject[len(self.prefix) + 1 :]
+            if not subject.startswith(self.prefix + "."):
+                return None
+        if not dot or not rest.startswith("k.") or "." in rest[2:] or len(rest) == 2:
+            return None
+        try:
+            return unescape_key(rest[2:])
+        except UnicodeDecodeError:
+            return None
+
+    def fits(self, subject: str, d: dict[str, Any]) -> bool:
+        """Whether stored record ``d`` may sit on ``subject``: its key's subject (or the
+        unkeyed one) of the agent the subject names (any agent: ``stamp`` marks a
+        claimed one). A record that does not fit is skipped by readers (jsskip.py)."""
+        key = d.get("key")
+        if not self.per_agent:
+            return subject == key_subject(self.prefix, key)
+        who = self.author(subject)
+        return bool(who) and subject == self.of(who, key)  # type: ignore[arg-type]
+
     def stamp(self, d: dict[str, Any], subject: str) -> dict[str, Any]:
         """``d`` (a decoded stored event), marked with ``author`` if its subject names
         another agent than its envelope does (per-agent layout only)."""

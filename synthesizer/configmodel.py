@@ -80,10 +80,11 @@ _TOO_BIG = "Unable to parse input string as an integer, exceeded maximum size"
 
 def _number_text(v: str) -> str | None:
     """A numeric string as pydantic reads it: surrounding whitespace stripped, single
-    underscores between characters dropped (none leading, trailing or doubled), ASCII."""
+    underscores between characters dropped (none leading, trailing or doubled, and none
+    with surrounding whitespace: pydantic refuses ``"0_0 "`` as a float), ASCII."""
     t = v.strip()
     if "_" in t:
-        if t.startswith("_") or t.endswith("_") or "__" in t:
+        if t != v or t.startswith("_") or t.endswith("_") or "__" in t:
             return None
         t = t.replace("_", "")
     return t if t.isascii() else None

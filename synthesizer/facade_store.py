@@ -28,6 +28,7 @@ from swarmlog import Event, VersionConflict
 
 from . import facade_events as FE
 from .embed import Embedder
+from .facade_args import LIST_OPTIONS, SEARCH_OPTIONS, options
 from .facade_common import FacadeBase
 from .facade_fold import ENTRY_DEFAULTS, expired
 
@@ -221,13 +222,18 @@ class MemoryStore(FacadeBase):
     def list(
         self,
         identity: IdentityLike,
-        limit: int | None = None,
+        limit: int | Mapping[str, Any] | None = None,
         cursor: str | None = None,
         tiers: Iterable[str] | None = None,
     ) -> ListResult:
         """A page of live entries, newest update first. Pages are disjoint and complete
         while others write: the cursor keeps the order of the first page's moment (an
-        entry re-put since sits where it stood; entries made since are not listed)."""
+        entry re-put since sits where it stood; entries made since are not listed). The
+        second argument may be the seed's options object (``{"limit", "cursor", "tiers"}``)."""
+        if isinstance(limit, Mapping):
+            if cursor is not None or tiers is not None:
+                raise ValueError("give list options either as an object or as keywords")
+            return self.list(identity, **options(limit, LIST_OPTIONS, "list"))
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise ValueError(f"limit must be an integer, got {limit!r}")
         if limit is not None and limit < 1:
@@ -270,13 +276,20 @@ class MemoryStore(FacadeBase):
         self,
         identity: IdentityLike,
         query_vector: Sequence[float] | np.ndarray,
-        k: int = 10,
+        k: int | Mapping[str, Any] = 10,
         tiers: Iterable[str] | None = None,
         min_score: float | None = None,
         embedder_id: str | None = None,
     ) -> builtins.list[ScoredEntry]:
         """Entries by cosine to ``query_vector``, descending, ties by id. Skipped: no
-        embedding, another dimension, another embedder (when given), expired, other tiers."""
+        embedding, another dimension, another embedder (when given), expired, other tiers.
+        The third argument may be the seed's options object (``{"k", "tiers", "minScore",
+        "embedderId"}``) instead of ``k``."""
+        if isinstance(k, Mapping):
+            given = {"tiers": tiers, "min_score": min_score, "embedder_id": embedder_id}
+            if any(v is not None for v in given.values()):
+                raise ValueError("give search options either as an object or as keywords")
+            return self.search(identity, query_vector, **options(k, SEARCH_OPTIONS, "search"))
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         q = np.asarray(query_vector, dtype=np.float64)

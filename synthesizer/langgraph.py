@@ -29,26 +29,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
-from langgraph.store.base import (
-    NOT_PROVIDED,
-    BaseStore,
-    GetOp,
-    IndexConfig,
-    InvalidNamespaceError,
-    Item,
-    ListNamespacesOp,
-    NotProvided,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-    TTLConfig,
-    ensure_embeddings,
-    get_text_at_path,
-    tokenize_path,
-    validate_op_namespace,
-)
+try:
+    from langgraph.store.base import (
+        NOT_PROVIDED,
+        BaseStore,
+        GetOp,
+        IndexConfig,
+        InvalidNamespaceError,
+        Item,
+        ListNamespacesOp,
+        NotProvided,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        TTLConfig,
+        ensure_embeddings,
+        get_text_at_path,
+        tokenize_path,
+        validate_op_namespace,
+    )
+except ModuleNotFoundError as e:  # one clear line instead of a bare "No module named"
+    from swarmlog.extras import missing
+
+    raise ModuleNotFoundError(missing("synthesizer.langgraph", "langgraph"), name=e.name) from None
 
 from swarmlog import Event, Log, VersionConflict, open_log
 
@@ -119,11 +124,13 @@ def _dt(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=timezone.utc)
 
 
-def _check_put_namespace(ns: tuple[str, ...]) -> None:
-    """What ``BaseStore.put`` checks, applied to ops given to ``batch`` directly too."""
+def _check_put_namespace(ns: tuple[str, ...], public: bool = True) -> None:
+    """What ``BaseStore.put`` checks. Ops given to ``batch`` directly get only the empty
+    check: as upstream, the reserved ``langgraph`` root is refused by the public ``put``
+    and open below it (LangGraph's own components write there through ``batch``)."""
     if not ns:
         raise InvalidNamespaceError("Namespace cannot be empty.")
-    if ns[0] == "langgraph":
+    if public and ns[0] == "langgraph":
         raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {ns}')
 
 
@@ -221,7 +228,7 @@ class SwarmStore(BaseStore):
         for op in ops:
             validate_op_namespace(op)
             if isinstance(op, PutOp) and op.value is not None:
-                _check_put_namespace(op.namespace)
+                _check_put_namespace(op.namespace, public=False)
         with self._lock:
             self.refresh()
             now = time.time()

@@ -156,6 +156,20 @@ def _operator(value: Any, op: str, arg: Any) -> bool:
     return a <= b
 
 
+def field_value(value: Mapping[str, Any], key: str) -> Any:
+    """The value a filter key names: a dotted key (``"user.access-level"``) is a JSON
+    path into nested objects, as the SQLite and Postgres stores read it; a literal key
+    holding the dot is used when the path finds nothing (InMemoryStore's reading)."""
+    if "." in key:
+        node: Any = value
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return value.get(key)
+            node = node[part]
+        return node
+    return value.get(key)
+
+
 def matches(value: Any, want: Any) -> bool:
     """JSONB-like match of an item value against a filter value (nested dicts, lists)."""
     if isinstance(want, dict):
@@ -276,7 +290,9 @@ class StoreView:
             for it in items.values():
                 if not it.live(now):
                     continue
-                if filt and not all(matches(it.value.get(k), v) for k, v in filt.items()):
+                if filt and not all(
+                    matches(field_value(it.value, k), v) for k, v in filt.items()
+                ):
                     continue
                 yield it
 

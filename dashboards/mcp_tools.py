@@ -90,6 +90,9 @@ class FactSummary(BaseModel):
     agents: list[str] = Field(description="Those agents, first discoverer first")
     subject: str | None = None
     value: str | None = None
+    origins: list[str] | None = Field(
+        default=None, description="Swarms it was promoted from: name/fact@version"
+    )
 
 
 class SearchHit(FactSummary):
@@ -233,6 +236,7 @@ def _summary(f: Fact) -> dict[str, Any]:
         "agents": f.agents,
         "subject": f.subject,
         "value": f.value,
+        "origins": [f"{o['name']}/{o['fact']}@{o['version']}" for o in f.origins] or None,
     }
 
 

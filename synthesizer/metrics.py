@@ -67,6 +67,8 @@ class FactRow:
     subject: str | None
     value: str | None
     agents: list[str]
+    origins: list[str] = field(default_factory=list)
+    """Names of the swarms it was promoted or bootstrapped from (global memory)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +206,7 @@ def _fact_row(f: Fact) -> FactRow:
         subject=f.subject,
         value=f.value,
         agents=f.agents,
+        origins=list(dict.fromkeys(o["name"] for o in f.origins)),
     )
 
 

@@ -323,3 +323,45 @@ def test_strongest_from_columns_equals_the_plain_loop(tmp_path: Path) -> None:
         live.sort(key=lambda f: (-f.strength, -f.support, f.created_seq))
         assert by_columns == [f.id for f in live[:10]]
         assert fids[1] not in by_columns
+
+
+def test_mcp_get_fact_and_search_show_origins(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp.client import Client
+    from mcp_types import Implementation
+
+    from dashboards.mcp_server import build_server
+    from dashboards.mcp_tools import MemoryTools
+
+    g = tmp_path / "global"
+    a = _task(tmp_path / "task-a", "ana", [SHARED])
+    a.promote(g, tier="working")
+    a.close()
+    with Swarm.open(g) as glob:
+        tools = MemoryTools(glob, "reader", None, decide_wait=1.0, synth=None)
+        server = build_server(tools)
+
+        async def main() -> None:
+            async with Client(server, client_info=Implementation(name="r", version="1")) as c:
+                r = await c.call_tool("get_fact", {"fact_id": "f1"})
+                assert not r.is_error, r.content
+                assert r.structured_content is not None
+                assert r.structured_content["origins"] == ["task-a/f1@2"]
+                r = await c.call_tool("search_memory", {"query": "staging database rebuilt"})
+                assert r.structured_content is not None
+                hit = r.structured_content["hits"][0]
+                assert hit["origins"] == ["task-a/f1@2"]
+
+        anyio.run(main)
+
+
+def test_the_dashboard_names_a_global_facts_origins(tmp_path: Path) -> None:
+    g = tmp_path / "global"
+    for name, agent in (("task-a", "ana"), ("task-b", "bo")):
+        sw = _task(tmp_path / name, agent, [SHARED])
+        sw.promote(g, tier="working")
+        sw.close()
+    r = run_cli("--root", str(g), "dashboard", "--format", "markdown", "--no-charts")
+    assert r.code == 0, r.err
+    assert "(from task-a, task-b)" in r.out

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any
 from swarmlog import InvalidEvent, SwarmlogError, VersionConflict
 
 from . import safe
-from .common import EXIT_CONFLICT, EXIT_ERROR, echo, emit_json, fail, open_swarm, scope
+from .common import (
+    EXIT_CONFLICT,
+    EXIT_ERROR,
+    echo,
+    emit_json,
+    fail,
+    open_swarm,
+    scope,
+    target,
+)
 from .spec import JSON, REQUIRED, ROOT, URL, Command, Opt
 
 if TYPE_CHECKING:
@@ -76,6 +85,14 @@ def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
         echo(f"  cited: {', '.join(str(q) for q in f.cited)}")
     if f.contested_with:
         echo(f"  contested with: {', '.join(_t(r) for r in f.contested_with)}")
+    if f.origins:
+        echo(f"  origins ({len(f.origins)}):")
+        for o in f.origins:
+            seqs = ", ".join(str(q) for q in o["seqs"][:8]) + (" ..." if len(o["seqs"]) > 8 else "")
+            echo(
+                f"    swarm {_t(o['name'])} ({_t(o['swarm'])[:12]})  fact {_t(o['fact'])}"
+                f"  version {o['version']}  seqs {seqs}"
+            )
     echo(f"  history ({len(history)} events):")
     for h in history:
         b = h.body
@@ -85,6 +102,48 @@ def _print_fact(f: Fact, history: list[HistoryEntry]) -> None:
             if k not in ("related", "lease", "signature")  # the machinery's, not the story
         )
         echo(f"    {h.seq:>7}  {_when(h.ts)}  {_t(h.agent):<14} {_t(h.type):<18} {gist}")
+
+
+def _origin_places(where: str) -> list[str]:
+    """Where ``board --origins`` looks for origin swarms: ``$SWARMLOG_ORIGINS`` (targets
+    separated by the path separator), then the swarms beside a directory root."""
+    import os
+
+    from synthesizer.provenance import sibling_places
+
+    places = [p for p in os.environ.get("SWARMLOG_ORIGINS", "").split(os.pathsep) if p]
+    if "://" not in where:
+        places += sibling_places(where)
+    return places
+
+
+def _print_origins(f: Fact, places: list[str], json: bool) -> None:
+    from synthesizer.provenance import resolve
+
+    found = resolve(f.origins, places)
+    if json:
+        emit_json(
+            [
+                {
+                    "origin": r.origin,
+                    "where": r.where,
+                    "events": [e.to_dict() for e in r.events],
+                }
+                for r in found
+            ]
+        )
+        return
+    if not found:
+        echo(f"fact {_t(f.id)} has no origins (it was not promoted or bootstrapped)")
+    for r in found:
+        o = r.origin
+        if r.where is None:
+            echo(f"origin {_t(o['name'])}/{_t(o['fact'])}: swarm {_t(o['swarm'])} not reachable")
+            continue
+        echo(f"origin {_t(o['name'])}/{_t(o['fact'])} at {_t(r.where)}:")
+        for e in r.events:
+            body = e.body.get("content", "") if isinstance(e.body, dict) else ""
+            echo(f"    seq {e.seq:<7} {_t(e.agent):<14} {_t(e.type):<14} {_gist(str(body), 50)}")
 
 
 def _facts_at(swarm: Swarm, at: int) -> list[Fact]:
@@ -102,6 +161,7 @@ def _show(
     json: bool,
     limit: int | None = None,
     at: int | None = None,
+    origins_at: list[str] | None = None,
 ) -> None:
     board: Board = swarm.board
     if fact_id is None:
@@ -117,6 +177,9 @@ def _show(
             _print_list(facts, more)
         return
     f = board.get(fact_id)
+    if origins_at is not None:
+        _print_origins(f, origins_at, json)
+        return
     from .facthistory import full_history
 
     hist = full_history(swarm.log, fact_id, board.history(fact_id), f.created_seq)
@@ -165,12 +228,16 @@ BOARD = Command(
 )
 
 
-def show(ctx: Any, fact_id: str, json: bool, root: str | None, url: str | None) -> None:
-    """Show one fact with its history (the events keyed on it, oldest first)."""
+def show(
+    ctx: Any, fact_id: str, origins: bool, json: bool, root: str | None, url: str | None
+) -> None:
+    """Show one fact with its history (the events keyed on it, oldest first); with
+    --origins, the raw events of the swarms it was promoted from."""
     parent = ctx.parent.params.get("json", False) if ctx.parent is not None else False
     swarm = open_swarm(ctx, root, url)
     try:
-        _show(swarm, fact_id, json or bool(parent))
+        places = _origin_places(target(ctx, root, url)) if origins else None
+        _show(swarm, fact_id, json or bool(parent), origins_at=places)
     finally:
         swarm.close()
 
@@ -178,7 +245,19 @@ def show(ctx: Any, fact_id: str, json: bool, root: str | None, url: str | None) 
 SHOW = Command(
     "show",
     show.__doc__ or "",
-    (Opt("fact_id", str, REQUIRED, help="The fact to show", metavar="FACT_ID"), JSON, ROOT, URL),
+    (
+        Opt("fact_id", str, REQUIRED, help="The fact to show", metavar="FACT_ID"),
+        Opt(
+            "origins",
+            bool,
+            False,
+            ("--origins",),
+            "The raw events of its origins (swarms beside the root, or $SWARMLOG_ORIGINS)",
+        ),
+        JSON,
+        ROOT,
+        URL,
+    ),
     show,
 )
 

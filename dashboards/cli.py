@@ -32,6 +32,7 @@ MODULES = (
     "cmd_dash",
     "cmd_diff",
     "cmd_forget",
+    "cmd_global",
     "cmd_log",
     "cmd_mcp",
     "cmd_retention",

@@ -31,6 +31,9 @@ def forget(
     force: bool = typer.Option(
         False, "--force", help="Record the request even if the identity has no events"
     ),
+    propagate: str | None = typer.Option(
+        None, "--propagate", help="Also erase it in this global memory (promoted facts)"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
@@ -61,6 +64,7 @@ def forget(
         fail(f"--as {by!r}: a reserved name (the project writes as it); name who asks")
     ident = Identity(agent, session, thread, ns)
     swarm = open_swarm(ctx, root, url, write=True)
+    spread = None
     try:
         with working(f"forgetting {ident}"):
             res = forget(swarm, ident, by, force=force)
@@ -72,6 +76,10 @@ def forget(
             path = swarm.log.root / DASHBOARD_REPORT  # type: ignore[attr-defined]
             path.parent.mkdir(exist_ok=True)
             path.write_text(render(compute(swarm.refresh(), swarm=swarm.name)), "utf-8")
+        if propagate is not None:
+            from synthesizer.propagate import propagate as _propagate
+
+            spread = _propagate(swarm, ident, propagate)
     except NotImplementedError as e:
         fail(str(e))
         return
@@ -88,10 +96,16 @@ def forget(
     finally:
         swarm.close()
     if json:
-        emit_json(res.to_dict())
+        emit_json({**res.to_dict(), **({"propagated": spread.to_dict()} if spread else {})})
         return
     typer.echo(
         f"forgot {res.identity}: intent at seq {res.intent_seq}, {res.redacted} record(s)"
         f" rewritten ({res.matched} affected), {res.checkpoints_dropped} checkpoint(s)"
         " dropped" + (f", checkpoint rebuilt at seq {res.checkpoint}" if res.checkpoint else "")
     )
+    if spread is not None:
+        gone = spread.forgot.redacted if spread.forgot is not None else 0
+        typer.echo(
+            f"propagated to {spread.target}: {gone} record(s) rewritten there,"
+            f" {spread.updated.updated + spread.updated.promoted} fact(s) sent again"
+        )

@@ -28,6 +28,13 @@ def init(
     ),
     operator: str = typer.Option("operator", "--operator", help="The admin user (--agents)"),
     write: str | None = typer.Option(None, "--write", help="Write the --agents block to FILE"),
+    bootstrap: str | None = typer.Option(
+        None, "--bootstrap", help="Seed the swarm with the facts of this global memory"
+    ),
+    query: str | None = typer.Option(
+        None, "--query", help="With --bootstrap: only the facts most relevant to this"
+    ),
+    limit: int = typer.Option(200, "--limit", help="With --bootstrap: at most this many facts"),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
     json: bool = JsonOpt,
@@ -56,12 +63,28 @@ def init(
     log = open_log(t, **opts)
     try:
         conf, _ = init_config(log, parsed)
+        seeded = None
+        if bootstrap is not None:
+            from synthesizer.swarm import Swarm
+
+            seeded = Swarm(log).bootstrap(bootstrap, query, limit)
         if json:
             emit_json(
-                {"target": t, "name": log.name, "last_seq": log.last_seq, "config_seq": conf.seq}
+                {
+                    "target": t,
+                    "name": log.name,
+                    "last_seq": log.last_seq,
+                    "config_seq": conf.seq,
+                    **({"bootstrap": seeded.to_dict()} if seeded is not None else {}),
+                }
             )
         else:
             typer.echo(f"swarm {log.name!r} ready at {t} (last seq {log.last_seq})")
+            if seeded is not None:
+                typer.echo(
+                    f"bootstrapped from {seeded.source}: {seeded.seeded} fact(s) seeded, "
+                    f"{seeded.unchanged} already here"
+                )
             if conf.changed:
                 typer.echo(
                     f"configuration at seq {conf.seq}: "

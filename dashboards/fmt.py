@@ -136,12 +136,29 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             "refused writes",
             ", ".join(f"{n} {safe_text(t)}" for t, n in m.refused.items()) if m.refused else "none",
         ),
+        *(
+            [
+                (
+                    "global memory",
+                    f"{safe_text(m.promotion_target)}: "
+                    f"{plural(m.promotion_waiting, 'ended session')} waiting for promotion",
+                )
+            ]
+            if m.promotion_target
+            else []
+        ),
     ]
+
+
+def origin_note(f: FactRow) -> str:
+    """`` (from a, b)``: the swarms a promoted fact came from ("" for a swarm's own)."""
+    return f" (from {', '.join(safe_text(n) for n in f.origins)})" if f.origins else ""
 
 
 def fact_cells(f: FactRow) -> tuple[str, ...]:
     """Cells of one top-facts row (see FACT_HEADERS)."""
     claim = f" [{f.subject} = {f.value}]" if f.subject is not None else ""
+    claim += origin_note(f)
     return (
         safe_text(f.id),
         str(f.support),

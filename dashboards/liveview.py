@@ -50,7 +50,7 @@ def fact_line(f: object, width: int) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(head)
     t.append(f"{f.status[:6]:<7}", style=STATUS_STYLE.get(f.status, ""))
-    t.append(cut(claim + f.content, max(0, width - len(head) - 7)))
+    t.append(cut(claim + f.content + fmt.origin_note(f), max(0, width - len(head) - 7)))
     return t
 
 

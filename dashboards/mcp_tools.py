@@ -93,6 +93,9 @@ class FactSummary(BaseModel):
     contested_with: list[str] = Field(
         default_factory=list, description="Rival facts that contradict this one (get_fact them)"
     )
+    origins: list[str] | None = Field(
+        default=None, description="Swarms it was promoted from: name/fact@version"
+    )
 
 
 class SearchHit(FactSummary):
@@ -243,6 +246,7 @@ def _summary(f: Fact) -> dict[str, Any]:
         "subject": f.subject,
         "value": f.value,
         "contested_with": list(f.contested_with),
+        "origins": [f"{o['name']}/{o['fact']}@{o['version']}" for o in f.origins] or None,
     }
 
 

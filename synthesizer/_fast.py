@@ -97,6 +97,7 @@ def raw_memory(d: dict[str, Any]) -> RawMemory:
             None,
             None,
             None,
+            None,
         ),
     )
 
@@ -110,7 +111,7 @@ def fact_from_raw(
     keyword call (30 fields).
     """
     (rseq, ragent, session, thread, rts, content, category, imp, subject, value, ttl, emb,
-     embedder) = raw  # fmt: skip
+     embedder, _origins) = raw  # fmt: skip
     return Fact(
         fid,
         content,

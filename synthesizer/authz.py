@@ -14,10 +14,10 @@ counts every keyed record and the fold's versions must agree with the log's.
   ``expect={"synthesizer": lease}`` and stamps that same ``lease`` in every event of
   the batch, so a batch the log's CAS accepted always passes; one written without the
   CAS, or by a stale worker, names an old version and is refused.
-* **Board writes** (``fact.updated``, ``fact.retracted``): the body's ``base`` is the
-  version the writer expected (the board's CAS expectation). On a live fact it must
-  equal the fact's version; on a key that is not a live fact it must be present (0
-  creates). A raw append without ``base`` or with a stale one is refused.
+* **Board writes** (``fact.updated``, ``fact.retracted``, ``origin.withdrawn``): the
+  body's ``base`` is the version the writer expected (the board's CAS expectation).
+  On a live fact it must equal the fact's version; on a key that is not a live fact
+  it must be present (0 creates). A raw append without ``base`` or with a stale one is refused.
 * **Authorship** (any type): an event whose envelope names an agent other than the
   ``author`` its reader vouches for (JetStream with per-agent subjects: the agent in the
   message's subject, which the server's per-user permissions guard) is refused.
@@ -62,7 +62,7 @@ SYNTH_TYPES = frozenset(
 )
 """Event types only the synthesizer (the lease holder) may write."""
 
-BOARD_TYPES = frozenset((T.FACT_UPDATED, T.FACT_RETRACTED))
+BOARD_TYPES = frozenset((T.FACT_UPDATED, T.FACT_RETRACTED, T.ORIGIN_WITHDRAWN))
 """Agent writes that go through the board's CAS on the fact."""
 
 REFUSED = "refused:"

@@ -12,7 +12,7 @@ first time a body of that type is appended. The seeds' facade models
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -34,7 +34,9 @@ from .events import (
     MEMORY_RECALLED,
     MEMORY_REINFORCED,
     MEMORY_SHARED,
+    ORIGIN_WITHDRAWN,
     POOL_TICK,
+    PROMOTION_DONE,
     SESSION_ENDED,
     SESSION_STARTED,
     SYNTH_PROGRESS,
@@ -71,6 +73,24 @@ def _subject(v: str) -> str:
     return v
 
 
+def _origin(v: object) -> object:
+    """One origin dict (see synthesizer.origins)."""
+    from .origins import problem
+
+    bad = problem(v)
+    if bad:
+        raise ValueError(bad)
+    return v
+
+
+def _origins_bound(v: list[object]) -> list[object]:
+    from .origins import MAX_ORIGINS
+
+    if len(v) > MAX_ORIGINS:
+        raise ValueError(f"at most {MAX_ORIGINS} origins")
+    return v
+
+
 Name = Annotated[str, AfterValidator(_name)]
 Content = Annotated[str, Field(min_length=1, max_length=MAX_CONTENT), AfterValidator(_content)]
 Subject = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_subject)]
@@ -82,6 +102,7 @@ Cosine = Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
 Seq = Annotated[int, Field(ge=1, strict=True)]
 Version = Annotated[int, Field(ge=0, strict=True)]
 Vector = Annotated[list[Finite], AfterValidator(_finite_vector)]
+Origins = Annotated[list[Annotated[Any, AfterValidator(_origin)]], AfterValidator(_origins_bound)]
 Status = Literal["active", "contested", "superseded", "retracted"]
 
 
@@ -108,6 +129,7 @@ class MemoryShared(_Body):
     ttl_s: Annotated[float, Field(gt=0.0, allow_inf_nan=False)] | None = None
     embedding: Vector | None = None
     embedder: Name | None = None
+    origins: Origins | None = None
 
     @model_validator(mode="after")
     def _embedder_with_embedding(self) -> MemoryShared:
@@ -155,6 +177,20 @@ class FactRetracted(_Body):
 
     reason: ShortText | None = None
     base: Version | None = None
+
+
+class OriginWithdrawn(_Body):
+    """Origins taken back off a global fact (keyed by it; see synthesizer.origins)."""
+
+    origins: Origins
+    reason: ShortText | None = None
+
+
+class PromotionDone(_Body):
+    """A task swarm's ended sessions whose facts were promoted (see synthesizer.promote)."""
+
+    sessions: list[Name]
+    target: ShortText | None = None
 
 
 class _SynthBody(_Body):
@@ -271,4 +307,6 @@ BODY_MODELS: dict[str, type[BaseModel]] = {
     IDENTITY_FORGOTTEN: IdentityForgotten,
     SYNTH_PROGRESS: SynthProgress,
     BOARD_CONFLICT: BoardConflict,
+    ORIGIN_WITHDRAWN: OriginWithdrawn,
+    PROMOTION_DONE: PromotionDone,
 }

@@ -20,6 +20,8 @@ from .configmodel import Record, ValidationError, nested, setting
 EMBEDDERS = ("hash", "minilm")
 """Embedder names a configuration may choose (``synthesizer.embed.embedder_for`` makes them)."""
 RETENTION_MODES = ("archive", "delete")
+PROMOTION_WHEN = ("manual", "session_end")
+TIER_NAMES = ("working", "short_term", "long_term")
 
 
 def _auto(v: Any) -> Any:
@@ -32,6 +34,21 @@ def _auto(v: Any) -> Any:
 def _known_mode(v: str) -> str:
     if v not in RETENTION_MODES:
         raise ValueError(f"mode must be one of {', '.join(RETENTION_MODES)}, not {v!r}")
+    return v
+
+
+def _one_of(what: str, allowed: tuple[str, ...]) -> Any:
+    def check(v: str) -> str:
+        if v not in allowed:
+            raise ValueError(f"{what} must be one of {', '.join(allowed)}, not {v!r}")
+        return v
+
+    return check
+
+
+def _target(v: str) -> str:
+    if len(v) > 1024 or any(not ch.isprintable() for ch in v):
+        raise ValueError("target must be a printable path or nats:// URL")
     return v
 
 
@@ -130,6 +147,25 @@ class RetentionConfig(Record):
         return bool(self.keep_checkpoints or self.max_age_days or self.max_bytes)
 
 
+class PromotionConfig(Record):
+    """Knowledge that compounds (DESIGN 11): where this swarm's facts are promoted.
+
+    ``target`` names the global memory (a directory or ``nats://…/STREAM``; empty: none);
+    ``when`` is ``manual`` (``swarmlog promote``) or ``session_end`` (each ended
+    session's qualifying facts are harvested, retried until they reach the target).
+    ``tier`` and ``min_support`` say which facts qualify for the automatic harvest.
+    """
+
+    target: str = setting("", after=_target, shown="path | nats://host:port/STREAM")
+    when: str = setting(
+        "manual", after=_one_of("when", PROMOTION_WHEN), shown=" | ".join(PROMOTION_WHEN)
+    )
+    tier: str = setting(
+        "short_term", after=_one_of("tier", TIER_NAMES), shown=" | ".join(TIER_NAMES)
+    )
+    min_support: int = setting(1, ge=1)
+
+
 class SynthConfig(Record):
     """Everything the fold and the synthesizer are parameterised by.
 
@@ -145,6 +181,7 @@ class SynthConfig(Record):
     tiers: TierConfig = nested(TierConfig)
     synthesizer: SynthSettings = nested(SynthSettings)
     retention: RetentionConfig = nested(RetentionConfig)
+    promotion: PromotionConfig = nested(PromotionConfig)
     importance_weight: float = setting(1.0, ge=0.0, le=1.0)
     embedder: str = setting("hash", after=_known_embedder, shown=" | ".join(EMBEDDERS))
     operators: tuple[str, ...] = setting(("operator",), kind="names", before=_operator_names)
@@ -175,6 +212,7 @@ __all__ = [
     "EMBEDDERS",
     "RETENTION_MODES",
     "PoolConfig",
+    "PromotionConfig",
     "RetentionConfig",
     "SynthConfig",
     "SynthSettings",

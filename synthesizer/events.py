@@ -45,6 +45,10 @@ IDENTITY_FORGOTTEN = "identity.forgotten"
 SYNTH_PROGRESS = "synth.progress"
 BOARD_CONFLICT = "board.conflict"
 SWARM_CONFIGURED = "swarm.configured"
+ORIGIN_WITHDRAWN = "origin.withdrawn"
+"""Promotion takes origins back off a global fact (see ``synthesizer.origins``)."""
+PROMOTION_DONE = "promotion.done"
+"""A task swarm's record that its ended sessions were promoted (see ``promote``)."""
 
 CONFIG_KEY = "swarm.config"
 """CAS key of ``swarm.configured`` events: its version is the seq of the configuration in force."""
@@ -199,6 +203,23 @@ VECTOR = _list_of(_number(), _non_empty)
 STATUS = _one_of(*STATUSES)
 
 
+def _origin(v: Any) -> Errors:
+    from .origins import problem
+
+    bad = problem(v)
+    return [("", bad)] if bad else []
+
+
+def _origins_bound(v: list[Any]) -> None:
+    from .origins import MAX_ORIGINS
+
+    if len(v) > MAX_ORIGINS:
+        raise ValueError(f"at most {MAX_ORIGINS} origins")
+
+
+ORIGINS = _list_of(_origin, _origins_bound)
+
+
 def _fields(*spec: tuple[str, FieldCheck, str]) -> Callable[[dict[str, Any]], Errors]:
     """The check of a body with these fields, each ``(name, check, mode)``: mode
     ``required``, ``optional`` (has a default; None is not allowed) or ``nullable``
@@ -262,6 +283,7 @@ _PLAIN: dict[str, tuple[Callable[[dict[str, Any]], Errors], ...]] = {
             ("ttl_s", _number(gt=0.0), "nullable"),
             ("embedding", VECTOR, "nullable"),
             ("embedder", NAME, "nullable"),
+            ("origins", ORIGINS, "nullable"),
         ),
         _embedder_with_embedding,
     ),
@@ -300,6 +322,12 @@ _PLAIN: dict[str, tuple[Callable[[dict[str, Any]], Errors], ...]] = {
     POOL_TICK: (),
     SESSION_STARTED: (_fields(("session", NAME, "nullable")),),
     SESSION_ENDED: (_fields(("session", NAME, "nullable")),),
+    ORIGIN_WITHDRAWN: (
+        _fields(("origins", ORIGINS, "required"), ("reason", SHORT_TEXT, "nullable")),
+    ),
+    PROMOTION_DONE: (
+        _fields(("sessions", _list_of(NAME), "required"), ("target", SHORT_TEXT, "nullable")),
+    ),
     SWARM_CONFIGURED: (
         _fields(("config", _config, "required"), ("changed", _mapping, "optional")),
     ),

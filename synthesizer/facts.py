@@ -53,6 +53,7 @@ class RawMemory(NamedTuple):
     ttl_s: float | None = None
     embedding: list[float] | None = None
     embedder: str | None = None
+    origins: list[dict[str, Any]] | None = None
 
     @classmethod
     def from_shared(cls, d: dict[str, Any]) -> RawMemory:
@@ -79,6 +80,7 @@ class RawMemory(NamedTuple):
             ttl_s=None if ttl is None else float(ttl),
             embedding=None if emb is None else [float(x) for x in emb],
             embedder=b.get("embedder"),
+            origins=b.get("origins"),
         )
 
     def evidence(self) -> Evidence:
@@ -107,7 +109,8 @@ class Fact:
 
     ``version`` is the seq of the last event keyed on this fact (= ``log.version(id)``).
     ``history`` lists status changes as ``[seq, status, reason]``; ``contested_with``
-    the rivals a ``fact.contested`` named (both ways), kept after a resolution.
+    the rivals a ``fact.contested`` named (both ways), kept after a resolution;
+    ``origins`` the facts of other swarms it was promoted or bootstrapped from.
     """
 
     id: str
@@ -142,6 +145,9 @@ class Fact:
     history: list[list[Any]] = field(default_factory=list)
     contested_with: list[str] = field(default_factory=list)
     """Rival facts: statements that contradict this one (``fact.contested``), sorted."""
+    origins: list[dict[str, Any]] = field(default_factory=list)
+    """Where a promoted (or bootstrapped) fact came from, one dict per origin fact:
+    ``swarm``, ``name``, ``fact``, ``seqs``, ``version`` (see ``synthesizer.origins``)."""
 
     @property
     def agents(self) -> list[str]:

@@ -136,9 +136,11 @@ class SwarmState:
         "last_seq",
         "last_ts",
         "metrics",
+        "origin_index",
         "owners",
         "pending",
         "progress",
+        "promotion_waiting",
         "recalled",
         "redactions",
         "signatures",
@@ -163,6 +165,11 @@ class SwarmState:
         self.progress: int = 0
         self.config_seq: int = 0
         self.synth_version: int = 0  # seq of the last record keyed "synthesizer" (authz.py)
+        # ended sessions whose facts wait for promotion (promotion.when=session_end):
+        # session -> seq of its session.ended (see synthesizer.promote)
+        self.promotion_waiting: dict[str, int] = {}
+        # origin swarm id -> origin fact id -> the fact holding it (synthesizer.origins)
+        self.origin_index: dict[str, dict[str, str]] = {}
         self.metrics: Metrics = Metrics()
         self.ext: Facades = Facades()  # the seeds' facades (facade_fold.py)
         self.words: dict[str, list[list[Any]]] = {}  # later evidence's words (factwords.py)
@@ -299,6 +306,8 @@ class SwarmState:
             **({"accessed": self.accessed} if self.accessed else {}),
             **({"words": self.words} if self.words else {}),
             **({"owners": self.owners} if self.owners else {}),
+            **({"promotion_waiting": self.promotion_waiting} if self.promotion_waiting else {}),
+            **({"origin_index": self.origin_index} if self.origin_index else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -337,6 +346,8 @@ class SwarmState:
         s.accessed = d.get("accessed", {})
         s.words = d.get("words", {})
         s.owners = d.get("owners", {})
+        s.promotion_waiting = d.get("promotion_waiting", {})
+        s.origin_index = d.get("origin_index", {})
         return s
 
     def digest(self) -> str:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import _fast, authz, factwords, pool, revival, tiers
+from . import _fast, authz, factwords, origins, pool, revival, tiers
 from . import events as T
 from .configlog import on_configured
 from .erasure import on_forgotten
@@ -82,6 +82,8 @@ def _on_created(s: SwarmState, d: dict[str, Any]) -> None:
     k = s._k
     strength = pool.initial_strength(k.max_strength)
     f = _fast.fact_from_raw(fid, raw, d["seq"], ts, sig, strength)
+    if raw.origins:
+        origins.add(s.origin_index, f, raw)
     if len(facts) >= k.capacity:
         s._make_room()
     facts[fid] = f
@@ -113,10 +115,14 @@ def _on_corroborated(s: SwarmState, d: dict[str, Any]) -> None:
         t = d["type"]
         if key is None or t != T.FACT_REVIVED or not revival.revive(s, key, raw, d["seq"], d["ts"]):
             _ignore(s, f"{t}:evicted")
+        elif raw is not None and raw.origins:
+            origins.add(s.origin_index, s.facts[key], raw)
         return
     if raw is not None and not f.has_evidence(raw.seq):
         factwords.note(s, f, raw)
         f.evidence.append(raw.evidence())
+    if raw is not None and raw.origins:
+        origins.add(s.origin_index, f, raw)
 
 
 def _set_status(s: SwarmState, fid: str, status: str, seq: int, reason: str | None) -> None:
@@ -247,6 +253,25 @@ def _on_retracted(s: SwarmState, d: dict[str, Any]) -> None:
     _cas_success(s, d["agent"])
 
 
+def _on_withdrawn(s: SwarmState, d: dict[str, Any]) -> None:
+    """origin.withdrawn: origins taken back off a fact, with the evidence they brought (a
+    fact left with none is retracted; see origins)."""
+    key = d.get("key")
+    f = s.facts.get(key) if key is not None else None
+    b = d["body"]
+    ix = s.origin_index
+    if f is None or not origins.withdraw(ix, f, b["origins"], d["seq"], b.get("reason")):
+        _ignore(s, "origin.withdrawn:unknown")
+        return
+    _cas_success(s, d["agent"])
+
+
+def _on_promotion_done(s: SwarmState, d: dict[str, Any]) -> None:
+    """promotion.done: these ended sessions' facts reached the global memory."""
+    for session in d["body"]["sessions"]:
+        s.promotion_waiting.pop(session, None)
+
+
 def _on_conflict(s: SwarmState, d: dict[str, Any]) -> None:
     """board.conflict: a losing CAS attempt."""
     agent = d["agent"]
@@ -360,6 +385,8 @@ def _on_session_ended(s: SwarmState, d: dict[str, Any]) -> None:
         del s.accessed[agent][session]  # its co-activations are counted
         if not s.accessed[agent]:
             del s.accessed[agent]
+    if s.config.promotion.when == "session_end" and s.config.promotion.target:
+        s.promotion_waiting[session] = d["seq"]
     tcfg = s.config.tiers
     ts = d["ts"]
     for f in s.facts.values():
@@ -391,6 +418,8 @@ HANDLERS: dict[str, Handler] = authz.guarded(
         T.POOL_TICK: _on_tick,
         T.SESSION_ENDED: _on_session_ended,
         T.SYNTH_PROGRESS: _on_progress,
+        T.ORIGIN_WITHDRAWN: _on_withdrawn,
+        T.PROMOTION_DONE: _on_promotion_done,
         T.IDENTITY_FORGOTTEN: chain(on_forgotten, on_identity_forgotten),
         T.SWARM_CONFIGURED: on_configured,
         **FACADE_HANDLERS,

@@ -67,6 +67,8 @@ class FactRow:
     subject: str | None
     value: str | None
     agents: list[str]
+    origins: list[str] = field(default_factory=list)
+    """Names of the swarms it was promoted or bootstrapped from (global memory)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +151,9 @@ class SwarmMetrics:
     embedder: str = ""
     facades: dict[str, int] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
+    promotion_target: str = ""
+    promotion_waiting: int = 0
+    """Ended sessions whose facts still wait for promotion to the global memory."""
 
     def __repr__(self) -> str:
         return (
@@ -201,6 +206,7 @@ def _fact_row(f: Fact) -> FactRow:
         subject=f.subject,
         value=f.value,
         agents=f.agents,
+        origins=list(dict.fromkeys(o["name"] for o in f.origins)),
     )
 
 
@@ -405,6 +411,8 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         embedder=state.config.embedder,
         facades=dict(sorted(state.ext.counts.items())),
         refused=refused_by_type(m.ignored),
+        promotion_target=state.config.promotion.target,
+        promotion_waiting=len(state.promotion_waiting),
     )
 
 

@@ -37,9 +37,11 @@ if TYPE_CHECKING:  # numpy, the vector index and the worker load on first use: a
     # that only reinforces or writes the board never needs them (CLI start time)
     import numpy as np
 
+    from .bootstrap import BootstrapReport
     from .embed import Embedder
     from .factindex import FactIndex
     from .forget import Result as ForgetResult
+    from .promote import PromotionReport
     from .recall import Hit
     from .worker import Synthesizer
 
@@ -79,14 +81,37 @@ class Swarm:
         target: str | os.PathLike[str],
         config: SynthConfig | None = None,
         embedder: Embedder | None = None,
+        *,
+        bootstrap: str | os.PathLike[str] | None = None,
+        bootstrap_query: str | None = None,
+        bootstrap_limit: int = 200,
         **log_options: Any,
     ) -> Swarm:
         """Open (creating if needed) the swarm at a directory or ``nats://host:port/STREAM``.
 
         Without ``config`` the swarm folds under its log's configuration; with one, it
         is recorded on a new swarm, and an existing swarm's must equal it (ConfigError).
+        With ``bootstrap`` (a global memory's target) the swarm is seeded with its facts:
+        the ``bootstrap_limit`` most relevant to ``bootstrap_query``, or the strongest
+        (see ``synthesizer.bootstrap``; again, it adds nothing twice).
         """
-        return cls(open_log(target, **log_options), config, embedder)
+        swarm = cls(open_log(target, **log_options), config, embedder)
+        if bootstrap is not None:
+            try:
+                swarm.bootstrap(bootstrap, bootstrap_query, bootstrap_limit)
+            except BaseException:
+                swarm.close()
+                raise
+        return swarm
+
+    def open_sibling(self, target: str | os.PathLike[str], **log_options: Any) -> Swarm:
+        """Another swarm (a global memory, say), opened as this one was opened."""
+        return type(self).open(target, **log_options)
+
+    def fork(self) -> Swarm:
+        """A second ``Swarm`` over this log handle with its own live state (a thread's:
+        a swarm's state is not shared between threads)."""
+        return type(self)(self.log, embedder=self._embedder)
 
     def close(self) -> None:
         """Close the log handle (writes nothing: a synthesizer lease this process holds is
@@ -223,15 +248,45 @@ class Swarm:
         by: str = "operator",
         by_session: str | None = None,
         force: bool = False,
+        propagate: str | os.PathLike[str] | None = None,
     ) -> ForgetResult:
         """Erase an agent, a session or a thread (DESIGN 7; how: synthesizer/forget.py):
         appends ``identity.forgotten`` as ``by``, rewrites the log so no word of the
         identity is left, rebuilds the checkpoints after it. Re-running finishes an
         interrupted forget. Forgetting another identity needs an operator (config
-        ``operators``)."""
+        ``operators``). With ``propagate`` (a global memory this swarm promotes into)
+        the identity is erased there too (``synthesizer.propagate``)."""
         from .forget import Identity, forget
 
-        return forget(self, Identity(agent, session, thread), by, by_session, force)
+        ident = Identity(agent, session, thread)
+        res = forget(self, ident, by, by_session, force)
+        if propagate is not None:
+            from .propagate import propagate as _propagate
+
+            _propagate(self, ident, propagate)
+        return res
+
+    def promote(
+        self,
+        target: str | os.PathLike[str],
+        tier: str = "long_term",
+        min_support: int = 1,
+        dry_run: bool = False,
+    ) -> PromotionReport:
+        """Promote this swarm's facts (tier at or above ``tier``, ``min_support`` agents,
+        active or contested) into the global memory at ``target`` (DESIGN 11; how:
+        ``synthesizer.promote``). Idempotent; changed facts are updated there."""
+        from .promote import promote
+
+        return promote(self, target, tier, min_support, dry_run)
+
+    def bootstrap(
+        self, source: str | os.PathLike[str], query: str | None = None, limit: int = 200
+    ) -> BootstrapReport:
+        """Seed this swarm with global facts from ``source`` (``synthesizer.bootstrap``)."""
+        from .bootstrap import bootstrap
+
+        return bootstrap(self, source, query, limit)
 
     def _reload(self) -> None:
         """Fold the state anew from the checkpoints and the log (after an erasure
@@ -267,10 +322,19 @@ class Swarm:
         )
 
     def end_session(self, session: str, agent: str = "swarm") -> Event:
-        """Append ``session.ended``: working facts of the session above 1.5 energy promote."""
-        return self.appends.append(
+        """Append ``session.ended``: working facts of the session above 1.5 energy promote.
+
+        With ``promotion.when=session_end`` the ended sessions' facts are then harvested
+        into ``promotion.target`` in a background thread (``synthesizer.harvest``): the
+        call never waits for the global memory, and what fails is retried later."""
+        ev = self.appends.append(
             Event(agent=agent, session=session, type=T.SESSION_ENDED, body={})
         )
+        if self.refresh().promotion_waiting:
+            from .harvest import harvest_in_background
+
+            harvest_in_background(self)
+        return ev
 
     def search(
         self,

@@ -102,6 +102,13 @@ raws = st.builds(
     ttl_s=st.none() | st.floats(1.0, 1e6),
     embedding=st.none() | st.lists(units, max_size=4),
     embedder=maybe_names,
+    origins=st.none()
+    | st.lists(
+        st.fixed_dictionaries(
+            {"swarm": names, "name": names, "fact": names, "seqs": st.lists(st.integers(1, 9))}
+        ),
+        max_size=2,
+    ),
 )
 
 

@@ -28,7 +28,7 @@ from swarmlog import Event, Log, SwarmlogError, VersionConflict
 from swarmlog.compact import compactable
 from swarmlog.envelope import prime_checks
 
-from . import ckptwriter, prune
+from . import ckptwriter, prune, vecckpt
 from . import events as T
 from .config import SynthConfig
 from .configlog import settle_config
@@ -39,7 +39,7 @@ from .errors import SynthInterrupted
 from .factindex import FactIndex
 from .facts import RETRACTED, RawMemory
 from .lease import LEASE_KEY, Holder, Lease
-from .replay import fold_into, load_checkpoint, stamp
+from .replay import fold_into, load_checkpoint, load_checkpoint_info, stamp
 from .retention import compact_by
 from .scorer import BatchScorer
 from .signature import signature
@@ -135,14 +135,17 @@ class Synthesizer:
         self.log = log
         if config is not None:  # recorded on an empty log; else must be the log's
             settle_config(log, config)
+        loaded = load_checkpoint_info(log) if state is None else None
         if state is None:
-            state = load_checkpoint(log) or SwarmState()
+            state = SwarmState() if loaded is None else loaded[0]
         self.state = state
         self._auto_embedder = embedder is None and index is None  # the configuration's
         self._embedder_name = state.config.embedder
         if index is None:
             local = embedder if embedder is not None else embedder_for(self._embedder_name)
             index = FactIndex(local)
+            if loaded is not None:  # the checkpoint's vectors, mapped: not re-embedded
+                vecckpt.attach(log, loaded[1], index)
         self.index = index
         self._lease_timeout = lease_timeout_s
         self.lease = Lease(log, self._lease_timeout_s(), name)

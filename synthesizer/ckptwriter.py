@@ -119,6 +119,7 @@ class BackgroundCheckpoint:
             try:  # the child's signals: a terminal's Ctrl-C goes to the parent's handler
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.nice(19)  # background work: the deciding parent and the agents go first
             finally:
                 _child(log, state, index, w)
         self.fork_ms = (time.perf_counter() - t0) * 1000

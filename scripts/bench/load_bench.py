@@ -125,16 +125,13 @@ def run_one(
 ) -> dict[str, Any]:
     """One synthesizer (this tree's or ``tree``'s) under ``agents`` x ``rate``/s."""
     sys.path.insert(0, str(ROOT))
-    from swarmlog import open_log
+    from swarmlog import Event, open_log
 
     work = Path(tempfile.mkdtemp(prefix="swarmlog-load-")) / "s"
     shutil.copytree(swarm, work)
     src = tree or ROOT
     env = {**os.environ, "PYTHONPATH": str(src)}
     load0 = os.getloadavg()[0]
-    log = open_log(work)
-    seq0 = log.last_seq
-    log.close()
     cmd = [PY, "-m", "dashboards", "synth", "--follow", "--root", str(work)]
     if os.environ.get("LOAD_BENCH_SYNTH"):  # a wrapper (profiling): same arguments
         cmd[1:3] = [os.environ["LOAD_BENCH_SYNTH"]]
@@ -147,7 +144,17 @@ def run_one(
             synth.kill()
             raise SystemExit(f"load_bench: the synthesizer did not start: {err_path.read_text()}")
         time.sleep(0.1)
-    time.sleep(1.0)
+    # warm-up: one memory decided before the agents start (the worker's first pass maps
+    # and fits what a steady worker has at hand; its startup is not what is measured)
+    log = open_log(work)
+    warm = log.append(
+        Event(agent="warmup", type="memory.shared", body={"content": "warm-up note zz0"})
+    )
+    log.close()
+    deadline = time.time() + 300
+    while warm.seq not in _scan(work, warm.seq - 1)[1] and time.time() < deadline:
+        time.sleep(0.2)
+    seq0 = warm.seq
     start = time.time() + 2.0  # every agent process imported and open by then
     kids = [
         subprocess.Popen(

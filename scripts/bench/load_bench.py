@@ -96,6 +96,17 @@ def _pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` and of the children it has reaped (its checkpoint
+    writers), from /proc (0.0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _scan(path: Path, after: int) -> tuple[dict[int, float], dict[int, float], int]:
     """(memory seq -> ts, memory seq -> ts of its decision, checkpoints after ``after``)."""
     sys.path.insert(0, str(ROOT))
@@ -155,6 +166,7 @@ def run_one(
     while warm.seq not in _scan(work, warm.seq - 1)[1] and time.time() < deadline:
         time.sleep(0.2)
     seq0 = warm.seq
+    cpu0 = _cpu(synth.pid)
     start = time.time() + 2.0  # every agent process imported and open by then
     kids = [
         subprocess.Popen(
@@ -173,6 +185,7 @@ def run_one(
         if len(mem) >= expected and len(dec) >= len(mem):
             break
         time.sleep(1.0)
+    cpu = _cpu(synth.pid) - cpu0
     synth.send_signal(signal.SIGTERM)
     try:
         synth.wait(timeout=120)
@@ -210,6 +223,7 @@ def run_one(
         "backlog_max": max(backlog, default=0),
         "backlog": backlog,
         "checkpoints": ckpts,
+        "synth_cpu_s": round(cpu, 1),
         "load": [round(load0, 1), round(load1, 1)],
     }
 
@@ -231,6 +245,7 @@ def _cells(r: dict[str, Any]) -> str:
         f"{r['offered_per_s']:g} / {r['decided_per_s']:g} | "
         f"{r['p50_ms']:g} / {r['p99_ms']:g} / {r['max_ms']:g} ms | "
         f"{r['backlog_end']} / {r['backlog_max']} | {r['checkpoints']} | "
+        f"{r['synth_cpu_s']:g} s | "
         f"{r['load'][0]:g}-{r['load'][1]:g}"
     )
 
@@ -275,6 +290,7 @@ def main() -> None:
         "decision latency p50 / p99 / max",
         "backlog end / max",
         "checkpoints",
+        "synthesizer CPU",
         "load avg",
     ]
     table = "\n".join(" | ".join(r) for r in rows)

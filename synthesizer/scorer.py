@@ -114,7 +114,7 @@ class BatchScorer:
             floor[is_retro] = np.minimum(floor[is_retro], self._thr)
             right = self.worker.index.default.rowwise(basis, basis.augment)  # cached
             rows, cols = candidates.bound_pairs(left, right, floor, raw=(vecs, mat))
-            sims = prune.exact_cosines(vecs, mat, rows, cols)
+            rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor)
             retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
             found = zip(
                 rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
@@ -133,10 +133,9 @@ class BatchScorer:
                     best_val[r], best_col[r] = v, c
                 self.plain_near.setdefault(r, []).append((c, float(v)))
         if len(vecs) > 1:
-            rows, cols = candidates.bound_pairs(
-                left, left, np.full(len(vecs), self._floor), raw=(vecs, vecs)
-            )
-            sims = prune.exact_cosines(vecs, vecs, rows, cols)
+            near = np.full(len(vecs), self._floor)
+            rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
+            rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
             keep = sims >= self._floor
             self._add_close(rows[keep], cols[keep], sims[keep])
 

@@ -174,3 +174,24 @@ def test_bound_pairs_keeps_every_pair_at_its_floor() -> None:
     want = {(int(r), int(c)) for r, c in zip(*np.nonzero(exact >= floor[None, :]), strict=True)}
     assert want and want <= got
     assert list(zip(rows.tolist(), cols.tolist(), strict=True)) == sorted(got)
+
+
+def test_verified_keeps_every_pair_at_its_floor_with_canonical_values() -> None:
+    rng = np.random.default_rng(5)
+    facts = rng.normal(size=(300, 384)).astype(np.float32)
+    facts[100:200] = facts[:100] + 0.03 * rng.normal(size=(100, 384)).astype(np.float32)
+    facts /= np.linalg.norm(facts, axis=1, keepdims=True)
+    mem = facts[::3] + 0.025 * rng.normal(size=(100, 384)).astype(np.float32)
+    mem /= np.linalg.norm(mem, axis=1, keepdims=True)
+    rows, cols = (a.ravel() for a in np.meshgrid(np.arange(100), np.arange(300), indexing="ij"))
+    floor = np.where(np.arange(300) % 4 == 0, 0.7, 0.9)
+    exact = prune.exact_cosines(mem, facts, rows, cols)
+    r, c, v = candidates.verified(mem, facts, rows, cols, floor)
+    want = {
+        (int(a), int(b))
+        for a, b in zip(rows[exact >= floor[cols]], cols[exact >= floor[cols]], strict=True)
+    }
+    got = dict(zip(zip(r.tolist(), c.tolist(), strict=True), v.tolist(), strict=True))
+    assert want and want <= set(got) and len(got) < len(rows)
+    full = dict(zip(zip(rows.tolist(), cols.tolist(), strict=True), exact.tolist(), strict=True))
+    assert all(full[p] == x for p, x in got.items())  # the canonical values, bit for bit

@@ -18,7 +18,7 @@ def stats(ctx: Any, root: str | None, url: str | None, json: bool) -> None:
     swarm = open_swarm(ctx, root, url)
     try:
         state = swarm.refresh()
-        m = compute(state, swarm=swarm.name)
+        m = compute(state, swarm=swarm.name, log=swarm.log)
         cats = state.stats().by_category
     finally:
         swarm.close()

@@ -128,10 +128,11 @@ def dashboard(
                 max_refreshes=max_refreshes, duration=duration,
             )
         elif json:
-            emit_json(compute(swarm.refresh(), swarm=swarm.name, top=top).to_dict())
+            m = compute(swarm.refresh(), swarm=swarm.name, top=top, log=swarm.log)
+            emit_json(m.to_dict())
         elif not live:
             with_charts = swarm if charts else None
-            metrics = compute(swarm.refresh(), swarm=swarm.name, top=top)
+            metrics = compute(swarm.refresh(), swarm=swarm.name, top=top, log=swarm.log)
             _shower(format_, out, console, with_charts)(metrics)
             if out:
                 typer.echo(f"wrote {out}")

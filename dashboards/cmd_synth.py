@@ -45,7 +45,13 @@ def synth(
     from synthesizer.worker import Synthesizer
 
     with working("opening the swarm (checkpoint and tail)"):
-        worker = Synthesizer(log, batch_size=batch, name=name, lease_timeout_s=lease_timeout)
+        worker = Synthesizer(
+            log,
+            batch_size=batch,
+            name=name,
+            lease_timeout_s=lease_timeout,
+            background_checkpoints=follow,
+        )
     stopping = False
 
     def _stop(*_: object) -> None:

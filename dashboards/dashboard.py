@@ -177,7 +177,7 @@ def watch(
         if swarm.log.last_seq != seen:
             st = swarm.refresh()
             seen = st.last_seq
-            show(compute(st, swarm=swarm.name, top=top))
+            show(compute(st, swarm=swarm.name, top=top, log=swarm.log))
             shown += 1
             if max_refreshes is not None and shown >= max_refreshes:
                 return shown

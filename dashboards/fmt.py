@@ -78,6 +78,21 @@ def header(m: SwarmMetrics) -> str:
     )
 
 
+def _backlog_row(m: SwarmMetrics) -> list[tuple[str, str]]:
+    """The synthesizer's backlog over the last minute (none without the log's series)."""
+    if not m.backlog:
+        return []
+    values = [int(b) for _, b in m.backlog]
+    span = m.backlog[-1][0] - m.backlog[0][0]
+    return [
+        (
+            "synthesizer backlog",
+            f"now {values[-1]} · max {max(values)} over the last {span:.0f} s"
+            f" [{' '.join(map(str, values))}]",
+        )
+    ]
+
+
 def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
     """(label, value) lines of the metrics panel."""
     rate = f"{m.rate:.1f} ev/s over {m.span_s:.1f} s" if m.rate is not None else "— ev/s"
@@ -118,6 +133,7 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             f"p50 {seconds(m.latency_p50)} · p99 {seconds(m.latency_p99)}"
             f" ({m.latency_n} samples)",
         ),
+        *_backlog_row(m),
         (
             "CAS",
             f"{plural(m.cas_attempts, 'attempt')}, {m.cas_successes} ok,"

@@ -27,6 +27,8 @@ Definitions:
 * **refused writes**: events stored but not honoured by the fold's write rules
   (``authz``: a synthesizer event without the lease, a board write without the
   fact's version, another identity's erasure by a non-operator), by type;
+* **backlog** (with the log): raw memories logged and not yet decided, at 13 points
+  over the last minute of log time (``backlog``);
 * **configuration**: the key figures of the configuration in force (the log's): the
   pool's capacity (it never holds more facts), its decay rate per tick, the embedder.
 """
@@ -38,8 +40,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from swarmlog import Log
+
 from . import events as T
 from .authz import refused_by_type
+from .backlog import backlog_series
 from .facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
 from .facttable import FactTable
 from .state import SwarmState
@@ -154,6 +159,7 @@ class SwarmMetrics:
     promotion_target: str = ""
     promotion_waiting: int = 0
     """Ended sessions whose facts still wait for promotion to the global memory."""
+    backlog: list[list[float]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return (
@@ -353,8 +359,11 @@ def _rediscoveries(state: SwarmState, fr: Frame | None) -> int:
     return sum(1 for f in state.facts.values() if f.support >= 2)
 
 
-def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMetrics:
-    """All dashboard metrics of ``state`` (one pass over facts; fast at 100k events)."""
+def compute(
+    state: SwarmState, swarm: str = "", top: int = TOP_FACTS, log: Log | None = None
+) -> SwarmMetrics:
+    """All dashboard metrics of ``state`` (one pass over facts; fast at 100k events);
+    with the ``log`` it was folded from, also the backlog over the last minute."""
     m = state.metrics
     fr = frame(state)
     st = state.stats() if fr is None else state.stats_from(fr)
@@ -413,6 +422,7 @@ def compute(state: SwarmState, swarm: str = "", top: int = TOP_FACTS) -> SwarmMe
         refused=refused_by_type(m.ignored),
         promotion_target=state.config.promotion.target,
         promotion_waiting=len(state.promotion_waiting),
+        backlog=[] if log is None else backlog_series(log, state),
     )
 
 

@@ -10,10 +10,9 @@ from typing import Protocol
 
 import numpy as np
 
-from . import prune
+from . import candidates, prune
 from .config import SynthConfig
 from .factindex import FactIndex
-from .facts import LONG_TERM, SHORT_TERM
 from .state import SwarmState
 
 
@@ -54,10 +53,7 @@ class BatchScorer:
         self.vecs = fi.embedder.embed(texts)
         self.ids, mat = fi.default.matrix()
         m, n = len(texts), len(self.ids)
-        retro_tiers = (SHORT_TERM, LONG_TERM)
-        facts = worker.state.facts.values()
-        is_claim = fi.default.mask_for(f.id for f in facts if f.subject is not None)
-        is_retro = fi.default.mask_for(f.id for f in facts if f.tier in retro_tiers)
+        is_claim, is_retro = candidates.scoring_masks(fi, worker.state)
         # nearest plain (non-claim) live fact per memory: claims merge by value, not cosine
         self.best_plain_val = np.full(m, -2.0, dtype=np.float32)
         self.best_plain_col = np.full(m, -1, dtype=np.int64)
@@ -117,8 +113,8 @@ class BatchScorer:
             floor = np.where(is_claim, 3.0, self._floor)
             floor[is_retro] = np.minimum(floor[is_retro], self._thr)
             right = self.worker.index.default.rowwise(basis, basis.augment)  # cached
-            rows, cols = prune.bound_pairs(left, right, floor, raw=(vecs, mat))
-            sims = prune.exact_cosines(vecs, mat, rows, cols)
+            rows, cols = candidates.bound_pairs(left, right, floor, raw=(vecs, mat))
+            rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor)
             retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
             found = zip(
                 rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
@@ -137,10 +133,9 @@ class BatchScorer:
                     best_val[r], best_col[r] = v, c
                 self.plain_near.setdefault(r, []).append((c, float(v)))
         if len(vecs) > 1:
-            rows, cols = prune.bound_pairs(
-                left, left, np.full(len(vecs), self._floor), raw=(vecs, vecs)
-            )
-            sims = prune.exact_cosines(vecs, vecs, rows, cols)
+            near = np.full(len(vecs), self._floor)
+            rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
+            rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
             keep = sims >= self._floor
             self._add_close(rows[keep], cols[keep], sims[keep])
 

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from swarmlog import CheckpointNotWritten, Event, Log, SwarmlogError, VersionConflict
+from swarmlog import Event, Log, SwarmlogError, VersionConflict
 from swarmlog.compact import compactable
 from swarmlog.envelope import prime_checks
 
+from . import ckptwriter, prune, vecckpt
 from . import events as T
-from . import prune, vecckpt
 from .config import SynthConfig
 from .configlog import settle_config
 from .contest import Choice, TextContests
@@ -39,7 +39,7 @@ from .errors import SynthInterrupted
 from .factindex import FactIndex
 from .facts import RETRACTED, RawMemory
 from .lease import LEASE_KEY, Holder, Lease
-from .replay import ErasedSince, fold_into, load_checkpoint, stamp
+from .replay import fold_into, load_checkpoint, load_checkpoint_info, stamp
 from .retention import NoLoadableCheckpoint, compact_by
 from .scorer import BatchScorer
 from .signature import signature
@@ -109,12 +109,16 @@ class Synthesizer:
         pruned: bool = True,
         name: str | None = None,
         lease_timeout_s: float | None = None,
+        background_checkpoints: bool = False,
     ) -> None:
         """A worker on ``log``; ``pruned`` (the default) chooses the exact-pruning scorer.
 
         ``name`` identifies the worker in its progress marks (default: host, pid and a
         random tag); ``lease_timeout_s`` overrides ``synthesizer.lease_timeout_s``, how
-        long a holder's batches may stop before another worker takes the lease over.
+        long a holder's batches may stop before another worker takes the lease over;
+        ``background_checkpoints`` lets a forked child write periodic checkpoints while
+        this worker decides (``ckptwriter``; for processes that own their threads: the
+        CLI worker, ``worker_main``).
 
         Pruned scoring computes only the memory x fact cosines whose bound can reach a
         threshold, as canonical float32 values (see ``prune``): same facts, ids and
@@ -131,24 +135,29 @@ class Synthesizer:
         self.log = log
         if config is not None:  # recorded on an empty log; else must be the log's
             settle_config(log, config)
+        loaded = load_checkpoint_info(log) if state is None else None
         if state is None:
-            state = load_checkpoint(log) or SwarmState()
+            state = SwarmState() if loaded is None else loaded[0]
         self.state = state
         self._auto_embedder = embedder is None and index is None  # the configuration's
         self._embedder_name = state.config.embedder
         if index is None:
             local = embedder if embedder is not None else embedder_for(self._embedder_name)
             index = FactIndex(local)
+            if loaded is not None:  # the checkpoint's vectors, mapped: not re-embedded
+                vecckpt.attach(log, loaded[1], index)
         self.index = index
         self._lease_timeout = lease_timeout_s
         self.lease = Lease(log, self._lease_timeout_s(), name)
         self.standing_by = False
         self.decisions = 0
-        self._last_checkpoint = state.last_seq
+        self.last_checkpoint = state.last_seq
         self.pruned = pruned
         self._basis: prune.BoundBasis | None = None
         self._basis_rows = 0
         self._contests = TextContests(self, lambda: self.index.embedder)
+        self.background_checkpoints = background_checkpoints
+        self.bg_checkpoint = ckptwriter.BackgroundCheckpoint()
 
     @property
     def config(self) -> SynthConfig:
@@ -171,7 +180,7 @@ class Synthesizer:
         self.state = load_checkpoint(self.log) or SwarmState()
         self.index = FactIndex(self.index.embedder)
         self._basis, self._basis_rows = None, 0
-        self._last_checkpoint = self.state.last_seq
+        self.last_checkpoint = self.state.last_seq
         self.catch_up()
 
     def catch_up(self) -> int:
@@ -328,43 +337,19 @@ class Synthesizer:
                 waiter.wait(wait)
 
     def maybe_checkpoint(self, force: bool = False) -> bool:
-        """Checkpoint the state every ``checkpoint_every`` events (or now, if forced).
+        """Checkpoint the state every ``checkpoint_every`` events (or now, if forced): at
+        most once per ``len(facts) // FACTS_PER_CHECKPOINT_EVENT`` events, and with
+        ``background_checkpoints`` written by a forked child (see ``ckptwriter.cadence``)."""
+        return ckptwriter.cadence(self, force, FACTS_PER_CHECKPOINT_EVENT)
 
-        A large state checkpoints at most once per ``len(facts) // FACTS_PER_CHECKPOINT_EVENT``
-        events. Why: writing one costs O(facts) (every fact encoded, the vectors
-        written); at 100k facts that is seconds, and at the default cadence the worker
-        spent most of its time checkpointing instead of deciding. Scaled this way a
-        checkpoint costs each event at most the encoding of ~20 facts, and replay after
-        one stays a small fraction of a full one.
-        """
-        st = self.state
-        every = max(
-            self.config.synthesizer.checkpoint_every,
-            len(st.facts) // FACTS_PER_CHECKPOINT_EVENT,
-        )
-        due = force or st.last_seq - self._last_checkpoint >= every
-        if st.last_seq and due:
+    def after_checkpoint(self) -> None:
+        """What follows a checkpoint written: compaction under an active retention (a
+        retention point no checkpoint supports deletes nothing: warned, tried again later)."""
+        if self.config.retention.active and compactable(self.log):
             try:
-                vecckpt.checkpoint(self.log, st, self.index)  # side files, then checkpoint
-            except CheckpointNotWritten as e:
-                if force:
-                    raise
-                LOG.warning("swarmlog: %s", e)  # a periodic one: the next is tried later
-                self._last_checkpoint = st.last_seq
-                return False
-            except ErasedSince:
-                if force:
-                    raise
-                self.reload()  # records folded before an erasure: fold them anew
-                return False
-            self._last_checkpoint = st.last_seq
-            if self.config.retention.active and compactable(self.log):
-                try:
-                    compact_by(self.log, self.config.retention)  # bounded growth
-                except NoLoadableCheckpoint as e:  # nothing deleted; the next one may load
-                    LOG.warning("swarmlog: %s", e)
-            return True
-        return False
+                compact_by(self.log, self.config.retention)  # bounded growth (retention.py)
+            except NoLoadableCheckpoint as e:  # nothing deleted; the next one may load
+                LOG.warning("swarmlog: %s", e)
 
     # ------------------------------------------------------------------ decisions
 

@@ -29,7 +29,7 @@ def serve(target: str, poll: float = 0.25) -> int:
     signal.signal(signal.SIGINT, _stop)
     log = open_log(target)
     try:
-        worker = Synthesizer(log)
+        worker = Synthesizer(log, background_checkpoints=True)
         print("ready", flush=True)
         worker.run(stop=lambda: stopping, poll=poll)
         worker.release()  # a clean stop: the next worker need not wait for the timeout

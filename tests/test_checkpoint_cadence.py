@@ -33,7 +33,7 @@ def test_cadence_scales_with_the_state(
         ]
     )
     assert w.run_once() == 10 and len(w.state.facts) == 10
-    assert w._last_checkpoint == w.state.last_seq  # written at the end of the pass
+    assert w.last_checkpoint == w.state.last_seq  # written at the end of the pass
     # 10 facts: the gap is max(1, 10 // per_event) events
     for _ in range(gap - 1):
         log.append_many(_notes(1))

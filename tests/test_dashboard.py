@@ -38,7 +38,7 @@ def scripted_metrics(tmp_path: Path) -> SwarmMetrics:
     log = open_log(tmp_path / "scripted", name="scripted", clock=script_clock())
     try:
         write_script(log)
-        return compute(state_at(log), swarm=log.name)
+        return compute(state_at(log), swarm=log.name, log=log)
     finally:
         log.close()
 

@@ -34,7 +34,11 @@ def backlog_series(
     now_seq, now = state.last_seq, state.last_ts
     if not now_seq or points < 1:
         return []
-    first = max(1, now_seq - TAIL_EVENTS + 1)
+    from .retention import oldest_readable  # (history deleted by retention is not read)
+
+    first = max(1, now_seq - TAIL_EVENTS + 1, oldest_readable(log))
+    if first > now_seq:
+        return []
     marks: list[tuple[float, int]] = []  # (ts, +1 shared / -1 decided), newest last
     oldest = now
     for batch in log.read_batches(first, now_seq):

@@ -48,7 +48,7 @@ def content(i: int, rng: random.Random) -> str:
 def swarm_dir(n: int) -> Path:
     """The cached swarm of ``n`` facts (v3: checkpoints of the row layout, statepayload;
     a v2 swarm's checkpoint would be passed over and replayed at every open)."""
-    return Path(tempfile.gettempdir()) / f"swarmlog-scale-v3-{n}"
+    return Path(tempfile.gettempdir()) / f"swarmlog-scale-v4-{n}"
 
 
 def _checkpoint_tail(path: Path) -> None:

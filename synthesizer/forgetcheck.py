@@ -13,7 +13,6 @@ notes. One pass over the log finds the requests, then one per distinct identity.
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 import orjson
 
@@ -24,21 +23,9 @@ from swarmlog.redaction import kind_of
 from . import events as T
 from . import facade_events as FE
 from .forget import ForgetError, Identity, plan
+from .redactcheck import requested
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
-
-
-def _identity(d: dict[str, Any]) -> Identity | None:
-    body = d.get("body")
-    if not isinstance(body, dict):
-        return None
-    fields = {
-        k: body[k] for k in ("agent", "session", "thread", "ns") if isinstance(body.get(k), str)
-    }
-    try:
-        return Identity(**fields)
-    except (ForgetError, TypeError):
-        return None
 
 
 def command(ident: Identity, writer: str) -> str:
@@ -68,7 +55,7 @@ def unfinished(log: Log) -> list[str]:
         for batch in log.read_batches(1):
             for d in batch:
                 if d["type"] in _INTENTS and kind_of(d) is None:
-                    ident = _identity(d)
+                    ident = requested(d)
                     if ident is not None:
                         latest[(ident, d["agent"])] = d["seq"]
     except RetentionError:

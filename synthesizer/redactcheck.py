@@ -46,7 +46,7 @@ MAX_LISTED = 20
 """Problems listed one by one; the rest are counted in one line."""
 
 
-def _requested(d: dict[str, Any]) -> Identity | None:
+def requested(d: dict[str, Any]) -> Identity | None:
     """The identity a forget request names (None: not a well-formed request)."""
     body = d.get("body")
     if not isinstance(body, dict):
@@ -113,7 +113,7 @@ def unexplained(log: Log) -> list[str]:
                 elif kind == SCRUBBED:
                     scrubbed.append(d)
                 elif d["type"] in _INTENTS:
-                    ident = _requested(d)
+                    ident = requested(d)
                     if ident is not None:
                         wanted.append(ident)
     except RetentionError as e:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from swarmlog import InvalidEvent, SwarmlogError, VersionConflict
-
-from . import safe
-from .common import (
+from dashboards import safe
+from dashboards.common import (
     EXIT_CONFLICT,
     EXIT_ERROR,
     echo,
@@ -22,7 +20,8 @@ from .common import (
     scope,
     target,
 )
-from .spec import JSON, REQUIRED, ROOT, URL, Command, Opt
+from dashboards.spec import JSON, REQUIRED, ROOT, URL, Command, Opt
+from swarmlog import InvalidEvent, SwarmlogError, VersionConflict
 
 if TYPE_CHECKING:
     from synthesizer.board import Board, HistoryEntry
@@ -180,7 +179,7 @@ def _show(
     if origins_at is not None:
         _print_origins(f, origins_at, json)
         return
-    from .facthistory import full_history
+    from dashboards.facthistory import full_history
 
     hist = full_history(swarm.log, fact_id, board.history(fact_id), f.created_seq)
     if json:

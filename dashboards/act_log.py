@@ -11,11 +11,10 @@ from typing import Any
 
 import orjson
 
+from dashboards import safe
+from dashboards.common import echo, emit_json, fail, open_target
+from dashboards.spec import REQUIRED, WHERE, Command, Opt
 from swarmlog import Event, InvalidEvent
-
-from . import safe
-from .common import echo, emit_json, fail, open_target
-from .spec import REQUIRED, WHERE, Command, Opt
 
 
 def append(

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import echo, emit_json, open_swarm
-from .spec import WHERE, Command
+from dashboards.common import echo, emit_json, open_swarm
+from dashboards.spec import WHERE, Command
 
 
 def stats(ctx: Any, root: str | None, url: str | None, json: bool) -> None:
     """The metrics panel as plain lines (or JSON)."""
+    from dashboards import fmt
     from synthesizer.metrics import compute
-
-    from . import fmt
 
     swarm = open_swarm(ctx, root, url)
     try:
@@ -36,7 +35,7 @@ def stats(ctx: Any, root: str | None, url: str | None, json: bool) -> None:
 
 def category_counts(cats: dict[str, int], most: int = 12) -> str:
     """``bug 12, discovery 7, … (3 more)``: the biggest categories first."""
-    from .safe import text
+    from dashboards.safe import text
 
     top = sorted(cats.items(), key=lambda kv: (-kv[1], kv[0]))
     shown = ", ".join(f"{text(k)} {n}" for k, n in top[:most]) or "none"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import safe
-from .common import echo, emit_json, fail, open_swarm
-from .spec import REQUIRED, WHERE, Command, Opt
+from dashboards import safe
+from dashboards.common import echo, emit_json, fail, open_swarm
+from dashboards.spec import REQUIRED, WHERE, Command, Opt
 
 
 def search(

@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from .common import (
+from dashboards.common import (
     EXIT_CONFLICT,
     EXIT_ERROR,
     EXIT_OK,
@@ -30,7 +30,7 @@ from .common import (
     scope,
     target,
 )
-from .spec import JSON, ROOT, URL, Command, Opt
+from dashboards.spec import JSON, ROOT, URL, Command, Opt
 
 __all__ = [
     "EXIT_CONFLICT",

@@ -1,6 +1,6 @@
 """``swarmlog init --url … --agents a,b,c``: print or write the per-agent NATS users.
 
-Thin: ``swarmlog.jsauth`` builds the users and the block; this module picks the
+Thin: ``swarmlog.jetstream.auth`` builds the users and the block; this module picks the
 synthesizer's names (from the synthesizer layer), prints the credentials once and writes
 the file (mode 0600, never over an existing one: its passwords would be lost).
 """
@@ -11,15 +11,13 @@ import os
 
 import typer
 
+from dashboards.app import emit_json
 from swarmlog import SwarmlogError
-
-from .app import emit_json
 
 
 def users(target: str, agents: str, operator: str, write: str | None, json: bool) -> None:
     """Build the authorization block for ``agents`` of ``target``'s stream; print or write it."""
-    from swarmlog.jsauth import authorization
-    from swarmlog.jsproto import parse_target
+    from swarmlog.jetstream import authorization, parse_target
     from synthesizer.configlog import CONFIG_AGENT
     from synthesizer.events import CONFIG_KEY, SYNTH_AGENT
     from synthesizer.lease import LEASE_KEY

@@ -13,10 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dashboards.activity import Activity
+from dashboards.safe import when
 from synthesizer.metrics import SwarmMetrics
-
-from .activity import Activity
-from .safe import when
 
 SIZE = (7.5, 3.2)
 DPI = 110

@@ -15,14 +15,13 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
+from dashboards.common import EXIT_CONFLICT, EXIT_ERROR, echo, os_message
 from swarmlog import SwarmlogError, VersionConflict
-
-from .common import EXIT_CONFLICT, EXIT_ERROR, echo, os_message
 
 if TYPE_CHECKING:
     import typer
 
-    from .app import app
+    from dashboards.app import app
 
 __all__ = ["app", "main"]
 
@@ -70,7 +69,7 @@ def load_commands(argv: list[str] | None = None) -> typer.Typer:
     wanted = (PER_ACTION[name],) if name in PER_ACTION else MODULES
     for mod in wanted:
         importlib.import_module(f".{mod}", __package__)
-    from .app import app
+    from dashboards.app import app
 
     return app
 
@@ -88,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
 
     A closed stdout (``swarmlog tail | head``) ends the command quietly with 0; a
     command that needs a missing extra says in one line how to install it."""
-    from . import fastpath
+    from dashboards import fastpath
 
     args = sys.argv[1:] if argv is None else argv
     try:

@@ -14,8 +14,8 @@ from typing import Any
 
 from typer.core import TyperGroup
 
-from .act_board import BOARD, CAS, SHOW, fact_json
-from .app import command_group, register
+from dashboards.act_board import BOARD, CAS, SHOW, fact_json
+from dashboards.app import command_group, register
 
 
 class _BoardGroup(TyperGroup):

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from .app import JsonOpt, RootOpt, UrlOpt, command_group, emit_json, open_target, scope
+from dashboards.app import JsonOpt, RootOpt, UrlOpt, command_group, emit_json, open_target, scope
 
 config_app = command_group(
     "config", "The swarm's configuration, recorded in its log: show it, or set KEY=VALUE."

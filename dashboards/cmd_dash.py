@@ -15,12 +15,9 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.rule import Rule
 
-from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
-from synthesizer.swarm import Swarm
-
-from . import fmt, markdown
-from .act_stats import STATS
-from .app import (
+from dashboards import fmt, markdown
+from dashboards.act_stats import STATS
+from dashboards.app import (
     EXIT_ERROR,
     JsonOpt,
     RootOpt,
@@ -32,9 +29,11 @@ from .app import (
     open_swarm,
     register,
 )
-from .dashboard import render, watch
-from .demo.agent import agent_name
-from .demo.run import DemoError, DemoResult, cleanup, report_path, run_demo
+from dashboards.dashboard import render, watch
+from dashboards.demo.agent import agent_name
+from dashboards.demo.run import DemoError, DemoResult, cleanup, report_path, run_demo
+from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
+from synthesizer.swarm import Swarm
 
 FORMATS = ("terminal", "markdown")
 LOG_WIDTH = 120
@@ -58,10 +57,10 @@ def _write(path: str, text: str) -> None:
 def report_charts(log: Any, m: SwarmMetrics, out: str) -> list[tuple[str, str]] | str:
     """The report's charts as PNG files beside ``out`` (series from ``log``, a Log or a
     Swarm), or why there are none."""
-    from .activity import activity
+    from dashboards.activity import activity
 
     try:
-        from .charts import write_charts
+        from dashboards.charts import write_charts
 
         return write_charts(m, activity(getattr(log, "log", log)), Path(out))
     except ImportError:
@@ -153,9 +152,9 @@ def _live(
     if format_ == "terminal" and not out and console.is_terminal:
         import time
 
-        from .activity import activity
-        from .keys import quit_keys
-        from .liveview import render_live
+        from dashboards.activity import activity
+        from dashboards.keys import quit_keys
+        from dashboards.liveview import render_live
 
         def view(m: SwarmMetrics) -> Any:
             w, h = console.size

@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 
 import typer
 
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target
-from .progress import working
+from dashboards.app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target
+from dashboards.progress import working
 
 
 def point(text: str, flag: str) -> tuple[int | None, float | None]:
@@ -51,9 +51,8 @@ def diff(
     b_seq, b_time = point(to, "--to") if to is not None else (None, None)
     log = open_target(ctx, root, url)
     try:
+        from dashboards.statediff import diff_states, lines
         from synthesizer.replay import state_at
-
-        from .statediff import diff_states, lines
 
         with working("folding the log at --from"):
             a = state_at(log, at_seq=a_seq, at_time=a_time)

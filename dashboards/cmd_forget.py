@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import typer
 
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
-from .progress import working
+from dashboards.app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
+from dashboards.progress import working
 
 DASHBOARD_REPORT = "metrics/swarm_memory_dashboard.md"
 
@@ -42,10 +42,9 @@ def forget(
     only it evidenced are dropped and checkpoints after it rebuilt (re-run to finish an
     interrupted one). A store identity forgets by prefix (--tenant T --principal P: all
     of P's conversations); an identity with no events exits 1 unless --force."""
+    from dashboards.app import os_message
     from swarmlog import SwarmlogError
     from synthesizer.forget import ForgetError, Identity, forget
-
-    from .app import os_message
 
     store = (tenant, principal, conversation)
     ns = None
@@ -69,9 +68,8 @@ def forget(
         with working(f"forgetting {ident}"):
             res = forget(swarm, ident, by, force=force)
         if DASHBOARD_REPORT in res.reports_removed:  # rendered again from the rewritten log
+            from dashboards.markdown import render
             from synthesizer.metrics import compute
-
-            from .markdown import render
 
             path = swarm.log.root / DASHBOARD_REPORT  # type: ignore[attr-defined]
             path.parent.mkdir(exist_ok=True)

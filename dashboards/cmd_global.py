@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
+from dashboards.app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
 
 
 @app.command()

@@ -8,11 +8,19 @@ from typing import Any
 
 import typer
 
+from dashboards.act_log import APPEND, TAIL, describe, parse_jsonl
+from dashboards.app import (
+    EXIT_ERROR,
+    JsonOpt,
+    RootOpt,
+    UrlOpt,
+    app,
+    emit_json,
+    open_target,
+    register,
+)
+from dashboards.progress import working
 from swarmlog import SwarmlogError
-
-from .act_log import APPEND, TAIL, describe, parse_jsonl
-from .app import EXIT_ERROR, JsonOpt, RootOpt, UrlOpt, app, emit_json, open_target, register
-from .progress import working
 
 
 @app.command()
@@ -42,13 +50,12 @@ def init(
     """Create a log (a directory, or a JetStream stream with --url) and record its
     configuration (--set KEY=VALUE …; `swarmlog config show` lists the keys).
     With --agents: print (or --write) a nats-server authorization block instead."""
+    from dashboards.app import target
     from swarmlog import open_log
     from synthesizer.configlog import init_config, parse_settings
 
-    from .app import target
-
     if agents is not None:  # per-agent NATS users (docs/trust.md)
-        from .authblock import users
+        from dashboards.authblock import users
 
         return users(target(ctx, root, url), agents, operator, write, json)
     parsed = parse_settings(settings)  # bad keys fail before anything is created
@@ -114,16 +121,16 @@ def verify(
     """Check every record's checksum, the seq order and the hash chain, that a forget
     request accounts for every redacted record, and that every checkpoint and side file
     holds what was written; exit 1 on corruption."""
-    from swarmlog import anchors
+    from swarmlog.file import check_anchor, parse_anchor
 
-    wanted = [anchors.parse(x) for x in expect]
+    wanted = [parse_anchor(x) for x in expect]
     t0 = time.perf_counter()
     log = open_target(ctx, root, url, validate=False)
     try:
         with working("verifying checksums and seq order"):
             rep = log.verify()
         for at, want in wanted:  # anchors kept outside the root (docs/trust.md)
-            problem = anchors.check(log, at, want)
+            problem = check_anchor(log, at, want)
             if problem is not None:
                 rep.problems.append(problem)
         if rep.ok:  # redactions no forget request explains (synthesizer/redactcheck.py)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from .app import RootOpt, UrlOpt, app, fail, target
+from dashboards.app import RootOpt, UrlOpt, app, fail, target
 
 
 @app.command()
@@ -37,7 +37,7 @@ def mcp(
     if lease_timeout is not None and not lease_timeout > 0:
         fail(f"--lease-timeout must be > 0, got {lease_timeout}")
     try:
-        from .mcp_server import serve
+        from dashboards.mcp_server import serve
     except ImportError:
         from swarmlog.extras import missing
 

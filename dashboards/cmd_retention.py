@@ -2,15 +2,15 @@
 
 The policy is part of the configuration recorded in the log (``swarmlog config set
 retention.keep_checkpoints=2`` …); this command computes the retention point from it and
-the checkpoints (``synthesizer.retention``) and compacts (``swarmlog.compact``).
+the checkpoints (``synthesizer.retention``) and compacts (``swarmlog.file.compact``).
 """
 
 from __future__ import annotations
 
 import typer
 
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target, os_message
-from .progress import working
+from dashboards.app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_target, os_message
+from dashboards.progress import working
 
 
 @app.command()

@@ -10,9 +10,19 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .act_synth import REINFORCE, SEARCH
-from .app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm, open_target, register
-from .progress import working
+from dashboards.act_synth import REINFORCE, SEARCH
+from dashboards.app import (
+    JsonOpt,
+    RootOpt,
+    UrlOpt,
+    app,
+    emit_json,
+    fail,
+    open_swarm,
+    open_target,
+    register,
+)
+from dashboards.progress import working
 
 if TYPE_CHECKING:  # annotations only: the CLI imports the synthesizer when a command runs
     from synthesizer.swarm import Swarm

@@ -89,11 +89,11 @@ def open_target(
 
     log = open_log(target(ctx, root, url), create=create, writable=write or create)
     if write:
-        from swarmlog import tmpclean
+        from swarmlog.file import clean_temporaries
 
         place = getattr(log, "root", None)
         if place is not None:  # temporaries of killed writers (issue 22, item 6)
-            tmpclean.clean(place)
+            clean_temporaries(place)
     return log
 
 

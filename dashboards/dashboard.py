@@ -16,10 +16,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from dashboards import fmt
 from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
 from synthesizer.swarm import Swarm
-
-from . import fmt
 
 STATUS_STYLE = {"active": "green", "contested": "yellow", "superseded": "dim", "retracted": "red"}
 

@@ -6,9 +6,8 @@ always show exactly the same numbers.
 
 from __future__ import annotations
 
+from dashboards.safe import text as safe_text
 from synthesizer.metrics import AgentActivity, Contest, FactRow, SwarmMetrics
-
-from .safe import text as safe_text
 
 BAR_WIDTH = 8
 CONTENT_WIDTH = 100
@@ -59,7 +58,7 @@ def clip(text: str, width: int = CONTENT_WIDTH) -> str:
 
 def _bars(counts: list[int]) -> str:
     """Counts as block bars, ``▁`` to ``█`` (an empty histogram: all ``▁``)."""
-    from .activity import sparkline
+    from dashboards.activity import sparkline
 
     return sparkline([float(n) for n in counts]) if any(counts) else "▁" * len(counts)
 

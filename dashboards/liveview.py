@@ -13,12 +13,11 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from dashboards import fmt
+from dashboards.activity import Activity, sparkline
+from dashboards.safe import text as safe_text
+from dashboards.safe import when
 from synthesizer.metrics import SwarmMetrics
-
-from . import fmt
-from .activity import Activity, sparkline
-from .safe import text as safe_text
-from .safe import when
 
 STATUS_STYLE = {"active": "green", "contested": "yellow", "superseded": "dim", "retracted": "red"}
 QUIT_HINT = "q or Ctrl-C quits"

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dashboards import fmt
+from dashboards.safe import text as safe_text
 from synthesizer.metrics import SwarmMetrics
-
-from . import fmt
-from .safe import text as safe_text
 
 
 def _cell(s: str) -> str:

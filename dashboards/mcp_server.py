@@ -23,13 +23,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
+from dashboards.mcp_guard import GuardError, Team, check_agent_name, check_call, compact_schema
+from dashboards.mcp_tools import MemoryTools, ToolInputError
 from swarmlog.names import check_name
 from swarmlog.version import __version__
 from synthesizer.background import BackgroundSynth
 from synthesizer.swarm import Swarm
-
-from .mcp_guard import GuardError, Team, check_agent_name, check_call, compact_schema
-from .mcp_tools import MemoryTools, ToolInputError
 
 INSTRUCTIONS = (
     "Shared memory for a team of agents. Before a task, search_memory for what others "

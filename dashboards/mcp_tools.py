@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from dashboards.facthistory import full_history
+from dashboards.mcp_guard import GuardError, Team
 from swarmlog import SwarmlogError, VersionConflict
 from synthesizer import events as T
 from synthesizer.background import SynthStatus
@@ -23,9 +25,6 @@ from synthesizer.board import HistoryEntry
 from synthesizer.facts import Fact
 from synthesizer.metrics import compute
 from synthesizer.swarm import Agent, Swarm
-
-from .facthistory import full_history
-from .mcp_guard import GuardError, Team
 
 MAX_EVIDENCE = 20
 """Evidence items get_fact reads back from the log (the count says how many exist)."""

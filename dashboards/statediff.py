@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import safe
+from dashboards import safe
 
 if TYPE_CHECKING:
     from synthesizer.facts import Fact

@@ -7,11 +7,10 @@ opens (an agent's one append does not import the checkpoint machinery of a reade
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .envelope import DEFAULT_LIMITS, Event, Limits, register_body
-from .errors import (
+from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits, register_body
+from swarmlog.errors import (
     CheckpointNotWritten,
     CorruptionError,
     DurabilityError,
@@ -21,25 +20,15 @@ from .errors import (
     SwarmlogError,
     VersionConflict,
 )
+from swarmlog.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .checkpoint import Checkpoint, CheckpointInfo, CheckpointStore, FileCheckpointStore
-    from .contract import Log, VerifyReport
-    from .filelog import FileLog
-    from .memlog import MemoryLog
-    from .open import open_log
+    from swarmlog.checkpoint import Checkpoint, CheckpointInfo, CheckpointStore, FileCheckpointStore
+    from swarmlog.contract import Log, VerifyReport
+    from swarmlog.file.log import FileLog
+    from swarmlog.memlog import MemoryLog
+    from swarmlog.open import open_log
 
-_LAZY = {
-    "Checkpoint": "checkpoint",
-    "CheckpointInfo": "checkpoint",
-    "CheckpointStore": "checkpoint",
-    "FileCheckpointStore": "checkpoint",
-    "Log": "contract",
-    "VerifyReport": "contract",
-    "FileLog": "filelog",
-    "MemoryLog": "memlog",
-    "open_log": "open",
-}
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -65,16 +54,17 @@ __all__ = [
     "register_body",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The public names not loaded with the package, imported on first use (PEP 562)."""
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'swarmlog' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "Checkpoint": ".checkpoint",
+        "CheckpointInfo": ".checkpoint",
+        "CheckpointStore": ".checkpoint",
+        "FileCheckpointStore": ".checkpoint",
+        "Log": ".contract",
+        "VerifyReport": ".contract",
+        "FileLog": ".file.log",
+        "MemoryLog": ".memlog",
+        "open_log": ".open",
+    },
+)

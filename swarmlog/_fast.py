@@ -22,9 +22,9 @@ from typing import Any, cast
 
 import orjson
 
-from . import chain as hashchain
-from .codec import CRC_SEP
-from .envelope import (
+from swarmlog import chain as hashchain
+from swarmlog.codec import CRC_SEP
+from swarmlog.envelope import (
     _BODIES,
     DEFAULT_LIMITS,
     Event,
@@ -34,7 +34,7 @@ from .envelope import (
     _check_finite,
     check_depth,
 )
-from .errors import InvalidEvent
+from swarmlog.errors import InvalidEvent
 
 _SORT = orjson.OPT_SORT_KEYS
 _dumps = orjson.dumps

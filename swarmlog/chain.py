@@ -24,8 +24,8 @@ import hashlib
 import os
 from collections.abc import Iterable
 
-from .contract import VerifyReport
-from .redaction import marker
+from swarmlog.contract import VerifyReport
+from swarmlog.redaction import marker
 
 SEP = b',"chain":"'
 """What introduces the chain member in a record line."""

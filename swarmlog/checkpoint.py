@@ -45,7 +45,7 @@ from typing import BinaryIO, Protocol
 
 import orjson
 
-from .errors import CheckpointNotWritten, SwarmlogError
+from swarmlog.errors import CheckpointNotWritten, SwarmlogError
 
 VERSION = 2
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)

@@ -22,10 +22,10 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .envelope import Event
+from swarmlog.envelope import Event
 
 if TYPE_CHECKING:
-    from .checkpoint import CheckpointStore
+    from swarmlog.checkpoint import CheckpointStore
 
 
 READ_CHUNK = 4096
@@ -111,7 +111,7 @@ class Log(abc.ABC):
         """This log's checkpoint store."""
 
     def compactable(self) -> bool:
-        """Whether ``swarmlog.compact`` can archive or delete this log's old segments.
+        """Whether ``swarmlog.file.compact`` can archive or delete this log's old segments.
 
         Why: a retention policy is applied by compacting segments, and callers ask the
         log rather than test its class. The default is False, the documented answer

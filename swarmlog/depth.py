@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InvalidEvent
+from swarmlog.errors import InvalidEvent
 
 MAX_DEPTH = 64
 SCALARS = frozenset((str, int, float, bool, type(None)))

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pydantic comes only with a registered model (see register_body)
     from pydantic import BaseModel, ValidationError
 
-from . import codec
-from .codec import CRC_SEP as CRC_SEP  # (re-exported: the format lives in codec)
-from .codec import check_crc as check_crc
-from .depth import check_depth
-from .errors import InvalidEvent
-from .names import check_name, check_type
+from swarmlog import codec
+from swarmlog.codec import CRC_SEP as CRC_SEP  # (re-exported: the format lives in codec)
+from swarmlog.codec import check_crc as check_crc
+from swarmlog.depth import check_depth
+from swarmlog.errors import InvalidEvent
+from swarmlog.names import check_name, check_type
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from . import chain as hashchain
-from .checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header
-from .contract import Log, VerifyReport
-from .envelope import (
+from swarmlog import chain as hashchain
+from swarmlog.checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header
+from swarmlog.contract import Log, VerifyReport
+from swarmlog.envelope import (
     CRC_SEP,
     DEFAULT_LIMITS,
     Event,
@@ -44,9 +44,9 @@ from .envelope import (
     encode,
     validate_for_append,
 )
-from .errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
-from .names import check_name
-from .redaction import check_changes, redact_line
+from swarmlog.errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
+from swarmlog.names import check_name
+from swarmlog.redaction import check_changes, redact_line
 
 MEMORY_TARGET = ":memory:"
 """The ``open_log`` target of a fresh in-process log."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from .errors import InvalidEvent
+from swarmlog.errors import InvalidEvent
 
 MAX_NAME = 128
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .contract import Log
+from swarmlog.contract import Log
 
 MEMORY_TARGET = ":memory:"  # (memlog.MEMORY_TARGET; memlog loads only when asked for)
 
@@ -21,14 +21,14 @@ def open_log(target: str | os.PathLike[str], *, writable: bool = False, **option
     """
     t = os.fspath(target)
     if t == MEMORY_TARGET:
-        from .memlog import MemoryLog
+        from swarmlog.memlog import MemoryLog
 
         return MemoryLog(**options)
     if t.startswith(("nats://", "tls://")):
-        from .jetstream import JetStreamLog
+        from swarmlog.jetstream import JetStreamLog
 
         return JetStreamLog(t, **options)
-    from .filelog import FileLog
+    from swarmlog.file.log import FileLog
 
     log = FileLog(t, **options)
     if writable:

@@ -29,8 +29,8 @@ from typing import Any
 
 import orjson
 
-from .envelope import CRC_SEP
-from .errors import InvalidEvent
+from swarmlog.envelope import CRC_SEP
+from swarmlog.errors import InvalidEvent
 
 TOMBSTONE = "tombstone"
 SCRUBBED = "scrubbed"

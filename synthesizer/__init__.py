@@ -12,14 +12,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import bodies as bodies  # registers the body checks with the envelope
-from . import events as events
+from synthesizer import bodies as bodies  # registers the body checks with the envelope
+from synthesizer import events as events
 
 if TYPE_CHECKING:
-    from .config import SynthConfig
-    from .facade_bank import MemoryBank
-    from .facade_pool import MemorySearchResult, SharedMemory, SharedMemoryPool
-    from .facade_store import (
+    from synthesizer.config import SynthConfig
+    from synthesizer.facade_bank import MemoryBank
+    from synthesizer.facade_pool import MemorySearchResult, SharedMemory, SharedMemoryPool
+    from synthesizer.facade_store import (
         FeedbackStats,
         ListResult,
         MemoryEntry,
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
         PutIfVersionResult,
         ScoredEntry,
     )
-    from .facts import Evidence, Fact
-    from .state import SwarmState, apply, fold
-    from .swarm import Agent, Swarm
+    from synthesizer.facts import Evidence, Fact
+    from synthesizer.state import SwarmState, apply, fold
+    from synthesizer.swarm import Agent, Swarm
 
 _LAZY = {
     "SynthConfig": "config",

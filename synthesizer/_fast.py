@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .config import SynthConfig
-from .facts import (
+from synthesizer.config import SynthConfig
+from synthesizer.facts import (
     ACTIVE,
     FACT_FIELDS,
     LONG_TERM,

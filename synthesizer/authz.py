@@ -34,7 +34,7 @@ counts every keyed record and the fold's versions must agree with the log's.
 These rules stop agents that name another, race without the CAS or mistype; they do not
 stop a writer who forges all the fields: on one machine the OS user who can write the
 log's directory is the trust boundary (docs/trust.md). On JetStream with per-agent
-users the server enforces who publishes as whom (``swarmlog.jsauth``).
+users the server enforces who publishes as whom (``swarmlog.jetstream.auth``).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import events as T
-from . import facade_events as FE
+from synthesizer import events as T
+from synthesizer import facade_events as FE
 
 SwarmState = Any
 """The fold's state (``foldstate.SwarmState``; not imported: handlers.py imports this module)."""

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmlog import Log, SwarmlogError, open_log
-
-from .worker import Synthesizer
+from synthesizer.worker import Synthesizer
 
 
 @dataclass(frozen=True)

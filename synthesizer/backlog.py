@@ -17,9 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from swarmlog import Log
-
-from . import events as T
-from .state import SwarmState
+from synthesizer import events as T
+from synthesizer.state import SwarmState
 
 TAIL_EVENTS = 20_000
 """Events read back at most (a few 10 ms): the series covers what they span."""
@@ -34,7 +33,7 @@ def backlog_series(
     now_seq, now = state.last_seq, state.last_ts
     if not now_seq or points < 1:
         return []
-    from .retention import oldest_readable  # (history deleted by retention is not read)
+    from synthesizer.retention import oldest_readable  # (history deleted by retention is not read)
 
     first = max(1, now_seq - TAIL_EVENTS + 1, oldest_readable(log))
     if first > now_seq:

@@ -37,14 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from swarmlog import Event, InvalidEvent, Log, SwarmlogError, VersionConflict
-
-from . import events as T
-from .errors import UnknownFact
-from .facts import RETRACTED, Fact
-from .retry import PendingAppends
+from synthesizer import events as T
+from synthesizer.errors import UnknownFact
+from synthesizer.facts import RETRACTED, Fact
+from synthesizer.retry import PendingAppends
 
 if TYPE_CHECKING:
-    from .state import SwarmState
+    from synthesizer.state import SwarmState
 
 BOARD_AGENT = "board"
 """Agent name of board writes that name no agent."""

@@ -14,22 +14,21 @@ import functools
 from typing import TYPE_CHECKING
 
 from swarmlog.envelope import lazy_model_check, register_check
-
-from . import events as T
-from . import facade_events as FE
+from synthesizer import events as T
+from synthesizer import facade_events as FE
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 
 def _synth_model(type_name: str) -> type[BaseModel]:
-    from .body_models import BODY_MODELS
+    from synthesizer.body_models import BODY_MODELS
 
     return BODY_MODELS[type_name]
 
 
 def _facade_model(type_name: str) -> type[BaseModel]:
-    from .facade_models import BODY_MODELS
+    from synthesizer.facade_models import BODY_MODELS
 
     return BODY_MODELS[type_name]
 

@@ -17,8 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from swarmlog.names import check_name
-
-from .events import (
+from synthesizer.events import (
     BOARD_CONFLICT,
     FACT_CONTESTED,
     FACT_CORROBORATED,
@@ -75,7 +74,7 @@ def _subject(v: str) -> str:
 
 def _origin(v: object) -> object:
     """One origin dict (see synthesizer.origins)."""
-    from .origins import problem
+    from synthesizer.origins import problem
 
     bad = problem(v)
     if bad:
@@ -84,7 +83,7 @@ def _origin(v: object) -> object:
 
 
 def _origins_bound(v: list[object]) -> list[object]:
-    from .origins import MAX_ORIGINS
+    from synthesizer.origins import MAX_ORIGINS
 
     if len(v) > MAX_ORIGINS:
         raise ValueError(f"at most {MAX_ORIGINS} origins")

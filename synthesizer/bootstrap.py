@@ -18,12 +18,12 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import origins as O
-from .facts import ACTIVE, CONTESTED, Fact
-from .promote import PromotionError, Swarm, check_target, memory_event, received
+from synthesizer import origins as O
+from synthesizer.facts import ACTIVE, CONTESTED, Fact
+from synthesizer.promote import PromotionError, Swarm, check_target, memory_event, received
 
 if TYPE_CHECKING:
-    from .state import SwarmState
+    from synthesizer.state import SwarmState
 
 _LIVE = (ACTIVE, CONTESTED)
 
@@ -61,7 +61,7 @@ def strongest(state: SwarmState, limit: int) -> list[Fact]:
     """The ``limit`` strongest active or contested facts of ``state`` (ties: support, then
     the oldest). From the checkpoint's columns when it has them: no fact is parsed but
     the ones returned."""
-    from .metrics import frame
+    from synthesizer.metrics import frame
 
     fr = frame(state)
     if fr is None:

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .factindex import TIER_CODES, FactIndex
-from .facts import LONG_TERM, SHORT_TERM
-from .prune import DENSE_SHARE, MARGIN, exact_cosines
-from .state import SwarmState
+from synthesizer.factindex import TIER_CODES, FactIndex
+from synthesizer.facts import LONG_TERM, SHORT_TERM
+from synthesizer.prune import DENSE_SHARE, MARGIN, exact_cosines
+from synthesizer.state import SwarmState
 
 _BLOCK_ROWS, _BLOCK_COLS = 256, 1024  # as prune's: the block stays in cache
 _RETRO_CODES = (TIER_CODES[SHORT_TERM], TIER_CODES[LONG_TERM])

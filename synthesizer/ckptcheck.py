@@ -16,10 +16,9 @@ from pathlib import Path
 
 from swarmlog import CheckpointInfo, Log, SwarmlogError, sidefile
 from swarmlog.checkpoint import Checkpoint
-
-from . import statepayload
-from .config import DEFAULT_CONFIG
-from .state import SwarmState
+from synthesizer import statepayload
+from synthesizer.config import DEFAULT_CONFIG
+from synthesizer.state import SwarmState
 
 
 def decode(ck: Checkpoint) -> tuple[SwarmState | None, str]:

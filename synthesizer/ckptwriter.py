@@ -32,13 +32,14 @@ from typing import Protocol
 import orjson
 
 from swarmlog import CheckpointNotWritten, Log
-from swarmlog.filelog import FileLog
-
-from . import quantindex, statepayload, vecckpt  # noqa: F401  (imported before any fork)
-from .config import SynthConfig
-from .factindex import FactIndex
-from .replay import ErasedSince
-from .state import SwarmState
+from swarmlog.file import FileLog
+from synthesizer import (
+    vecckpt,
+)
+from synthesizer.config import SynthConfig
+from synthesizer.factindex import FactIndex
+from synthesizer.replay import ErasedSince
+from synthesizer.state import SwarmState
 
 LOG = logging.getLogger("synthesizer.worker")
 STALL_ENV = "SWARMLOG_TEST_CKPT_STALL"

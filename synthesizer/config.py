@@ -14,8 +14,7 @@ from typing import Any
 import orjson
 
 from swarmlog.names import check_name
-
-from .configmodel import Record, ValidationError, nested, setting
+from synthesizer.configmodel import Record, ValidationError, nested, setting
 
 EMBEDDERS = ("hash", "minilm")
 """Embedder names a configuration may choose (``synthesizer.embed.embedder_for`` makes them)."""

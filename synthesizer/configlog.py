@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmlog import Event, Log, SwarmlogError, VersionConflict
-from swarmlog.archive import RetentionError
-
-from . import events as T
-from .config import SynthConfig, ValidationError
-from .errors import ConfigError
+from swarmlog.file import RetentionError
+from synthesizer import events as T
+from synthesizer.config import SynthConfig, ValidationError
+from synthesizer.errors import ConfigError
 
 CONFIG_AGENT = "swarm"
 """Agent name on the configuration events this module writes."""
@@ -137,7 +136,7 @@ def log_config(log: Log) -> Configured:
 def _checkpointed(log: Log, v: int) -> Configured:
     """The configuration recorded at seq ``v`` once retention deleted that event: from a
     checkpoint's state (it carries its configuration and the seq that recorded it)."""
-    from .statepayload import state_dict  # numpy and the fold: only on this rare path
+    from synthesizer.statepayload import state_dict  # numpy and the fold: only on this rare path
 
     for info in reversed(log.checkpoints.list()):
         if info.seq < v:
@@ -157,7 +156,7 @@ def record_config(
     log: Log, config: SynthConfig, expect: int, changed: Mapping[str, Any] | None = None
 ) -> Event:
     """Append a ``swarm.configured`` carrying ``config``; the config key must be at ``expect``."""
-    from .embed import embedder_for  # numpy: only when a configuration is recorded
+    from synthesizer.embed import embedder_for  # numpy: only when a configuration is recorded
 
     embedder_for(config.embedder)  # one-line error (e.g. the extra missing), nothing written
     body = {"config": config.model_dump(mode="json"), "changed": dict(changed or {})}

@@ -30,14 +30,13 @@ from typing import Protocol
 import numpy as np
 
 from swarmlog import Event
-
-from . import events as T
-from .config import CONTEST_FLOOR
-from .embed import Embedder
-from .facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, RawMemory
-from .foldstate import SwarmState
-from .judge import Judge, judge_for
-from .mergerule import CONTRADICTS, DIFFERENT, SAME, UNSURE, Verdict, compare
+from synthesizer import events as T
+from synthesizer.config import CONTEST_FLOOR
+from synthesizer.embed import Embedder
+from synthesizer.facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, RawMemory
+from synthesizer.foldstate import SwarmState
+from synthesizer.judge import Judge, judge_for
+from synthesizer.mergerule import CONTRADICTS, DIFFERENT, SAME, UNSURE, Verdict, compare
 
 __all__ = ["Choice", "TextContests"]
 

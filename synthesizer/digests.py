@@ -6,8 +6,8 @@ import hashlib
 
 import orjson
 
-from .facts import Fact
-from .foldstate import SwarmState
+from synthesizer.facts import Fact
+from synthesizer.foldstate import SwarmState
 
 
 def facts_digest(state: SwarmState) -> str:

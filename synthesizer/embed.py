@@ -462,7 +462,7 @@ def _minilm() -> Embedder:
     One instance per process: the model is read-only and its runs are locked, and every
     swarm opened here would otherwise load its own copy (~25 MB, ~0.5 s).
     """
-    from .embed_minilm import MiniLMEmbedder  # optional dependencies: only when chosen
+    from synthesizer.embed_minilm import MiniLMEmbedder  # optional dependencies: only when chosen
 
     return MiniLMEmbedder()
 
@@ -488,7 +488,7 @@ def embedder_for(name: str) -> Embedder:
     """
     factory = _FACTORIES.get(name)
     if factory is None:
-        from .errors import UnknownEmbedder
+        from synthesizer.errors import UnknownEmbedder
 
         raise UnknownEmbedder(name, embedder_names())
     return factory()

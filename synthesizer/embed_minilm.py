@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 
 from swarmlog.extras import missing
-
-from .errors import MissingExtra
+from synthesizer.errors import MissingExtra
 
 __all__ = ["MISSING_EXTRA", "MiniLMEmbedder", "MissingExtra", "model_files"]
 

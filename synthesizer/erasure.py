@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, Protocol
 
-from . import facade_events as FE
-from . import factwords
-from .events import MEMORY_SHARED
-from .facts import Fact, RawMemory
+from synthesizer import facade_events as FE
+from synthesizer import factwords
+from synthesizer.events import MEMORY_SHARED
+from synthesizer.facts import Fact, RawMemory
 
 STORE_KEYED = frozenset((FE.STORE_PUT, FE.STORE_DELETED))
 STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")

@@ -22,8 +22,7 @@ from typing import Any
 
 from swarmlog.envelope import BodyCheck
 from swarmlog.names import check_name
-
-from .configmodel import lax_float, lax_int
+from synthesizer.configmodel import lax_float, lax_int
 
 # ---------------------------------------------------------------- type names
 
@@ -204,14 +203,14 @@ STATUS = _one_of(*STATUSES)
 
 
 def _origin(v: Any) -> Errors:
-    from .origins import problem
+    from synthesizer.origins import problem
 
     bad = problem(v)
     return [("", bad)] if bad else []
 
 
 def _origins_bound(v: list[Any]) -> None:
-    from .origins import MAX_ORIGINS
+    from synthesizer.origins import MAX_ORIGINS
 
     if len(v) > MAX_ORIGINS:
         raise ValueError(f"at most {MAX_ORIGINS} origins")
@@ -243,7 +242,7 @@ def _fields(*spec: tuple[str, FieldCheck, str]) -> Callable[[dict[str, Any]], Er
 
 def _config(v: Any) -> Errors:
     """A whole configuration (``config.SynthConfig``: plain records, cheap to import)."""
-    from .config import SynthConfig, ValidationError
+    from synthesizer.config import SynthConfig, ValidationError
 
     try:
         SynthConfig.model_validate(v)

@@ -23,13 +23,12 @@ import orjson
 
 from swarmlog import Event
 from swarmlog.names import check_name
-
-from . import facade_events as FE
-from .embed import Embedder, check_vector
-from .facade_common import FacadeBase
-from .facade_fold import DAY_S
-from .facts import Fact
-from .recall import recall
+from synthesizer import facade_events as FE
+from synthesizer.embed import Embedder, check_vector
+from synthesizer.facade_common import FacadeBase
+from synthesizer.facade_fold import DAY_S
+from synthesizer.facts import Fact
+from synthesizer.recall import recall
 
 CALLER_EMBEDDER = "caller"
 """Embedder id of vectors passed to ``store_memory``/``recall_memories`` (the caller's

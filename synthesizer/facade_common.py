@@ -11,12 +11,11 @@ from typing import TypeVar
 
 from swarmlog import Event, Log, open_log
 from swarmlog.memlog import MEMORY_TARGET
-
-from .config import SynthConfig
-from .embed import Embedder
-from .replay import fold_into
-from .state import SwarmState, apply
-from .swarm import Swarm
+from synthesizer.config import SynthConfig
+from synthesizer.embed import Embedder
+from synthesizer.replay import fold_into
+from synthesizer.state import SwarmState, apply
+from synthesizer.swarm import Swarm
 
 
 def open_target(target: str | os.PathLike[str] | None) -> Log:

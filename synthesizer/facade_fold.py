@@ -13,11 +13,11 @@ import math
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
-from . import facade_events as FE
-from .facade_state import MAX_PUT_SEQS, Facades
-from .facts import Evidence, Fact, new_fact
-from .nsprefix import covers
-from .pool import initial_strength
+from synthesizer import facade_events as FE
+from synthesizer.facade_state import MAX_PUT_SEQS, Facades
+from synthesizer.facts import Evidence, Fact, new_fact
+from synthesizer.nsprefix import covers
+from synthesizer.pool import initial_strength
 
 DAY_S = 86400.0
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from .body_models import Content, Finite, Importance, Name, Vector, _Body
-from .facade_events import (
+from synthesizer.body_models import Content, Finite, Importance, Name, Vector, _Body
+from synthesizer.facade_events import (
     BANK_CONSOLIDATED,
     BANK_PRUNED,
     BANK_STORED,

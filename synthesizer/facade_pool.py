@@ -16,17 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swarmlog import Event
-
-from . import events as T
-from . import facade_events as FE
-from .config import PoolConfig, SynthConfig, TierConfig
-from .configlog import log_config
-from .embed import Embedder
-from .facade_args import pool_settings, share_input
-from .facade_common import FacadeBase, open_target
-from .facts import Fact
-from .signature import signature
-from .swarm import Swarm
+from synthesizer import events as T
+from synthesizer import facade_events as FE
+from synthesizer.config import PoolConfig, SynthConfig, TierConfig
+from synthesizer.configlog import log_config
+from synthesizer.embed import Embedder
+from synthesizer.facade_args import pool_settings, share_input
+from synthesizer.facade_common import FacadeBase, open_target
+from synthesizer.facts import Fact
+from synthesizer.signature import signature
+from synthesizer.swarm import Swarm
 
 SYSTEM_AGENT = "system"
 

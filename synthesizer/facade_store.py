@@ -25,13 +25,12 @@ import numpy as np
 import orjson
 
 from swarmlog import Event, VersionConflict
-
-from . import facade_events as FE
-from .embed import Embedder
-from .facade_args import LIST_OPTIONS, SEARCH_OPTIONS, options
-from .facade_common import FacadeBase
-from .facade_fold import ENTRY_DEFAULTS, expired
-from .replay import fold_into
+from synthesizer import facade_events as FE
+from synthesizer.embed import Embedder
+from synthesizer.facade_args import LIST_OPTIONS, SEARCH_OPTIONS, options
+from synthesizer.facade_common import FacadeBase
+from synthesizer.facade_fold import ENTRY_DEFAULTS, expired
+from synthesizer.replay import fold_into
 
 STORE_AGENT = "memstore"
 PUT_RETRIES = 1000
@@ -437,7 +436,7 @@ class MemoryStore(FacadeBase):
         """Remove every entry, signature and feedback of this identity, nothing else:
         ``memstore.forgotten``, then no byte of it left in the log or the checkpoints
         (synthesizer/forget.py)."""
-        from .forget import Identity, forget
+        from synthesizer.forget import Identity, forget
 
         try:
             forget(self.swarm, Identity(ns=encode_identity(identity)), STORE_AGENT, force=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .facts import Fact
+from synthesizer.facts import Fact
 
 NUMERIC: tuple[tuple[str, str], ...] = (
     ("strength", "<f8"),

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from . import events as T
-from .embed import Embedder, HashingEmbedder
-from .facts import (
+from synthesizer import events as T
+from synthesizer.embed import Embedder, HashingEmbedder
+from synthesizer.facts import (
     ACTIVE,
     CONTESTED,
     LONG_TERM,
@@ -36,9 +36,9 @@ from .facts import (
     WORKING,
     Fact,
 )
-from .pool import decay_factor
-from .state import SwarmState
-from .vindex import VectorIndex, VectorSpace
+from synthesizer.pool import decay_factor
+from synthesizer.state import SwarmState
+from synthesizer.vindex import VectorIndex, VectorSpace
 
 INACTIVE = frozenset((RETRACTED, SUPERSEDED))
 TIER_CODES = {WORKING: 0, SHORT_TERM: 1, LONG_TERM: 2}

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ._fast import fact_rows, facts_from_rows
-from .facts import Fact
+from synthesizer._fast import fact_rows, facts_from_rows
+from synthesizer.facts import Fact
 
 if TYPE_CHECKING:
-    from .factcols import Columns
+    from synthesizer.factcols import Columns
 
 _MISSING: Any = object()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .facts import Evidence, Fact, RawMemory
+from synthesizer.facts import Evidence, Fact, RawMemory
 
 Entry = list[Any]
 """[seq, content, category, importance, subject, value, ttl_s, thread]"""

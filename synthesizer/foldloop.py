@@ -14,13 +14,12 @@ from typing import Any
 
 from swarmlog.envelope import Event
 from swarmlog.redaction import is_tombstone
-
-from . import _fast
-from . import events as T
-from .authz import FORGED, THREAD_KEY
-from .erasure import on_tombstone
-from .foldstate import SwarmState, bump
-from .handlers import HANDLERS
+from synthesizer import _fast
+from synthesizer import events as T
+from synthesizer.authz import FORGED, THREAD_KEY
+from synthesizer.erasure import on_tombstone
+from synthesizer.foldstate import SwarmState, bump
+from synthesizer.handlers import HANDLERS
 
 _MALFORMED = (KeyError, TypeError, ValueError, IndexError)
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import orjson
 
-from . import pool, revival, tiers
-from ._fast import Knobs, facts_from_rows, paused_gc
-from .config import SynthConfig
-from .erasure import FORGOTTEN
-from .facade_state import Facades
-from .facts import FACT_FIELDS, Fact, RawMemory
-from .facttable import FactTable, fact_array
+from synthesizer import pool, revival, tiers
+from synthesizer._fast import Knobs, facts_from_rows, paused_gc
+from synthesizer.config import SynthConfig
+from synthesizer.erasure import FORGOTTEN
+from synthesizer.facade_state import Facades
+from synthesizer.facts import FACT_FIELDS, Fact, RawMemory
+from synthesizer.facttable import FactTable, fact_array
 
 FORMAT = 4
 """Serialization format of ``to_bytes``; bump on incompatible changes."""
@@ -226,7 +226,7 @@ class SwarmState:
         """
         facts = self.facts
         if isinstance(facts, FactTable) and (saved := facts.saved_columns()) is not None:
-            from . import factcols  # numpy: only for a loaded state
+            from synthesizer import factcols  # numpy: only for a loaded state
 
             return self.stats_from(factcols.frame(facts.entries(), saved))
         cats: dict[str, int] = {}
@@ -262,7 +262,7 @@ class SwarmState:
     def stats_from(self, fr: Any) -> PoolStats:
         """``stats()`` computed from a ``factcols.Frame`` of the facts (one a caller
         already has: ``metrics.compute``)."""
-        from .factcols import ordered_counts, sequential_sum
+        from synthesizer.factcols import ordered_counts, sequential_sum
 
         strength = fr.arrays["strength"]
         n = len(fr)

@@ -41,18 +41,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from swarmlog import Event, Log
-from swarmlog.archive import RetentionError
 from swarmlog.errors import SwarmlogError
-from swarmlog.redact import step
+from swarmlog.file import RetentionError
+from swarmlog.file import crash_step as step
 from swarmlog.redaction import Rewrite, is_tombstone, kind_of
-
-from . import events as T
-from . import facade_events as FE
-from . import nsprefix
-from .erasure import REDACTED
+from synthesizer import events as T
+from synthesizer import facade_events as FE
+from synthesizer import nsprefix
+from synthesizer.erasure import REDACTED
 
 if TYPE_CHECKING:
-    from .state import SwarmState
+    from synthesizer.state import SwarmState
 
 
 class Swarm(Protocol):
@@ -470,7 +469,7 @@ def forget(
 ) -> Result:
     """Forget ``ident`` in ``swarm`` (see module docstring); safe to re-run. An identity
     with no event in the log is refused (a typo forgets nothing) unless ``force``."""
-    from . import vecckpt
+    from synthesizer import vecckpt
 
     log = swarm.log
     _allowed(swarm, ident, writer)

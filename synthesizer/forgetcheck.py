@@ -17,13 +17,12 @@ import shlex
 import orjson
 
 from swarmlog import Log
-from swarmlog.archive import RetentionError
+from swarmlog.file import RetentionError
 from swarmlog.redaction import kind_of
-
-from . import events as T
-from . import facade_events as FE
-from .forget import ForgetError, Identity, plan
-from .redactcheck import requested
+from synthesizer import events as T
+from synthesizer import facade_events as FE
+from synthesizer.forget import ForgetError, Identity, plan
+from synthesizer.redactcheck import requested
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .mergerule import CONTRADICTS, DIFFERENT, SAME, SpanSim, Verdict, compare
+from synthesizer.mergerule import CONTRADICTS, DIFFERENT, SAME, SpanSim, Verdict, compare
 
 __all__ = ["Candidate", "conflict", "first_unguarded", "verdicts"]
 

@@ -14,13 +14,13 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import _fast, authz, factwords, origins, pool, revival, tiers
-from . import events as T
-from .configlog import on_configured
-from .erasure import on_forgotten
-from .facade_fold import HANDLERS as FACADE_HANDLERS
-from .facade_fold import chain, on_identity_forgotten
-from .facts import (
+from synthesizer import _fast, authz, factwords, origins, pool, revival, tiers
+from synthesizer import events as T
+from synthesizer.configlog import on_configured
+from synthesizer.erasure import on_forgotten
+from synthesizer.facade_fold import HANDLERS as FACADE_HANDLERS
+from synthesizer.facade_fold import chain, on_identity_forgotten
+from synthesizer.facts import (
     ACTIVE,
     CONTESTED,
     RETRACTED,
@@ -31,7 +31,7 @@ from .facts import (
     RawMemory,
     new_fact,
 )
-from .foldstate import DECAY, EXPIRED, LATENCY_WINDOW, TTL, SwarmState, bump
+from synthesizer.foldstate import DECAY, EXPIRED, LATENCY_WINDOW, TTL, SwarmState, bump
 
 STATUS_SET = frozenset(T.STATUSES)
 

@@ -17,9 +17,8 @@ import threading
 import time
 
 from swarmlog import Event
-
-from . import events as T
-from .promote import PROMOTER, PromotionReport, Swarm, promote
+from synthesizer import events as T
+from synthesizer.promote import PROMOTER, PromotionReport, Swarm, promote
 
 LOG = logging.getLogger("synthesizer.harvest")
 

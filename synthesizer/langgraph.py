@@ -56,8 +56,7 @@ except ModuleNotFoundError as e:  # one clear line instead of a bare "No module 
     raise ModuleNotFoundError(missing("synthesizer.langgraph", "langgraph"), name=e.name) from None
 
 from swarmlog import Event, Log, VersionConflict, open_log
-
-from .storeview import (
+from synthesizer.storeview import (
     Namespace,
     StoredItem,
     StoreView,
@@ -175,8 +174,8 @@ class SwarmStore(BaseStore):
             cfg: dict[str, Any] = dict(index)
             embed = cfg.get("embed")
             if embed is None:  # the embedder the swarm's configuration names
-                from .configlog import log_config
-                from .embed import embedder_for
+                from synthesizer.configlog import log_config
+                from synthesizer.embed import embedder_for
 
                 emb = embedder_for(log_config(self.log).config.embedder)
                 self.embeddings = _SwarmEmbeddings(emb)

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from swarmlog import Event, Log, VersionConflict
-
-from . import events as T
+from synthesizer import events as T
 
 LEASE_KEY = "synthesizer"
 """The CAS key every synthesizer batch expects (= ``events.SYNTH_AGENT``)."""

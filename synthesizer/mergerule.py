@@ -39,8 +39,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .lexicon import Lexicon, lexicon
-from .wordclass import (
+from synthesizer.lexicon import Lexicon, lexicon
+from synthesizer.wordclass import (
     BARE_ONLY,
     MULTIPLIERS,
     NEGATING_VERBS,

@@ -41,16 +41,15 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from swarmlog import Log
-
-from . import events as T
-from .authz import refused_by_type
-from .backlog import backlog_series
-from .facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
-from .facttable import FactTable
-from .state import SwarmState
+from synthesizer import events as T
+from synthesizer.authz import refused_by_type
+from synthesizer.backlog import backlog_series
+from synthesizer.facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
+from synthesizer.facttable import FactTable
+from synthesizer.state import SwarmState
 
 if TYPE_CHECKING:
-    from .factcols import Frame
+    from synthesizer.factcols import Frame
 
 STRENGTH_BINS = 10
 TOP_FACTS = 10
@@ -220,7 +219,7 @@ def frame(state: SwarmState) -> Frame | None:
     """The facts' fields as columns when the state has unparsed rows, else None."""
     facts = state.facts
     if isinstance(facts, FactTable) and (saved := facts.saved_columns()) is not None:
-        from .factcols import frame as frame_of
+        from synthesizer.factcols import frame as frame_of
 
         fr = frame_of(facts.entries(), saved)
         if np_finite(fr.arrays["strength"]):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .facts import RETRACTED, Fact, RawMemory
+from synthesizer.facts import RETRACTED, Fact, RawMemory
 
 MAX_ORIGINS = 64
 """Origins one memory may carry (a bootstrapped fact carries its global fact's too)."""

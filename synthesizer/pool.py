@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable
 from operator import attrgetter
 
-from .facts import Fact
+from synthesizer.facts import Fact
 
 
 def initial_strength(max_strength: float) -> float:

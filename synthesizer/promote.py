@@ -27,17 +27,15 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from swarmlog import Event, SwarmlogError, VersionConflict
-
-from . import events as T
-from . import origins as O
-from .config import TIER_NAMES
-from .facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, Fact
-from .signature import signature
+from synthesizer import events as T
+from synthesizer import origins as O
+from synthesizer.config import TIER_NAMES
+from synthesizer.facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, Fact
+from synthesizer.signature import signature
 
 if TYPE_CHECKING:
     from swarmlog import Log
-
-    from .state import SwarmState
+    from synthesizer.state import SwarmState
 
 
 class Swarm(Protocol):

@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .forget import ForgetError, Identity, Result, forget, plan
-from .promote import PromotionReport, Swarm, check_target, promote, received, scoped
+from synthesizer.forget import ForgetError, Identity, Result, forget, plan
+from synthesizer.promote import PromotionReport, Swarm, check_target, promote, received, scoped
 
 
 @dataclass

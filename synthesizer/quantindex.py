@@ -34,9 +34,8 @@ import orjson
 
 from swarmlog import sidefile
 from swarmlog.checkpoint import prune_side, side_header
-
-from .prune import one_blas_thread
-from .vindex import VectorIndex
+from synthesizer.prune import one_blas_thread
+from synthesizer.vindex import VectorIndex
 
 __all__ = ["APPROX_MIN_ROWS", "candidate_count", "candidates", "ensure_codes"]
 

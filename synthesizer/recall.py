@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from . import events as T
-from . import quantindex
-from .errors import check_choice
-from .factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
-from .facts import Fact
-from .prune import one_blas_thread
-from .state import SwarmState
-from .vindex import VectorIndex
+from synthesizer import events as T
+from synthesizer import quantindex
+from synthesizer.errors import check_choice
+from synthesizer.factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
+from synthesizer.facts import Fact
+from synthesizer.prune import one_blas_thread
+from synthesizer.state import SwarmState
+from synthesizer.vindex import VectorIndex
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,12 @@ from __future__ import annotations
 from typing import Any
 
 from swarmlog import Log
-from swarmlog.archive import RetentionError
+from swarmlog.file import RetentionError
 from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
-
-from . import events as T
-from . import facade_events as FE
-from .erasure import REDACTED
-from .forget import _QUOTABLE, _SCRUB, _WORDLESS, ForgetError, Identity
+from synthesizer import events as T
+from synthesizer import facade_events as FE
+from synthesizer.erasure import REDACTED
+from synthesizer.forget import _QUOTABLE, _SCRUB, _WORDLESS, ForgetError, Identity
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")

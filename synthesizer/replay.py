@@ -11,15 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from swarmlog import CheckpointInfo, Log
-from swarmlog.archive import RetentionError
 from swarmlog.checkpoint import skip
 from swarmlog.errors import SwarmlogError
-
-from . import ckptcheck, statepayload
-from ._fast import paused_gc
-from .errors import InvalidOption
-from .retention import CHECKPOINT_FORMAT, oldest_readable
-from .state import SwarmState, fold_dicts
+from swarmlog.file import RetentionError
+from synthesizer import ckptcheck, statepayload
+from synthesizer._fast import paused_gc
+from synthesizer.errors import InvalidOption
+from synthesizer.retention import CHECKPOINT_FORMAT, oldest_readable
+from synthesizer.state import SwarmState, fold_dicts
 
 __all__ = [
     "CHECKPOINT_FORMAT",

@@ -1,7 +1,7 @@
 """The swarm's retention policy turned into a retention point, and compaction by it.
 
 The policy lives in the swarm's configuration (``retention.*``, recorded in the log);
-the log layer (``swarmlog.compact``) only knows a point and a mode. The point is the
+the log layer (``swarmlog.file.compact``) only knows a point and a mode. The point is the
 furthest seq any rule lets go, moved back to the checkpoint at or before it, so the
 raw history after the point plus that checkpoint always rebuild the state:
 
@@ -27,16 +27,14 @@ import time
 from typing import TYPE_CHECKING
 
 from swarmlog import FileLog, Log, SwarmlogError
-from swarmlog import archive as arc
-from swarmlog import segment as seg
-
-from .ckptcheck import newest_loading
-from .config import RetentionConfig
-from .configlog import log_config
-from .statepayload import CHECKPOINT_FORMAT
+from swarmlog.file import list_segments, load_archives, segment_name
+from synthesizer.ckptcheck import newest_loading
+from synthesizer.config import RetentionConfig
+from synthesizer.configlog import log_config
+from synthesizer.statepayload import CHECKPOINT_FORMAT
 
 if TYPE_CHECKING:  # the compaction machinery loads when compacting (CLI start)
-    from swarmlog.compact import Result
+    from swarmlog.file import CompactResult as Result
 
 
 class NoLoadableCheckpoint(SwarmlogError):
@@ -58,7 +56,7 @@ def retention_point(log: FileLog, policy: RetentionConfig, now: float | None = N
     if policy.keep_checkpoints and len(ckpts) >= policy.keep_checkpoints:
         wanted = max(wanted, ckpts[-policy.keep_checkpoints])
     if policy.max_age_days or policy.max_bytes:
-        from swarmlog.compact import spans
+        from swarmlog.file import spans
 
         segs = spans(log)
         if policy.max_age_days:
@@ -102,11 +100,11 @@ def _refuse(at: int, skipped: list[str], why: str) -> None:
 
 def _head_bytes(log: FileLog) -> int:
     """Size of the segment being written (never compacted, but counted against max_bytes)."""
-    firsts = seg.list_segments(log.segdir)
+    firsts = list_segments(log.segdir)
     if not firsts:
         return 0
     try:
-        return (log.segdir / seg.segment_name(firsts[-1])).stat().st_size
+        return (log.segdir / segment_name(firsts[-1])).stat().st_size
     except FileNotFoundError:
         return 0
 
@@ -125,7 +123,7 @@ def compact_by(
     log: FileLog, policy: RetentionConfig, dry_run: bool = False, now: float | None = None
 ) -> Result:
     """Compact ``log`` by ``policy`` (the worker passes the configuration it folded)."""
-    from swarmlog.compact import compact
+    from swarmlog.file import compact
 
     return compact(log, retention_point(log, policy, now), policy.mode, dry_run)
 
@@ -134,4 +132,4 @@ def oldest_readable(log: Log) -> int:
     """The oldest seq a read of ``log`` can still reach (1 unless history was deleted)."""
     if not isinstance(log, FileLog):
         return 1
-    return arc.load(str(log.root)).oldest()[0]
+    return load_archives(str(log.root)).oldest()[0]

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any, Protocol
 
-from . import factwords, pool
-from .config import SynthConfig
-from .facts import ACTIVE, RETRACTED, WORKING, Fact, RawMemory
+from synthesizer import factwords, pool
+from synthesizer.config import SynthConfig
+from synthesizer.facts import ACTIVE, RETRACTED, WORKING, Fact, RawMemory
 
 REVIVED_REASON = "revived"
 """The ``history`` reason of a revival's status change (when the status changes)."""

@@ -10,10 +10,10 @@ from typing import Protocol
 
 import numpy as np
 
-from . import candidates, prune
-from .config import SynthConfig
-from .factindex import FactIndex
-from .state import SwarmState
+from synthesizer import candidates, prune
+from synthesizer.config import SynthConfig
+from synthesizer.factindex import FactIndex
+from synthesizer.state import SwarmState
 
 
 class ScoringWorker(Protocol):

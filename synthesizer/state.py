@@ -14,8 +14,8 @@ Where things are:
 
 from __future__ import annotations
 
-from .foldloop import apply, fold, fold_dicts
-from .foldstate import (
+from synthesizer.foldloop import apply, fold, fold_dicts
+from synthesizer.foldstate import (
     CAPACITY,
     DECAY,
     EXPIRED,
@@ -26,7 +26,7 @@ from .foldstate import (
     PoolStats,
     SwarmState,
 )
-from .handlers import HANDLERS, Handler
+from synthesizer.handlers import HANDLERS, Handler
 
 __all__ = [
     "CAPACITY",

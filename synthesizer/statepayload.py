@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .facttable import FactTable, RowStore, entries_of, rows_bytes
-from .foldstate import FORMAT, SwarmState
+from synthesizer.facttable import FactTable, RowStore, entries_of, rows_bytes
+from synthesizer.foldstate import FORMAT, SwarmState
 
 LAYOUT = 1
 CHECKPOINT_FORMAT = f"swarmstate/{FORMAT}+rows/{LAYOUT}"
 """The checkpoint store's format tag of these payloads."""
 
 if TYPE_CHECKING:
-    from .factcols import Columns
+    from synthesizer.factcols import Columns
 
 _MAGIC = b"swarmstate-rows %d " % LAYOUT
 _PREFIX = len(_MAGIC) + 13  # 12 digits and a newline
@@ -47,7 +47,7 @@ def encode(state: SwarmState) -> bytes:
     """The checkpoint payload of ``state`` (see the module docstring)."""
     import numpy as np
 
-    from . import factcols
+    from synthesizer import factcols
 
     f_entries, e_entries = entries_of(state.facts), entries_of(state.evicted)
     rows = rows_bytes(state.facts, f_entries) + rows_bytes(state.evicted, e_entries)
@@ -152,7 +152,7 @@ def _columns(mv: memoryview, spec: dict[str, Any], codes: dict[str, list[str]]) 
     """The saved columns (``factcols``), as numpy views of the payload."""
     import numpy as np
 
-    from . import factcols
+    from synthesizer import factcols
 
     arr = {
         name: np.frombuffer(mv, dtype=dt, count=n, offset=off)

@@ -17,33 +17,27 @@ from typing import TYPE_CHECKING, Any
 
 from swarmlog import CheckpointInfo, Event, InvalidEvent, Log, SwarmlogError, open_log
 from swarmlog.names import check_name
-
-from . import events as T
-from .board import Board
-from .config import SynthConfig
-from .configlog import settle_config
-from .errors import UnknownFact
-from .replay import (
-    ErasedSince,
-    fold_into,
-    load_checkpoint_info,
-    state_at,
-)
-from .reserved import check_agent
-from .retry import PendingAppends
-from .state import SwarmState
+from synthesizer import events as T
+from synthesizer.board import Board
+from synthesizer.config import SynthConfig
+from synthesizer.configlog import settle_config
+from synthesizer.errors import UnknownFact
+from synthesizer.replay import ErasedSince, fold_into, load_checkpoint_info, state_at
+from synthesizer.reserved import check_agent
+from synthesizer.retry import PendingAppends
+from synthesizer.state import SwarmState
 
 if TYPE_CHECKING:  # numpy, the vector index and the worker load on first use: a process
     # that only reinforces or writes the board never needs them (CLI start time)
     import numpy as np
 
-    from .bootstrap import BootstrapReport
-    from .embed import Embedder
-    from .factindex import FactIndex
-    from .forget import Result as ForgetResult
-    from .promote import PromotionReport
-    from .recall import Hit
-    from .worker import Synthesizer
+    from synthesizer.bootstrap import BootstrapReport
+    from synthesizer.embed import Embedder
+    from synthesizer.factindex import FactIndex
+    from synthesizer.forget import Result as ForgetResult
+    from synthesizer.promote import PromotionReport
+    from synthesizer.recall import Hit
+    from synthesizer.worker import Synthesizer
 
 
 class Swarm:
@@ -141,7 +135,7 @@ class Swarm:
         if self._index is None:
             name = self.refresh().config.embedder
             if self._index is None:
-                from .embed import embedder_for
+                from synthesizer.embed import embedder_for
 
                 emb = self._embedder if self._embedder is not None else embedder_for(name)
                 self._index, self._embedder_name = self._open_index(emb), name
@@ -153,9 +147,9 @@ class Swarm:
 
         The recall module is imported here too: a process builds the index to search it,
         and its first recall should not pay the import (a few ms: ~1x a 10k recall)."""
-        from . import recall as _recall  # noqa: F401
-        from . import vecckpt
-        from .factindex import FactIndex
+        from synthesizer import recall as _recall  # noqa: F401
+        from synthesizer import vecckpt
+        from synthesizer.factindex import FactIndex
 
         index = FactIndex(emb)
         ck = self._ckpt
@@ -183,8 +177,8 @@ class Swarm:
         name = self._state.config.embedder
         if self._index is not None and self._embedder is None and name != self._embedder_name:
             # `config set embedder=…`: vectors of another embedder never mix
-            from .embed import embedder_for
-            from .factindex import FactIndex
+            from synthesizer.embed import embedder_for
+            from synthesizer.factindex import FactIndex
 
             self._index, self._embedder_name = FactIndex(embedder_for(name)), name
             if self._synth is not None:
@@ -210,7 +204,7 @@ class Swarm:
         process lives (the next pass takes the lease again if it is free)."""
         state = self.refresh()
         if self._synth is None:
-            from .worker import Synthesizer
+            from synthesizer.worker import Synthesizer
 
             self._synth = Synthesizer(self.log, state=state, index=self.index)
         try:
@@ -228,7 +222,7 @@ class Swarm:
         Retention keeps the newest ``synthesizer.checkpoint_keep``; a ``pinned`` one is
         kept whatever the retention.
         """
-        from . import vecckpt
+        from synthesizer import vecckpt
 
         state = self.refresh()
         try:
@@ -256,12 +250,12 @@ class Swarm:
         interrupted forget. Forgetting another identity needs an operator (config
         ``operators``). With ``propagate`` (a global memory this swarm promotes into)
         the identity is erased there too (``synthesizer.propagate``)."""
-        from .forget import Identity, forget
+        from synthesizer.forget import Identity, forget
 
         ident = Identity(agent, session, thread)
         res = forget(self, ident, by, by_session, force)
         if propagate is not None:
-            from .propagate import propagate as _propagate
+            from synthesizer.propagate import propagate as _propagate
 
             _propagate(self, ident, propagate)
         return res
@@ -276,7 +270,7 @@ class Swarm:
         """Promote this swarm's facts (tier at or above ``tier``, ``min_support`` agents,
         active or contested) into the global memory at ``target`` (DESIGN 11; how:
         ``synthesizer.promote``). Idempotent; changed facts are updated there."""
-        from .promote import promote
+        from synthesizer.promote import promote
 
         return promote(self, target, tier, min_support, dry_run)
 
@@ -284,7 +278,7 @@ class Swarm:
         self, source: str | os.PathLike[str], query: str | None = None, limit: int = 200
     ) -> BootstrapReport:
         """Seed this swarm with global facts from ``source`` (``synthesizer.bootstrap``)."""
-        from .bootstrap import bootstrap
+        from synthesizer.bootstrap import bootstrap
 
         return bootstrap(self, source, query, limit)
 
@@ -331,7 +325,7 @@ class Swarm:
             Event(agent=agent, session=session, type=T.SESSION_ENDED, body={})
         )
         if self.refresh().promotion_waiting:
-            from .harvest import harvest_in_background
+            from synthesizer.harvest import harvest_in_background
 
             harvest_in_background(self)
         return ev
@@ -344,7 +338,7 @@ class Swarm:
         **options: Any,
     ) -> list[Hit]:
         """Rank facts for a query without logging a recall (operators, the CLI)."""
-        from .recall import recall
+        from synthesizer.recall import recall
 
         state = self.refresh()
         vec = self.index.embedder.embed([query])[0]
@@ -455,8 +449,8 @@ class Agent:
             raise InvalidEvent(f"limit must be >= 1, got {limit}")
         import numpy as np
 
-        from .embed import check_vector
-        from .recall import recall
+        from synthesizer.embed import check_vector
+        from synthesizer.recall import recall
 
         state = self.swarm.refresh()
         if embedding is not None:

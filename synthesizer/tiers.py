@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import MutableMapping
 
-from .config import TierConfig
-from .facts import LONG_TERM, SHORT_TERM, WORKING, Fact
+from synthesizer.config import TierConfig
+from synthesizer.facts import LONG_TERM, SHORT_TERM, WORKING, Fact
 
 HOUR = 3600.0
 

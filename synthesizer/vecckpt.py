@@ -43,10 +43,9 @@ import orjson
 
 from swarmlog import CheckpointInfo, Log, sidefile
 from swarmlog.checkpoint import prune_side, side_header
-
-from . import quantindex
-from .factindex import RANK_COLUMNS, FactIndex
-from .state import SwarmState
+from synthesizer import quantindex
+from synthesizer.factindex import RANK_COLUMNS, FactIndex
+from synthesizer.state import SwarmState
 
 LOG = logging.getLogger("swarmlog.checkpoint")
 PREFIX, SUFFIX = "vec-", ".f32"
@@ -91,7 +90,7 @@ def checkpoint(
     """Checkpoint ``state`` with its vectors: the side files first, then the checkpoint
     naming them with their SHA-256 (``save_checkpoint_info``'s errors pass through, and
     the side files written for it are removed again), then stale side files pruned."""
-    from .replay import save_checkpoint_info
+    from synthesizer.replay import save_checkpoint_info
 
     side = write(log, index, state)
     try:

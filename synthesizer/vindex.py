@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .embed import check_vector
+from synthesizer.embed import check_vector
 
 __all__ = ["Hit", "VectorIndex", "VectorSpace"]
 

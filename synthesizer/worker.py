@@ -25,26 +25,25 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from swarmlog import Event, Log, SwarmlogError, VersionConflict
-from swarmlog.compact import compactable
 from swarmlog.envelope import prime_checks
-
-from . import ckptwriter, prune, vecckpt
-from . import events as T
-from .config import SynthConfig
-from .configlog import settle_config
-from .contest import Choice, TextContests
-from .digests import facts_digest
-from .embed import Embedder, embedder_for, near_duplicate_of
-from .errors import SynthInterrupted
-from .factindex import FactIndex
-from .facts import RETRACTED, RawMemory
-from .lease import LEASE_KEY, Holder, Lease
-from .replay import fold_into, load_checkpoint, load_checkpoint_info, stamp
-from .retention import NoLoadableCheckpoint, compact_by
-from .scorer import BatchScorer
-from .signature import signature
-from .state import SwarmState, fold_dicts
-from .wake import LogWaiter
+from swarmlog.file import compactable
+from synthesizer import ckptwriter, prune, vecckpt
+from synthesizer import events as T
+from synthesizer.config import SynthConfig
+from synthesizer.configlog import settle_config
+from synthesizer.contest import Choice, TextContests
+from synthesizer.digests import facts_digest
+from synthesizer.embed import Embedder, embedder_for, near_duplicate_of
+from synthesizer.errors import SynthInterrupted
+from synthesizer.factindex import FactIndex
+from synthesizer.facts import RETRACTED, RawMemory
+from synthesizer.lease import LEASE_KEY, Holder, Lease
+from synthesizer.replay import fold_into, load_checkpoint, load_checkpoint_info, stamp
+from synthesizer.retention import NoLoadableCheckpoint, compact_by
+from synthesizer.scorer import BatchScorer
+from synthesizer.signature import signature
+from synthesizer.state import SwarmState, fold_dicts
+from synthesizer.wake import LogWaiter
 
 MAX_BATCH = 2000
 FACTS_PER_CHECKPOINT_EVENT = 20

@@ -13,8 +13,7 @@ import signal
 import sys
 
 from swarmlog import open_log
-
-from .worker import Synthesizer
+from synthesizer.worker import Synthesizer
 
 
 def serve(target: str, poll: float = 0.25) -> int:

@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from swarmlog import Event, VersionConflict
-from swarmlog.filelog import FileLog
-from swarmlog.writerindex import WriterIndex, swarm_key
+from swarmlog.file.log import FileLog
+from swarmlog.file.view.writerindex import WriterIndex, swarm_key
 
 View = tuple[tuple[int, int, int, float, bytes], dict[str, int], dict[str, int]]
 

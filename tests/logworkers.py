@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from swarmlog import Event, VersionConflict, open_log
-from swarmlog.filelog import FileLog
+from swarmlog.file.log import FileLog
 
 
 def _ev(agent: str, id: str | None = None, **kw: Any) -> Event:

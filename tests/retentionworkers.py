@@ -16,7 +16,7 @@ import sys
 import orjson
 
 from swarmlog import Event, FileLog
-from swarmlog.compact import compact
+from swarmlog.file.compact import compact
 
 
 def main(argv: list[str]) -> None:
@@ -25,7 +25,7 @@ def main(argv: list[str]) -> None:
     if cmd == "compact":
         # one segment at a time, a "step" line after each: the crash test kills at a
         # point of the compaction's own progress, not at a wall-clock moment
-        from swarmlog.compact import eligible
+        from swarmlog.file.compact import eligible
 
         spans = eligible(log, int(argv[2]))
         print("ready", flush=True)

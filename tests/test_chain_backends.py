@@ -19,8 +19,8 @@ from swarmlog import chain as hashchain
 from swarmlog.contract import Log
 from swarmlog.envelope import CRC_SEP
 from swarmlog.jetstream import JetStreamLog
-from swarmlog.jschain import line_of, payload_of
-from swarmlog.jsside import erase
+from swarmlog.jetstream.seal.chain import line_of, payload_of
+from swarmlog.jetstream.side import erase
 
 pytestmark = pytest.mark.timeout(180)
 _n = itertools.count(1)

@@ -16,9 +16,9 @@ from pathlib import Path
 import orjson
 
 from swarmlog import Event, FileLog, open_log
-from swarmlog import archive as arc
-from swarmlog.compact import compact
 from swarmlog.envelope import CRC_SEP
+from swarmlog.file import archive as arc
+from swarmlog.file.compact import compact
 from tests.cli_util import run_cli
 
 

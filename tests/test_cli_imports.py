@@ -78,7 +78,7 @@ def test_append_loads_the_log_and_the_plain_body_checks_only(swarm_root: tuple[s
     root, _ = swarm_root
     code, mods = _modules("--root", root, "append", "--agent", "bob", "a new finding")
     assert code == 0
-    assert {"swarmlog.filelog", "synthesizer.events", "dashboards.act_log"} <= mods
+    assert {"swarmlog.file.log", "synthesizer.events", "dashboards.act_log"} <= mods
     assert not any(_loaded(mods, h) for h in HEAVY), sorted(h for h in HEAVY if _loaded(mods, h))
     for name in ("synthesizer.state", "synthesizer.swarm", "dashboards.cmd_synth"):
         assert name not in mods

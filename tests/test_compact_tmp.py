@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from swarmlog import FileLog
-from swarmlog.compact import compact
+from swarmlog.file.compact import compact
 from synthesizer import Swarm
 from tests.cli_util import run_cli
 from tests.test_disk_full import tmpfs  # noqa: F401 (the fixture)

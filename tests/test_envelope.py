@@ -17,7 +17,7 @@ from swarmlog.envelope import (
     encode,
     from_stored,
 )
-from swarmlog.segment import parse_record
+from swarmlog.file.segment import parse_record
 
 NAME = st.text(
     alphabet=st.characters(

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from swarmlog import FileLog, InvalidEvent, _fast, codec
-from swarmlog import segment as seg
 from swarmlog.envelope import DEFAULT_LIMITS, Event, from_stored, validate_for_append
+from swarmlog.file import segment as seg
 
 TS = 1767225600.25  # the log's clock in these tests: every stamp is this
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

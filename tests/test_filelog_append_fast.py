@@ -17,7 +17,7 @@ from swarmlog import Event, FileLog, _fast
 from swarmlog import chain as hashchain
 from swarmlog import envelope as env
 from swarmlog.errors import InvalidEvent
-from swarmlog.filelog import _MARK
+from swarmlog.file.log import _MARK
 
 
 def _segment_bytes(root: Path) -> bytes:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmlog import DurabilityError, Event, FileLog, LogUnavailable, fsguard
+from swarmlog import DurabilityError, Event, FileLog, LogUnavailable
+from swarmlog.file import fsguard
 from tests import logworkers as w
 
 SPAWN = mp.get_context("spawn")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from swarmlog import Event, FileLog, Limits
-from swarmlog import segment as seg
+from swarmlog.file import segment as seg
 from tests import logworkers as w
 
 SPAWN = mp.get_context("spawn")

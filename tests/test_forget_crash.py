@@ -21,7 +21,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from swarmlog import FileLog, redact
+from swarmlog import FileLog
+from swarmlog.file import redact
 from synthesizer import Swarm
 from synthesizer.replay import state_at
 from synthesizer.worker import facts_digest

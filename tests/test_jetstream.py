@@ -20,9 +20,9 @@ import pytest
 
 from swarmlog import Event, InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict, open_log
 from swarmlog.jetstream import JetStreamLog, StreamCorruption, ensure_stream
-from swarmlog.jsclient import Unreachable
-from swarmlog.jsproto import escape_key, key_subject, unescape_key
-from swarmlog.jssetup import stream_config
+from swarmlog.jetstream.client import Unreachable
+from swarmlog.jetstream.proto import escape_key, key_subject, unescape_key
+from swarmlog.jetstream.setup import stream_config
 from tests.natsserver import NatsServer, free_port
 
 _n = itertools.count(1)
@@ -115,7 +115,7 @@ def test_non_atomic_stream_refuses_batches(target: str) -> None:
 
 
 def test_probe_finds_stored_ids_and_writes_nothing(log: JetStreamLog) -> None:
-    from swarmlog.jsproto import prepare
+    from swarmlog.jetstream.proto import prepare
 
     a = log.append(ev())
     ps = prepare([ev(id=a.id), ev(id="never-stored")], log.name, log.subjects, log.limits)

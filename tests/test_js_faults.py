@@ -24,7 +24,7 @@ import pytest
 
 from swarmlog import Event, LogUnavailable
 from swarmlog.jetstream import JetStreamLog
-from swarmlog.jsproto import encode_payload
+from swarmlog.jetstream.proto import encode_payload
 from synthesizer import events as T
 from tests.cli_util import run_cli
 from tests.natsserver import NatsServer

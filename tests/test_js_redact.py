@@ -18,7 +18,7 @@ import pytest
 
 from swarmlog import Event, SwarmlogError, VersionConflict
 from swarmlog.jetstream import JetStreamLog
-from swarmlog.jsredact import _one, _prepare
+from swarmlog.jetstream.redact import _one, _prepare
 from tests.natsserver import NatsServer
 from tests.test_jetstream_read import StaleEnd
 

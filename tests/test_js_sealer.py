@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from swarmlog.jetstream import JetStreamLog
-from swarmlog.jsseallease import LEASE_TTL
+from swarmlog.jetstream.seal.lease import LEASE_TTL
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parents[1]

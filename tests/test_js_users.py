@@ -21,9 +21,9 @@ import pytest
 from swarmlog import Event, LogUnavailable, VersionConflict
 from swarmlog.errors import SwarmlogError
 from swarmlog.jetstream import JetStreamLog, stream_config
-from swarmlog.jsauth import authorization
-from swarmlog.jsproto import prepare
-from swarmlog.jssubjects import META_SUBJECTS, NO_AGENT, Subjects
+from swarmlog.jetstream.auth import authorization
+from swarmlog.jetstream.proto import prepare
+from swarmlog.jetstream.subjects import META_SUBJECTS, NO_AGENT, Subjects
 from synthesizer import events as T
 from synthesizer.lease import LEASE_KEY
 from synthesizer.state import SwarmState, fold_dicts

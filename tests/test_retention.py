@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from swarmlog import Event, FileLog
-from swarmlog import archive as arc
-from swarmlog.compact import compact
+from swarmlog.file import archive as arc
+from swarmlog.file.compact import compact
 from synthesizer.configlog import change_config
 from synthesizer.replay import save_checkpoint, state_at
 from synthesizer.retention import checkpoint_seqs, compact_swarm, retention_point

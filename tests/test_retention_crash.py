@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from swarmlog import Event, FileLog
-from swarmlog.archive import RetentionError
-from swarmlog.compact import compact, eligible
+from swarmlog.file.archive import RetentionError
+from swarmlog.file.compact import compact, eligible
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from swarmlog import FileLog, SwarmlogError
-from swarmlog.compact import retained_first
+from swarmlog.file.compact import retained_first
 from synthesizer.configlog import change_config
 from synthesizer.replay import save_checkpoint, state_at
 from synthesizer.retention import checkpoint_seqs, compact_swarm

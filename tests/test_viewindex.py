@@ -1,4 +1,4 @@
-"""The writer view's sorted hash columns (swarmlog/viewindex.py): a lookup answers exactly
+"""The writer view's sorted hash columns (swarmlog/file/view/columns.py): a lookup answers exactly
 what a dict of the same entries would, hash collisions included."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmlog import viewindex
-from swarmlog.viewindex import BasedDict, Table
+from swarmlog.file.view import columns as viewindex
+from swarmlog.file.view.columns import BasedDict, Table
 
 _strs = st.text(min_size=1, max_size=12)
 _entries = st.dictionaries(_strs, st.integers(1, 10**9), max_size=40)

@@ -1,4 +1,4 @@
-"""Writer-view snapshots (swarmlog/viewsnap.py): a fresh writer starts from a saved view,
+"""Writer-view snapshots (swarmlog/file/view/snapshot.py): a fresh writer starts from a saved view,
 and a snapshot that cannot be trusted is ignored, never used."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from swarmlog import Event, VersionConflict, open_log, viewsnap
-from swarmlog.filelog import FileLog
+from swarmlog import Event, VersionConflict, open_log
+from swarmlog.file.log import FileLog
+from swarmlog.file.view import snapshot as viewsnap
 
 N = 300
 

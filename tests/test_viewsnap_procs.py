@@ -1,4 +1,4 @@
-"""Writer-view snapshots across real processes (swarmlog/viewsnap.py, viewindex.py).
+"""Writer-view snapshots across real processes (swarmlog/file/view/snapshot.py, viewindex.py).
 
 * a fresh process that starts from the mapped snapshot recognises every retried id, from
   before the snapshot and after it, and stores nothing twice;
@@ -19,7 +19,8 @@ from typing import Any
 import orjson
 import pytest
 
-from swarmlog import Event, open_log, viewsnap
+from swarmlog import Event, open_log
+from swarmlog.file.view import snapshot as viewsnap
 
 ROOT = Path(__file__).resolve().parent.parent
 

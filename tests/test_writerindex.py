@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from swarmlog import Event, VersionConflict
-from swarmlog.filelog import FileLog
-from swarmlog.writerindex import NAME
+from swarmlog.file.log import FileLog
+from swarmlog.file.view.writerindex import NAME
 
 from .indexworkers import index_view, run_ops, segment_view
 

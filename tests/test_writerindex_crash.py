@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from swarmlog import Event
-from swarmlog.fileindex import CRASH_ENV
-from swarmlog.filelog import FileLog
+from swarmlog.file.log import FileLog
+from swarmlog.file.view.index import CRASH_ENV
 
 from .indexworkers import index_view, segment_view
 

@@ -18,9 +18,10 @@ from typing import Any
 
 import orjson
 
-from swarmlog import Event, VersionConflict, open_log, viewsnap
-from swarmlog.filelog import FileLog
-from swarmlog.viewindex import BasedDict
+from swarmlog import Event, VersionConflict, open_log
+from swarmlog.file.log import FileLog
+from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view.columns import BasedDict
 
 
 def _open(root: str) -> tuple[FileLog, list[bool]]:

@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from dashboards.demo.agent import Scenario, agent_name
 from swarmlog import SwarmlogError
 from synthesizer.metrics import SwarmMetrics, compute
 from synthesizer.replay import fold_into, load_checkpoint, state_at
 from synthesizer.state import SwarmState
 from synthesizer.swarm import Swarm
-
-from .agent import Scenario, agent_name
 
 LEAD = "lead"
 STOP_TIMEOUT = 15.0

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _table import write_table
 
 from swarmlog import Event
-from swarmlog.filelog import FileLog
+from swarmlog.file.log import FileLog
 
 FORK = mp.get_context("fork")
 TEXT = "observation {}: the dataset has a 12-month cycle"

@@ -4,7 +4,7 @@
         [--no-write]
 
 * swarmlog ``FileLog(durability="fsync")``: one ``append`` per event, acknowledged once a
-  completed fdatasync covers it (group commit, swarmlog/filesync.py: one leader syncs for
+  completed fdatasync covers it (group commit, swarmlog/file/sync.py: one leader syncs for
   every writer queued behind it; the table gives appends per fdatasync);
 * bare per-event ``fdatasync``: the same events as orjson lines, written under an flock,
   each writer syncing after its own write outside the lock (the kernel merges concurrent

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import write_table
 
 from swarmlog import Event, FileLog
-from swarmlog.fsguard import fsync_dir
+from swarmlog.file.fsguard import fsync_dir
 from synthesizer import Swarm
 from synthesizer.forget import Identity, plan
 from synthesizer.replay import state_at

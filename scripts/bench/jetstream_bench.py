@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from swarmlog import Event  # noqa: E402
 from swarmlog.jetstream import JetStreamLog  # noqa: E402
-from swarmlog.jsproto import prepare  # noqa: E402
+from swarmlog.jetstream.proto import prepare  # noqa: E402
 from tests.natsserver import NatsServer  # noqa: E402
 
 BEGIN, END = "<!-- bench:jetstream -->", "<!-- /bench:jetstream -->"

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import write_table
 
 from swarmlog import Event, FileLog
-from swarmlog import segment as seg
+from swarmlog.file import segment as seg
 
 SPAWN = mp.get_context("spawn")
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import write_table
 
 from swarmlog import Event, FileLog
-from swarmlog.compact import compact
+from swarmlog.file.compact import compact
 
 WORDS = [
     *("cache", "port", "login", "crash", "export", "retry", "token", "proxy", "locale"),

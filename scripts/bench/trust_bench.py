@@ -22,11 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _table import write_table
 
-from swarmlog import (
-    Event,
-    _fast,
-    open_log,
-)
+from swarmlog import Event, _fast, open_log
 from swarmlog import chain as hashchain
 
 _real_link = _fast._link

@@ -1,0 +1,90 @@
+"""Anchors kept outside the root: ``verify --expect SEQ:HASH`` (issue 26, tamper evidence).
+
+The hash chain (chain.py) makes every record commit to all before it, but an attacker who
+can write the root can re-chain the whole log: ``verify`` then passes with a new head.
+What defeats that is a chain value the operator kept *elsewhere* (``verify --anchor``
+prints one; docs/trust.md shows a cron line that keeps one per checkpoint): the log
+verifies *and* the record at that seq still carries that value, so the history up to it
+is the one anchored. ``chain_at`` reads the stored value at a seq from a FileLog's
+segments or archives, or a MemoryLog's records.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from typing import Any
+
+from swarmlog.chain import stored
+from swarmlog.errors import SwarmlogError
+from swarmlog.file import archive
+from swarmlog.file import segment as seg
+
+_ANCHOR = re.compile(r"^(\d+):([0-9a-f]{32})$")
+
+
+def parse(text: str) -> tuple[int, str]:
+    """``SEQ:HASH`` -> (seq, hash); SwarmlogError (one line) otherwise."""
+    m = _ANCHOR.match(text.strip())
+    if m is None or int(m.group(1)) < 1:
+        raise SwarmlogError(
+            f"--expect {text!r}: give SEQ:HASH, the seq and the 32-hex chain value"
+            " that 'swarmlog verify --anchor' printed"
+        )
+    return int(m.group(1)), m.group(2)
+
+
+def _line_in(data: bytes, seq: int) -> bytes | None:
+    start = b'{"seq":%d,' % seq
+    for line in data.split(b"\n"):
+        if line.startswith(start):
+            return line
+    return None
+
+
+def _file_line(log: Any, seq: int) -> bytes | None:
+    root = os.fspath(log.root)
+    firsts = seg.list_segments(log.segdir)
+    if firsts and seq >= firsts[0]:
+        i = bisect.bisect_right(firsts, seq) - 1
+        with open(os.path.join(log.segdir, seg.segment_name(firsts[i])), "rb") as f:
+            return _line_in(f.read(), seq)
+    for ent in archive.load(root).entries:
+        if ent.first <= seq <= ent.last:
+            if not ent.archived:
+                return None
+            return _line_in(archive.archived_bytes(root, ent), seq)
+    return None
+
+
+def chain_at(log: Any, seq: int) -> str | None:
+    """The chain value stored in the record at ``seq`` (None: no such record, or it has
+    none). FileLog and MemoryLog; other backends: SwarmlogError."""
+    if hasattr(log, "segdir") and hasattr(log, "root"):
+        line = _file_line(log, seq)
+    elif hasattr(log, "_shared") and hasattr(log._shared, "records"):
+        recs = log._shared.records
+        line = recs[seq - 1].rstrip(b"\n") if 0 < seq <= len(recs) else None
+    else:
+        raise SwarmlogError("verify --expect: this backend cannot read a record's chain value")
+    if line is None:
+        return None
+    parts = stored(line)
+    return None if parts is None else parts[1].decode()
+
+
+def check(log: Any, seq: int, want: str) -> str | None:
+    """A problem line when the record at ``seq`` does not carry chain value ``want``."""
+    got = chain_at(log, seq)
+    if got == want:
+        return None
+    if got is None:
+        return f"anchor seq {seq}: no chained record at that seq (deleted, or past the end)"
+    return (
+        f"anchor seq {seq}: chain value {got}, expected {want}: the history up to seq"
+        f" {seq} is not the one anchored (rewritten, or re-chained)"
+    )
+
+
+__all__ = ["chain_at", "check", "parse"]

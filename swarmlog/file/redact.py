@@ -1,0 +1,309 @@
+"""FileLog.redact: rewrite the segments (and archives) that hold the given seqs.
+
+Each affected file is rewritten whole: the new bytes (records redacted by
+``redaction.redact_line``, every other record byte for byte) go to a temporary file in the
+same directory, which is fsynced, renamed over the old name, and the directory fsynced.
+So a crash at any point leaves every file either old or new, never torn, and re-running
+the same redaction finishes the job (a record already redacted is left alone). Stale
+temporary files of a killed run hold original bytes: every run deletes them first.
+
+All of it happens under the append lock (and compaction's lock), so no writer appends
+meanwhile. Processes that hold a descriptor of an old file find out:
+
+* a writer's descriptor of the current segment points at the old inode. Before the rename
+  a single zero byte is appended to the old file: the writer's cheap "nothing changed"
+  check (file size = its end) fails, and its slow path sees the file unlinked
+  (``st_nlink == 0``) and rescans the segment under its new name (``reopen``). If the
+  redaction dies before its rename, the zero byte is an ordinary torn tail that the next
+  writer cuts (and ``repairs.jsonl`` records).
+* readers' cached descriptors (segfiles.py) and followers check ``st_nlink`` too and
+  reopen by name, so a re-read sees the redacted records; a follower yields only
+  records it read before the rename.
+
+Archives (archive.py) are rewritten under a new file name and the manifest is switched
+to it atomically before the old file is deleted, so the manifest's checksum always
+matches the file it names.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fcntl
+import os
+import signal
+from typing import TYPE_CHECKING, Any, Protocol
+
+from swarmlog.errors import SwarmlogError
+from swarmlog.file import archive, tmpclean
+from swarmlog.file import segment as seg
+from swarmlog.file.fsguard import fsync_dir, open_nofollow, read_nofollow
+from swarmlog.redaction import check_changes, redact_line
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from swarmlog.file.lockfile import Flock
+
+
+class View(Protocol):
+    """A FileLog's writer view, as reopening a replaced segment needs it (structural:
+    filelog.py and filecatchup.py import this module)."""
+
+    _segdir_s: str
+    _seg_first: int
+    _seg_end: int
+    _seg_fd: int
+    _last: int
+    _hints: dict[int, dict[int, int]]
+
+    def _catch_up_once(self, locked: bool) -> None: ...
+
+    def _offs_new(self) -> None: ...
+
+
+class FileLog(View, Protocol):
+    """What a redaction uses of a FileLog besides its view: locks and places."""
+
+    _root_s: str
+    _tlock: Any
+
+    def check_writable(self) -> None: ...
+
+    def _locked(self, write: bool = True) -> Flock: ...
+
+    def _catch_up(self, locked: bool) -> None: ...
+
+
+TMP_SUFFIX = ".redact.tmp"
+CRASH_ENV = "SWARMLOG_TEST_CRASH_AT"
+"""Test hook: a positive number N makes the process SIGKILL itself at its Nth durable
+step of an erasure (a real kill -9 at a chosen point; tests/test_forget_crash.py)."""
+
+_steps = 0
+
+
+def step() -> None:
+    """Count one durable step; die here (SIGKILL) if the crash test asks for this one."""
+    global _steps
+    at = os.environ.get(CRASH_ENV)
+    if not at:
+        return
+    _steps += 1
+    if _steps == int(at):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def redact(log: FileLog, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
+    """``FileLog.redact`` (see ``Log.redact`` and the module docstring)."""
+    todo = check_changes(changes)
+    if not todo:
+        return 0
+    log.check_writable()
+    root = log._root_s
+    clock = open_nofollow(os.path.join(root, "compact.lock"), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(clock, fcntl.LOCK_EX)
+        with log._tlock, log._locked(write=True):
+            log._catch_up(locked=True)
+            past = [q for q in todo if q > log._last]
+            if past:
+                raise SwarmlogError(f"redact: seq {min(past)} is past the end of the log")
+            clean_tmp(log)
+            n = _archives(root, todo)
+            firsts = seg.list_segments(log._segdir_s)
+            groups: dict[int, dict[int, Any]] = {}
+            for q, body in todo.items():
+                i = bisect.bisect_right(firsts, q) - 1
+                if i >= 0:
+                    groups.setdefault(firsts[i], {})[q] = body
+            for first in sorted(groups):
+                n += _segment(log, first, groups[first], first == firsts[-1])
+            if n:
+                _bump(root)
+            return n
+    finally:
+        os.close(clock)
+
+
+COUNT_FILE = "redactions"
+"""The root's file holding ``FileLog.redactions()`` (absent: 0)."""
+
+
+def count(root: str) -> int:
+    """The redaction count kept in ``root`` (0 when there is none or it is unreadable:
+    the count only gates reloads, and a reader that sees it move reloads anyway)."""
+    try:
+        return int(read_nofollow(os.path.join(root, COUNT_FILE))[:32] or b"0")
+    except (OSError, ValueError):
+        return 0
+
+
+def _bump(root: str) -> None:
+    """Raise the count by one (temporary file, fsync, rename: never half-written)."""
+    archive.write_atomic(root, COUNT_FILE, b"%d\n" % (count(root) + 1))
+
+
+def clean_tmp(log: FileLog) -> int:
+    """Delete temporary files a killed redaction left (they hold original bytes), and
+    those of a killed compaction (archives and ids files: records too; tmpclean.py)."""
+    n = tmpclean.clean(log._root_s, locked=True)
+    for d in (log._segdir_s, os.path.join(log._root_s, archive.ARCHIVE)):
+        try:
+            names = os.listdir(d)
+        except FileNotFoundError:
+            continue
+        for name in names:
+            if name.startswith(".") and name.endswith(TMP_SUFFIX):
+                try:
+                    os.unlink(os.path.join(d, name))
+                    n += 1
+                except FileNotFoundError:
+                    pass
+    return n
+
+
+def _rewrite(data: bytes, sub: dict[int, Any]) -> tuple[bytes, int]:
+    """``data`` (complete record lines) with the records of ``sub`` redacted."""
+    lines = data.split(b"\n")
+    tail = lines.pop()
+    n = 0
+    for i, line in enumerate(lines):
+        q = seg.record_seq(line)
+        if q is not None and q in sub:
+            new = redact_line(line + b"\n", sub[q], len(line) + 1)
+            if new is not None:
+                lines[i] = new[:-1]
+                n += 1
+    if not n:
+        return data, 0
+    return b"\n".join(lines) + b"\n" + tail, n
+
+
+def _write_tmp(directory: str, name: str, data: bytes) -> str:
+    tmp = os.path.join(directory, f".{name}{TMP_SUFFIX}")
+    archive.write_synced(tmp, data)
+    step()
+    return tmp
+
+
+def _segment(log: FileLog, first: int, sub: dict[int, Any], current: bool) -> int:
+    """Rewrite one segment; ``current``: the last one, which writers hold open."""
+    name = seg.segment_name(first)
+    path = os.path.join(log._segdir_s, name)
+    data = read_nofollow(path)
+    new, n = _rewrite(data, sub)
+    if not n:
+        return 0
+    tmp = _write_tmp(log._segdir_s, name, new)
+    if current:  # make writers holding the old inode leave their fast path (docstring)
+        fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, b"\0")
+        finally:
+            os.close(fd)
+        step()
+    os.replace(tmp, path)
+    step()
+    fsync_dir(log._segdir_s)
+    step()
+    log._hints.pop(first, None)
+    if first == log._seg_first:
+        # this handle's view is caught up: same seqs, ids, keys and chain tip; only the
+        # file (and its size: redacted records never shrink, they may grow) is new
+        if log._seg_fd >= 0:
+            os.close(log._seg_fd)
+        log._seg_fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND)
+        log._seg_end = len(new)
+        log._offs_new()
+    return n
+
+
+def reopen(log: View, locked: bool) -> bool:
+    """FileLog hook: the writer view's segment was replaced under it (a redaction), so
+    scan it again under its name; False if no file has that name (compaction's case)."""
+    if not os.path.exists(os.path.join(log._segdir_s, seg.segment_name(log._seg_first))):
+        return False
+    _rescan(log, locked)
+    return True
+
+
+def _rescan(log: View, locked: bool) -> None:
+    """Read the writer view's current segment again from its start (same seqs, ids and
+    keys; new offsets)."""
+    if log._seg_fd >= 0:
+        os.close(log._seg_fd)
+    log._seg_fd = -1
+    log._seg_end = 0
+    log._last = log._seg_first - 1
+    log._hints.pop(log._seg_first, None)
+    log._catch_up_once(locked)
+    log._offs_new()
+
+
+def _archives(root: str, todo: dict[int, Any]) -> int:
+    """Redact the records of ``todo`` that live in archives; returns how many."""
+    try:
+        m = archive.load(root)
+    except SwarmlogError:
+        raise
+    n = 0
+    adir = os.path.join(root, archive.ARCHIVE)
+    for e in list(m.entries):
+        _orphans(adir, e)
+        sub = {q: b for q, b in todo.items() if e.first <= q <= e.last}
+        if not sub or not e.archived:
+            continue  # (a deleted segment's records are gone already)
+        data = archive.archived_bytes(root, e)
+        new, k = _rewrite(data, sub)
+        if not k:
+            continue
+        packed = archive.pack(new)
+        gen = _generation(e) + 1
+        fname = f"{e.first:020d}.r{gen}.jsonl.gz"
+        tmp = _write_tmp(adir, fname, packed)
+        os.replace(tmp, os.path.join(adir, fname))
+        fsync_dir(adir)
+        step()
+        ne = archive.Entry(
+            e.first,
+            e.last,
+            e.mode,
+            len(new),
+            e.ids_checksum,
+            e.first_ts,
+            e.last_ts,
+            len(packed),
+            archive.checksum(packed),
+            fname,
+        )
+        m.put(ne)
+        archive.save(root, m)
+        step()
+        _orphans(adir, ne)
+        n += k
+    return n
+
+
+def _generation(e: archive.Entry) -> int:
+    """How many times an archive was rewritten (from its file name ``<first>.r<k>…``)."""
+    part = e.file.split(".")[1] if e.file else ""
+    return int(part[1:]) if part.startswith("r") and part[1:].isdigit() else 0
+
+
+def _orphans(adir: str, e: archive.Entry) -> None:
+    """Delete archive files of ``e``'s segment that the manifest no longer names."""
+    keep = archive.archive_file(e)
+    prefix = f"{e.first:020d}."
+    try:
+        names = os.listdir(adir)
+    except FileNotFoundError:
+        return
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".jsonl.gz") and name != keep:
+            try:
+                os.unlink(os.path.join(adir, name))
+            except FileNotFoundError:
+                pass
+
+
+__all__ = ["CRASH_ENV", "clean_tmp", "redact", "reopen", "step"]

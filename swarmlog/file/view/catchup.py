@@ -1,0 +1,123 @@
+"""FileLog's catch-up: bring the writer view (ids, key versions, end) up to what others wrote.
+
+Each writing process keeps its own view of the log; before it checks idempotency and
+expectations (under the append lock) it reads what other processes appended since, and
+cuts a torn tail a crashed writer left (noting it in ``repairs.jsonl``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from swarmlog import chain as hashchain
+from swarmlog.errors import CorruptionError, ReadOnlyLog
+from swarmlog.file import archive, redact
+from swarmlog.file import segment as seg
+from swarmlog.file.fsguard import open_nofollow
+from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.writer import SegmentWriter
+
+
+class CatchUp(SegmentWriter):
+    """Reads what other writers appended into the handle's writer view."""
+
+    def _catch_up(self, locked: bool) -> None:
+        """Bring the writer view up to the end of the log (cutting a torn tail if locked).
+
+        Unlocked, a "bad record followed by a good one" can be a race, not corruption: a
+        writer cut a torn tail and appended over it while we read, and our read mixed old
+        and new bytes. Such a finding is confirmed under the lock before it is believed.
+        """
+        last = self._last
+        try:
+            if last == 0 and self._seg_fd < 0 and self._seg_end == 0:
+                viewsnap.load(self)  # a fresh handle: start from a saved view if sound
+            self._catch_up_once(locked)
+        except CorruptionError:
+            if locked:
+                raise
+            with self._locked(write=False):  # no writer is mid-write now: this is real
+                self._catch_up_once(False)
+        finally:
+            if self._last != last:
+                self._offs_new()
+        if locked and not self._partial and self._last - self._view_at >= viewsnap.SAVE_AFTER:
+            viewsnap.save(self)  # spare the next process this scan (viewsnap.py)
+
+    def _catch_up_once(self, locked: bool) -> None:
+        """One pass of ``_catch_up``.
+
+        Fast path: the current segment's size equals the end we know and it is not full,
+        so nothing was appended and no later segment can exist (one lseek, no stat).
+        """
+        if self._seg_fd >= 0:
+            size = os.lseek(self._seg_fd, 0, os.SEEK_END)
+            if size == self._seg_end and size < self.segment_bytes:
+                return
+        while True:
+            if self._seg_fd < 0:
+                path = self._seg_path(self._seg_first)
+                if not os.path.exists(path):
+                    if archive.skip(self):  # (compacted or not yet written: see archive.py)
+                        continue
+                    return
+                self._seg_fd = self._open_current(path, locked)
+            st = os.fstat(self._seg_fd)
+            if st.st_nlink == 0 and redact.reopen(self, locked):  # rewritten (redact.py)
+                continue
+            size = st.st_size
+            if size > self._seg_end and self._read_on(size, locked):
+                continue  # the segment was compacted: the view moved past it
+            if self._seg_end >= self.segment_bytes and os.path.exists(
+                self._seg_path(self._last + 1)
+            ):
+                os.close(self._seg_fd)
+                self._seg_fd = -1
+                self._seg_first, self._seg_end = self._last + 1, 0
+                continue
+            if self._seg_end >= self.segment_bytes and archive.skip(self):
+                continue
+            return
+
+    def _read_on(self, size: int, locked: bool) -> bool:
+        """Take the current segment's records from ``_seg_end`` to ``size`` into the view;
+        True if the segment was gone and the view moved past it instead."""
+        name = seg.segment_name(self._seg_first)
+        try:
+            pin = self._files.acquire(self._seg_first, name)
+        except FileNotFoundError:  # compacted under this view: go past it (archive.py)
+            if archive.skip(self):
+                return True
+            raise
+        sc = None
+        ids, versions = self._ids, self._versions
+        try:
+            fd = pin.fd
+            for records, sc in seg.read_records(fd, self._seg_end, size, self._last + 1, name):
+                for d in records:
+                    s = d["seq"]
+                    ids[d["id"]] = s
+                    k = d.get("key")
+                    if k is not None:
+                        versions[k] = s
+                if records:
+                    self._last = records[-1]["seq"]
+                    self._last_ts = records[-1]["ts"]
+                    c = sc.chain
+                    self._tip = c.encode() if c is not None else hashchain.GENESIS
+                self._seg_end = sc.end
+        finally:
+            self._files.release(pin)
+        if sc is not None and sc.end < size and locked:
+            self._cut(sc.end, size, sc.torn or "torn tail")
+        return False
+
+    def _open_current(self, path: str, locked: bool) -> int:
+        """The current segment's descriptor for the writer view: write mode if it can be
+        written, else (a reader's catch-up on a read-only log) read mode."""
+        try:
+            return open_nofollow(path, os.O_WRONLY | os.O_APPEND)
+        except ReadOnlyLog:
+            if locked:
+                raise
+            return open_nofollow(path, os.O_RDONLY)

@@ -1,0 +1,341 @@
+"""FileLog's use of the shared writer index: trust it, catch it up, or rebuild it.
+
+Under the append lock, ``_wview`` brings the handle's end (last seq, segment, offset,
+chain head, last ts) to the one in ``index`` (writerindex.py) after checking the file
+can be trusted and the segment it names is the one on disk, at that size. Then the
+append checks ids and expectations against the index's tables and records what it wrote
+there (``_ix_record``): no writer parses the others' records. Anything the index does
+not cover is handled as catch-up always was: records written past its end (a writer
+that died between its write and its index update) are read and entered; a torn, stale,
+foreign or other-boot index is rebuilt from a full catch-up (``_ix_rebuild``). Design:
+docs/architecture.md, "The shared writer index (FileLog)".
+
+In this mode the handle's own ``_ids``/``_versions`` dicts no longer hold the whole log
+(``_partial``): nothing decides on them, and ``version`` asks the index.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Mapping
+from types import SimpleNamespace
+
+from swarmlog import chain as hashchain
+from swarmlog._fast import hashed_dict
+from swarmlog.clock import bounded_stamp
+from swarmlog.errors import VersionConflict
+from swarmlog.file.fsguard import open_nofollow, os_error
+from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import writerindex as wi
+from swarmlog.file.view.catchup import CatchUp
+from swarmlog.file.view.columns import BasedDict, full_table
+
+_HEAP = 4  # heap bytes per string beyond its UTF-8 (its length)
+CRASH_ENV = "SWARMLOG_TEST_INDEX_CRASH_AT"
+"""Test hook: ``"N:S"`` makes the process SIGKILL itself in its Nth index update, at step
+S (1: the batch written, index not touched; 2: ``gen`` odd; 3: slots stored, end not)
+(a real kill -9 at a chosen point; tests/test_writerindex_crash.py)."""
+_crash = [int(x) for x in os.environ.get(CRASH_ENV, "0:0").split(":")][:2]
+
+
+def _step(s: int) -> None:
+    """Die here if the crash test asks for this update and step."""
+    if s == 1:
+        _crash[0] -= 1
+    if _crash[0] == 0 and _crash[1] == s:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _entries(view: dict[str, int]) -> list[tuple[str, int]]:
+    """(string, seq) of a writer view's dict (a plain one, or one over a view snapshot)."""
+    if isinstance(view, BasedDict):
+        return wi.table_entries(full_table(view))
+    return list(view.items())
+
+
+def _heap_bound(s: str) -> int:
+    return 4 * len(s) + _HEAP  # (UTF-8 with surrogates: at most 4 bytes a character)
+
+
+class IndexedView(CatchUp):
+    """The writer view through the shared index (see module docstring)."""
+
+    def _wview(self) -> wi.WriterIndex | None:
+        """Under the append lock: the trusted index with the handle's end set to its own
+        (caught up or rebuilt as needed); None where no index can be used (the legacy
+        catch-up then serves).
+
+        A handle's first append reads the log as appends always did (from a view
+        snapshot, else from the start: rot anywhere is found there), and takes the index
+        only if it agrees with what it read; from then on it trusts the index.
+        """
+        if not self._ix_ready:
+            self._catch_up(locked=True)
+            ix = self._ix_mapped()
+            if ix is None:
+                return None
+            self._ix_ready = True
+            if not ix.load(self._swarm16) or not self._ix_agrees(ix):
+                return self._ix_rebuild(rescan=False)
+        else:
+            ix = self._ix_mapped()
+            if ix is None:
+                return None
+            if not ix.load(self._swarm16):
+                return self._ix_rebuild()
+        nxt, seg_first, off, ino, last_ts, tip = ix.end
+        fd = self._seg_fd
+        if seg_first != self._seg_first or fd < 0 or ino != self._seg_ino:
+            # another segment than the one this handle has open: open it and check it
+            # is the index's file (inode); then only its size (one lseek a time)
+            fd = self._ix_open(seg_first)
+            if fd >= 0:
+                st = os.fstat(fd)
+                if st.st_ino != ino or not st.st_nlink:
+                    return self._ix_rebuild()
+            elif ino or off:
+                return self._ix_rebuild()  # (the segment it names is gone)
+        elif nxt - 1 == self._last and off != self._seg_end:
+            return self._ix_rebuild()  # this handle rewrote the segment (an erasure)
+        size = os.lseek(fd, 0, os.SEEK_END) if fd >= 0 else 0
+        if size < off:
+            return self._ix_rebuild()  # cut under it: another writer's view, not ours
+        adopted = nxt - 1 != self._last or off != self._seg_end
+        if adopted:  # (others appended: where the plain path would have caught up)
+            self._last, self._seg_end, self._last_ts = nxt - 1, off, last_ts
+            self._tip = tip or hashchain.GENESIS
+            self._partial = True
+            self._offs_new()
+        self._seg_ino = ino
+        full = off >= self.segment_bytes
+        if size > off or ix.recovered or (full and os.path.exists(self._seg_path(nxt))):
+            ix = self._ix_catch_up(ix)
+        if adopted and self._last - max(self._view_at, ix.snapshot_at()) >= viewsnap.SAVE_AFTER:
+            self._ix_save_view(ix)
+        return ix
+
+    def _ix_save_view(self, ix: wi.WriterIndex) -> None:
+        """Save the view snapshot (``view.idx``: what a fresh handle's first append starts
+        from) from the index's tables, as a catch-up that read SAVE_AFTER records did.
+
+        Under the lock it only claims the window (the hint, so that one writer tries per
+        SAVE_AFTER records even if it dies) and copies the view; building and writing the
+        file (numpy, O(n)) happen after the lock is released (``_ix_flush_save``), so no
+        other writer waits for it.
+        """
+        ix.set_snapshot_at(self._last)
+        view = SimpleNamespace(
+            _root_s=self._root_s,
+            _segdir_s=self._segdir_s,
+            _swarm_id=self._swarm_id,
+            _ids=dict(ix.entries(ix.ids_at, ix.id_cap)),
+            _versions=dict(ix.entries(ix.keys_at, ix.key_cap)),
+            _last=self._last,
+            _last_ts=self._last_ts,
+            _tip=self._tip,
+            _seg_first=self._seg_first,
+            _seg_end=self._seg_end,
+            _view_at=self._view_at,
+        )
+        self._view_at = self._last
+        self._save_later = view
+
+    def _ix_flush_save(self) -> None:
+        """Write the snapshot ``_ix_save_view`` prepared (after the append lock)."""
+        view, self._save_later = self._save_later, None
+        if view is not None:
+            viewsnap.save(view)
+
+    def _ix_mapped(self) -> wi.WriterIndex | None:
+        """The index file, mapped (reopened if a newer one replaced it); None if it
+        cannot be opened."""
+        ix = self._wix
+        if ix is not None and not ix.retired():
+            return ix
+        if ix is not None:
+            ix.close()
+            self._wix = None
+        if self._wix_off:
+            return None
+        try:
+            self._wix = wi.WriterIndex.open(self._root_s)
+        except OSError as e:
+            if self._partial:  # (the view's dicts cannot serve: refuse, try again later)
+                raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
+            self._wix_off = True  # (this handle appends by catching up, as before)
+        else:
+            self._wix.unretire()  # (a builder died before its rename: still sound)
+        return self._wix
+
+    def _ix_agrees(self, ix: wi.WriterIndex) -> bool:
+        """Whether the index's end can be the one this handle just read from the segments:
+        the same, or behind it (a writer died between its write and its index update:
+        the records past it are caught up), never ahead or different at the same seq."""
+        nxt, seg_first, off, ino, last_ts, tip = ix.end
+        if nxt - 1 > self._last:
+            return False
+        if nxt - 1 < self._last:
+            return True
+        if (seg_first, off, last_ts) != (self._seg_first, self._seg_end, self._last_ts):
+            return False
+        if (tip or hashchain.GENESIS) != self._tip:
+            return False
+        return (os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0) == ino
+
+    def _ix_open(self, seg_first: int) -> int:
+        """Make the segment at ``seg_first`` the handle's current one (-1: no such file)."""
+        if self._seg_fd >= 0:
+            os.close(self._seg_fd)
+            self._seg_fd = -1
+        self._seg_first = seg_first
+        try:
+            self._seg_fd = open_nofollow(self._seg_path(seg_first), os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:
+            self._seg_fd = -1
+        return self._seg_fd
+
+    def _ix_rebuild(self, rescan: bool = True) -> wi.WriterIndex:
+        """A full catch-up from scratch (view snapshot, archives, torn tails cut as ever;
+        ``rescan=False``: the handle's complete view of a moment ago), then a new index
+        file from it (the old one retired)."""
+        wi.clean_tmp(self._root_s)
+        if rescan or self._partial:
+            if self._seg_fd >= 0:
+                os.close(self._seg_fd)
+            self._seg_fd = -1
+            self._ids, self._versions = hashed_dict(), {}
+            self._last, self._last_ts, self._tip = 0, 0.0, hashchain.GENESIS
+            self._seg_first, self._seg_end, self._view_at = 1, 0, 0
+            self._partial = False
+            self._offs_new()
+            self._catch_up(locked=True)
+        ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
+        old = self._wix
+        cap = old.clock() if old is not None else (0.0, 0)
+        ids, keys = _entries(self._ids), _entries(self._versions)
+        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
+        try:
+            self._wix = ix = wi.build(self._root_s, self._swarm16, ids, keys, end, cap, old=old)
+        except OSError as e:  # (a full disk: the old file stays, untrusted; tried again)
+            raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
+        self._seg_ino = ino
+        self.index_rebuilds += 1
+        return ix
+
+    def _ix_catch_up(self, ix: wi.WriterIndex) -> wi.WriterIndex:
+        """Read the records written past the index's end (by a writer that died before
+        its index update, or one without the index) and enter them."""
+        if self._last == 0:
+            return self._ix_rebuild()
+        saved = self._ids, self._versions
+        self._ids, self._versions = hashed_dict(), {}
+        self._partial = True
+        try:
+            self._catch_up(locked=True)
+            ids, keys = self._ids, self._versions
+        finally:
+            self._ids, self._versions = saved
+        fresh = [(i, s) for i, s in ids.items() if not ix.find_id(i)]
+        heap = sum(_heap_bound(i) for i, _ in fresh) + sum(_heap_bound(k) for k in keys)
+        if not ix.fits(len(fresh), len(keys), heap):
+            ix = self._ix_room(ix, [i for i, _ in fresh], list(keys))
+        gen = ix.begin()
+        for i, s in fresh:
+            ix.add_id(i, s)
+        for k, s in keys.items():
+            ix.set_key(k, s)
+        ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
+        self._seg_ino = ino
+        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
+        ix.commit(gen, end, (ix.cap_ts, ix.cap_at))
+        return ix
+
+    # ------------------------------------------------------------------ appending
+
+    def _ix_expect(self, ix: wi.WriterIndex, expect: Mapping[str, int]) -> None:
+        for key, want in expect.items():
+            have = ix.version(key)
+            if have != want:
+                raise VersionConflict(key, want, have)
+
+    def _ix_stamp(self, ix: wi.WriterIndex) -> tuple[float, tuple[float, int]]:
+        """The batch's ts under the shared clock ceiling (clock.bounded_stamp)."""
+        return bounded_stamp(self._clock(), self._last_ts, ix.cap_ts, ix.cap_at, wi.boottime_ns())
+
+    def _ix_room(
+        self, ix: wi.WriterIndex, ids: list[str], keys: list[str | None]
+    ) -> wi.WriterIndex:
+        """The index, grown first if these entries would not fit."""
+        heap = sum(map(_heap_bound, ids)) + sum(_heap_bound(k) for k in keys if k is not None)
+        if ix.fits(len(ids), len(keys), heap):
+            return ix
+        try:
+            self._wix = ix = ix.grown(self._root_s, self._swarm16, len(ids), len(keys), heap)
+        except OSError as e:  # (a full disk: nothing written yet, the old index intact)
+            raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
+        return ix
+
+    def _ix_record(
+        self,
+        ix: wi.WriterIndex,
+        first: int,
+        ids: list[str],
+        keys: list[str | None],
+        cap: tuple[float, int],
+    ) -> None:
+        """Enter a batch just written (seqs ``first``..) and the new end (after the write:
+        a writer killed before this leaves an index that lags, which is caught up)."""
+        self._partial = True  # (the handle's dicts do not get these)
+        if _crash[1]:
+            _step(1)
+        gen = ix.begin()
+        if _crash[1]:
+            _step(2)
+        add = ix.add_id
+        for s, i in enumerate(ids, first):
+            add(i, s)
+        for s, k in enumerate(keys, first):
+            if k is not None:
+                ix.set_key(k, s)
+        if _crash[1]:
+            _step(3)
+        fd = self._seg_fd
+        if self._seg_first != ix.end[1] or not ix.end[3]:  # (a new segment file)
+            self._seg_ino = os.fstat(fd).st_ino
+        end = (
+            self._last + 1,
+            self._seg_first,
+            self._seg_end,
+            self._seg_ino,
+            self._last_ts,
+            self._tip,
+        )
+        ix.commit(gen, end, cap)
+
+    def _ix_record_one(
+        self, ix: wi.WriterIndex, seq: int, eid: str, key: str | None, cap: tuple[float, int]
+    ) -> None:
+        """``_ix_record`` of one event (the single append's path)."""
+        if _crash[1]:
+            self._ix_record(ix, seq, [eid], [key], cap)
+            return
+        self._partial = True
+        gen = ix.begin()
+        ix.add_id(eid, seq)
+        if key is not None:
+            ix.set_key(key, seq)
+        end = ix.end
+        if self._seg_first != end[1] or not end[3]:  # (a new segment file)
+            self._seg_ino = os.fstat(self._seg_fd).st_ino
+        ix.commit(
+            gen,
+            (seq + 1, self._seg_first, self._seg_end, self._seg_ino, self._last_ts, self._tip),
+            cap,
+        )
+
+    def _ix_version(self, key: str) -> int | None:
+        """``version(key)`` from the index under the append lock (None: no index)."""
+        with self._locked():
+            ix = self._wview()
+            return None if ix is None else ix.version(key)

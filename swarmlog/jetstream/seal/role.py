@@ -1,0 +1,113 @@
+"""One handle's part in sealing the hash chain: seal while holding the lease, else stand by.
+
+A handle joins once it appends (``kick``): a background task on the log's loop then
+either holds the seal lease (jsseallease.py) and seals every record of the stream, its
+own and other processes' (it looks at the stream's last seq every ``POLL`` seconds, so
+the appends of that time share one seal), or stands by and tries to take the lease every
+``LEASE_TTL / 2`` seconds, which succeeds once the holder released it or died. Writers
+therefore never contend on the seal stream: one sealer, however many writers (issue 29).
+
+``flush`` (on close, and by ``verify``) makes sure this handle's own appends are sealed:
+it seals them itself if it holds (or can take) the lease, else it waits, bounded, for the
+holder to cover them. ``close`` then releases the lease, so a stand-by takes over at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING
+
+from swarmlog.jetstream.seal.lease import LEASE_TTL, SealLease
+
+if TYPE_CHECKING:
+    from swarmlog.jetstream.client import JsClient
+    from swarmlog.jetstream.seal.chain import Sealer
+
+POLL = 0.2
+"""Seconds between the holder's looks at the stream's last seq."""
+
+
+class SealRole:
+    """Sealing by this handle (every method runs on the log's loop thread)."""
+
+    def __init__(self, c: JsClient, sealer: Sealer, lease: SealLease) -> None:
+        self.c = c
+        self.sealer = sealer
+        self.lease = lease
+        sealer.by = lease.me
+        self.want = 0
+        """The last seq this handle appended (its own records to see sealed)."""
+        self.task: asyncio.Future[None] | None = None
+        self.wake: asyncio.Event | None = None
+        self.closed = False
+        self.error = ""
+
+    def kick(self, upto: int, known: dict[int, bytes]) -> None:
+        """This handle appended up to ``upto`` (payloads ``known``): seal or stand by."""
+        self.want = max(self.want, upto)
+        if self.lease.denied:
+            return
+        if self.lease.holding:  # sealed at the next round (appends meanwhile share it)
+            self.sealer.known.update(known)
+        if self.wake is None:
+            self.wake = asyncio.Event()
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._loop())
+
+    async def _loop(self) -> None:
+        assert self.wake is not None
+        while not self.closed and not self.lease.denied:
+            wait = POLL
+            try:
+                if self.lease.holding and (not self.lease.due or await self.lease.renew()):
+                    last = await self.c.last_seq()
+                    if last > self.sealer.tip_seq:
+                        await self.sealer.seal(max(last, self.sealer.tip_seq))
+                elif await self.lease.try_acquire():
+                    continue
+                else:
+                    self.sealer.known.clear()  # the holder reads them
+                    wait = LEASE_TTL / 2
+                self.error = ""
+            except Exception as e:  # a later round tries again
+                self.error = f"{type(e).__name__}: {e}"
+                wait = max(wait, 0.5)
+            self.wake.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), wait)
+
+    async def flush(self, limit: float = 10.0) -> None:
+        """See this handle's appends sealed (by itself as holder, else by the holder)."""
+        if not self.want or self.lease.denied:
+            return
+        deadline = time.monotonic() + limit
+        while not self.lease.denied:
+            try:
+                if self.lease.holding or await self.lease.try_acquire():
+                    await self.sealer.seal(max(self.want, await self.c.last_seq()))
+                    return
+                self.sealer.tip = None  # re-read: another handle seals
+                await self.sealer.fetch_tip()
+                if self.sealer.tip_seq >= self.want:
+                    return
+            except Exception as e:
+                self.error = f"{type(e).__name__}: {e}"
+            if time.monotonic() > deadline:
+                return
+            await asyncio.sleep(0.05)
+
+    async def close(self) -> None:
+        """Flush, stop the background task, release the lease."""
+        await self.flush()
+        self.closed = True
+        if self.wake is not None:
+            self.wake.set()
+        if self.task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self.task, 2.0)
+        await self.lease.release()
+
+
+__all__ = ["POLL", "SealRole"]

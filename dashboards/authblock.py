@@ -20,7 +20,7 @@ def users(target: str, agents: str, operator: str, write: str | None, json: bool
     from swarmlog.jetstream import authorization, parse_target
     from synthesizer.configlog import CONFIG_AGENT
     from synthesizer.events import CONFIG_KEY, SYNTH_AGENT
-    from synthesizer.lease import LEASE_KEY
+    from synthesizer.worker.lease import LEASE_KEY
 
     if not target.startswith(("nats://", "tls://")):
         raise SwarmlogError(

@@ -26,23 +26,23 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 MODULES = (
-    "cmd_board",
-    "cmd_config",
-    "cmd_dash",
-    "cmd_diff",
-    "cmd_forget",
-    "cmd_global",
-    "cmd_log",
-    "cmd_mcp",
-    "cmd_retention",
-    "cmd_synth",
+    "commands.board",
+    "commands.config",
+    "commands.dash",
+    "commands.diff",
+    "commands.forget",
+    "commands.promote",
+    "commands.log",
+    "mcp.command",
+    "commands.retention",
+    "commands.synth",
 )
 PER_ACTION = {
-    "append": "cmd_log",
-    "tail": "cmd_log",
-    "search": "cmd_synth",
-    "reinforce": "cmd_synth",
-    "board": "cmd_board",
+    "append": "commands.log",
+    "tail": "commands.log",
+    "search": "commands.synth",
+    "reinforce": "commands.synth",
+    "board": "commands.board",
 }
 """Commands an agent runs once per action -> the one module that defines each."""
 _GLOBAL_OPTS = ("--root", "--url")  # options before the command name that take a value

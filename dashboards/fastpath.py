@@ -47,19 +47,19 @@ def _target(name: str, rest: list[str]) -> tuple[Command, list[str]]:
     """The declared command for ``name`` and its arguments (``board`` alone or with
     options only is the group's own command, which lists the board)."""
     if name in ("append", "tail"):
-        from dashboards import act_log
+        from dashboards.commands import act_log
 
         return (act_log.APPEND if name == "append" else act_log.TAIL), rest
     if name in ("search", "reinforce"):
-        from dashboards import act_synth
+        from dashboards.commands import act_synth
 
         return (act_synth.SEARCH if name == "search" else act_synth.REINFORCE), rest
     if name == "stats":
-        from dashboards import act_stats
+        from dashboards.commands import act_stats
 
         return act_stats.STATS, rest
     if name == "board":
-        from dashboards import act_board
+        from dashboards.commands import act_board
 
         if not rest or rest[0].startswith("-"):
             return act_board.BOARD, rest

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from dashboards import safe
 
 if TYPE_CHECKING:
-    from synthesizer.facts import Fact
-    from synthesizer.foldstate import SwarmState
+    from synthesizer.state.facts import Fact
+    from synthesizer.state.swarmstate import SwarmState
 
 WATCHED = ("status", "value", "strength", "tier", "content", "version")
 """The fact fields a diff reports changes of."""

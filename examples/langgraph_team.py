@@ -28,7 +28,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from synthesizer import Swarm
-from synthesizer.langgraph import SwarmStore
+from synthesizer.integrations.langgraph import SwarmStore
 
 NOTES = {  # what each researcher "finds" (an LLM with tools would produce these)
     "researcher-1": ["The login test fails when the cache TTL is under one minute"],

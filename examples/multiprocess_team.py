@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from synthesizer import Swarm
-from synthesizer.background import BackgroundSynth
+from synthesizer.worker.background import BackgroundSynth
 
 FINDINGS = {
     "researcher-1": [

@@ -159,7 +159,7 @@ class CheckpointStore(abc.ABC):
         """The directory on this machine that holds the checkpoint files, or None.
 
         Why: a reader may keep derived files beside a checkpoint (the synthesizer's
-        memory-mapped vectors, synthesizer/vecckpt.py). The default None is the
+        memory-mapped vectors, synthesizer/checkpoints/vectors.py). The default None is the
         documented answer of a store whose checkpoints are not local files (MemoryLog's
         dict, JetStream's object store): nothing is kept beside them.
         """

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 
 from swarmlog.errors import InvalidEvent
+
+
+def new_swarm_id() -> str:
+    """A fresh log identity (every backend names a new log with one)."""
+    return uuid.uuid4().hex
 
 MAX_NAME = 128
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")

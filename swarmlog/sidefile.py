@@ -8,7 +8,8 @@ checkpoint that names it recorded: a rotted, zeroed, permuted or foreign file (e
 of the right size and header) is refused, and the reader rebuilds what it held.
 
 Why SHA-256: the JetStream object store that shares side files between machines
-(jscheckpoint.py) keeps the same digest of each object, so a per-machine cache can be
+(swarmlog/jetstream/checkpoint.py) keeps the same digest of each object, so a per-machine cache can
+be
 checked against either; and it runs at ~1 GB/s here (hashlib releases the GIL, so a
 reader hashes in a background thread while it opens the rest).
 

@@ -9,17 +9,16 @@ events does not pay for numpy, the fold or the synthesizer worker.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from swarmlog.lazy import lazy_names
 from synthesizer import bodies as bodies  # registers the body checks with the envelope
 from synthesizer import events as events
 
 if TYPE_CHECKING:
-    from synthesizer.config import SynthConfig
-    from synthesizer.facade_bank import MemoryBank
-    from synthesizer.facade_pool import MemorySearchResult, SharedMemory, SharedMemoryPool
-    from synthesizer.facade_store import (
+    from synthesizer.compat.bank import MemoryBank
+    from synthesizer.compat.pool import MemorySearchResult, SharedMemory, SharedMemoryPool
+    from synthesizer.compat.store import (
         FeedbackStats,
         ListResult,
         MemoryEntry,
@@ -28,31 +27,11 @@ if TYPE_CHECKING:
         PutIfVersionResult,
         ScoredEntry,
     )
-    from synthesizer.facts import Evidence, Fact
+    from synthesizer.config import SynthConfig
     from synthesizer.state import SwarmState, apply, fold
+    from synthesizer.state.facts import Evidence, Fact
     from synthesizer.swarm import Agent, Swarm
 
-_LAZY = {
-    "SynthConfig": "config",
-    "MemoryBank": "facade_bank",
-    "MemorySearchResult": "facade_pool",
-    "SharedMemory": "facade_pool",
-    "SharedMemoryPool": "facade_pool",
-    "FeedbackStats": "facade_store",
-    "ListResult": "facade_store",
-    "MemoryEntry": "facade_store",
-    "MemoryIdentity": "facade_store",
-    "MemoryStore": "facade_store",
-    "PutIfVersionResult": "facade_store",
-    "ScoredEntry": "facade_store",
-    "Evidence": "facts",
-    "Fact": "facts",
-    "SwarmState": "state",
-    "apply": "state",
-    "fold": "state",
-    "Agent": "swarm",
-    "Swarm": "swarm",
-}
 
 __all__ = [
     "Agent",
@@ -76,12 +55,27 @@ __all__ = [
     "fold",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The public names, imported from their modules on first use (PEP 562)."""
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'synthesizer' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "SynthConfig": ".config",
+        "MemoryBank": ".compat.bank",
+        "MemorySearchResult": ".compat.pool",
+        "SharedMemory": ".compat.pool",
+        "SharedMemoryPool": ".compat.pool",
+        "FeedbackStats": ".compat.store",
+        "ListResult": ".compat.store",
+        "MemoryEntry": ".compat.store",
+        "MemoryIdentity": ".compat.store",
+        "MemoryStore": ".compat.store",
+        "PutIfVersionResult": ".compat.store",
+        "ScoredEntry": ".compat.store",
+        "Evidence": ".state.facts",
+        "Fact": ".state.facts",
+        "SwarmState": ".state",
+        "apply": ".state",
+        "fold": ".state",
+        "Agent": ".swarm",
+        "Swarm": ".swarm",
+    },
+)

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 from swarmlog import Event, InvalidEvent, Log, SwarmlogError, VersionConflict
 from synthesizer import events as T
 from synthesizer.errors import UnknownFact
-from synthesizer.facts import RETRACTED, Fact
 from synthesizer.retry import PendingAppends
+from synthesizer.state.facts import RETRACTED, Fact
 
 if TYPE_CHECKING:
     from synthesizer.state import SwarmState

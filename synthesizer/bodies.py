@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from swarmlog.envelope import lazy_model_check, register_check
 from synthesizer import events as T
-from synthesizer import facade_events as FE
+from synthesizer.compat import events as FE
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -28,7 +28,7 @@ def _synth_model(type_name: str) -> type[BaseModel]:
 
 
 def _facade_model(type_name: str) -> type[BaseModel]:
-    from synthesizer.facade_models import BODY_MODELS
+    from synthesizer.compat.models import BODY_MODELS
 
     return BODY_MODELS[type_name]
 

@@ -73,8 +73,8 @@ def _subject(v: str) -> str:
 
 
 def _origin(v: object) -> object:
-    """One origin dict (see synthesizer.origins)."""
-    from synthesizer.origins import problem
+    """One origin dict (see synthesizer.state.origins)."""
+    from synthesizer.state.origins import problem
 
     bad = problem(v)
     if bad:
@@ -83,7 +83,7 @@ def _origin(v: object) -> object:
 
 
 def _origins_bound(v: list[object]) -> list[object]:
-    from synthesizer.origins import MAX_ORIGINS
+    from synthesizer.state.origins import MAX_ORIGINS
 
     if len(v) > MAX_ORIGINS:
         raise ValueError(f"at most {MAX_ORIGINS} origins")
@@ -179,14 +179,14 @@ class FactRetracted(_Body):
 
 
 class OriginWithdrawn(_Body):
-    """Origins taken back off a global fact (keyed by it; see synthesizer.origins)."""
+    """Origins taken back off a global fact (keyed by it; see synthesizer.state.origins)."""
 
     origins: Origins
     reason: ShortText | None = None
 
 
 class PromotionDone(_Body):
-    """A task swarm's ended sessions whose facts were promoted (see synthesizer.promote)."""
+    """A task swarm's ended sessions whose facts were promoted (synthesizer.promotion.promote)."""
 
     sessions: list[Name]
     target: ShortText | None = None

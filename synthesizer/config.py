@@ -17,7 +17,7 @@ from swarmlog.names import check_name
 from synthesizer.configmodel import Record, ValidationError, nested, setting
 
 EMBEDDERS = ("hash", "minilm")
-"""Embedder names a configuration may choose (``synthesizer.embed.embedder_for`` makes them)."""
+"""Embedder names a configuration may choose (``search.embed.embedder_for`` makes them)."""
 RETENTION_MODES = ("archive", "delete")
 PROMOTION_WHEN = ("manual", "session_end")
 TIER_NAMES = ("working", "short_term", "long_term")
@@ -99,7 +99,7 @@ class SynthSettings(Record):
     """The synthesizer worker's decisions: near-duplicate cosine, checkpoint cadence, how
     many of the newest checkpoints are kept, and ``lease_timeout_s``: how long a lease
     holder's batches may stop before another worker takes the lease over (see
-    ``synthesizer.lease``).
+    ``synthesizer.worker.lease``).
 
     ``near_duplicate`` None (the default; ``auto`` on a command line) means the embedder's
     own threshold (0.9 for the hashing embedder, lower for a real one); a number overrides

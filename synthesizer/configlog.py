@@ -5,7 +5,7 @@ config=…)`` on an empty log) fixes the configuration; a later one (``swarmlog 
 set``) takes effect from its seq. Each event carries the whole configuration and the CAS
 key ``swarm.config``, so the configuration in force is one ``log.version`` and one read
 away, and two concurrent changes never lose one another. The fold switches at the event
-(``on_configured``); a log that records none folds under the defaults.
+(``synthesizer.state.handlers.on_configured``); a log that records none folds under the defaults.
 
 Settings are dotted keys of ``SynthConfig`` (``pool.capacity=50000``, ``embedder=hash``),
 validated by the model; a bad key or value is a one-line ``ConfigError``.
@@ -136,7 +136,7 @@ def log_config(log: Log) -> Configured:
 def _checkpointed(log: Log, v: int) -> Configured:
     """The configuration recorded at seq ``v`` once retention deleted that event: from a
     checkpoint's state (it carries its configuration and the seq that recorded it)."""
-    from synthesizer.statepayload import state_dict  # numpy and the fold: only on this rare path
+    from synthesizer.state.payload import state_dict  # numpy and the fold: only on this rare path
 
     for info in reversed(log.checkpoints.list()):
         if info.seq < v:
@@ -156,7 +156,9 @@ def record_config(
     log: Log, config: SynthConfig, expect: int, changed: Mapping[str, Any] | None = None
 ) -> Event:
     """Append a ``swarm.configured`` carrying ``config``; the config key must be at ``expect``."""
-    from synthesizer.embed import embedder_for  # numpy: only when a configuration is recorded
+    from synthesizer.search.embed import (
+        embedder_for,
+    )  # numpy: only when a configuration is recorded
 
     embedder_for(config.embedder)  # one-line error (e.g. the extra missing), nothing written
     body = {"config": config.model_dump(mode="json"), "changed": dict(changed or {})}
@@ -239,24 +241,3 @@ def init_config(log: Log, settings: Mapping[str, Any]) -> tuple[Configured, bool
 
 
 # ---------------------------------------------------------------- the fold's hook
-
-
-def on_configured(s: Any, d: dict[str, Any]) -> None:
-    """swarm.configured: fold under the new configuration from this seq on.
-
-    Only events on the config key count (``log_config`` reads the same ones). A smaller
-    capacity evicts the weakest facts (ties: oldest) at once, so the pool never holds
-    more than the configuration allows.
-    """
-    if d.get("key") != T.CONFIG_KEY:
-        raise ValueError("swarm.configured without the config key")
-    s.config = SynthConfig.model_validate(d["body"]["config"])
-    s.config_seq = d["seq"]
-    cap = s.config.pool.capacity
-    bank = s.ext.bank  # a MemoryBank's memories are not the pool's to evict (seed 004)
-    pooled = [f for f in s.facts.values() if f.id not in bank] if bank else list(s.facts.values())
-    if len(pooled) > cap:
-        # the order of repeated ``pool.capacity_victim`` picks, in one sort
-        order = sorted(pooled, key=lambda f: (f.strength, f.created_seq))
-        for f in order[: len(pooled) - cap]:
-            s._evict(f.id, "capacity")  # state.CAPACITY (not imported: no cycle)

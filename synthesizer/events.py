@@ -45,7 +45,7 @@ SYNTH_PROGRESS = "synth.progress"
 BOARD_CONFLICT = "board.conflict"
 SWARM_CONFIGURED = "swarm.configured"
 ORIGIN_WITHDRAWN = "origin.withdrawn"
-"""Promotion takes origins back off a global fact (see ``synthesizer.origins``)."""
+"""Promotion takes origins back off a global fact (see ``synthesizer.state.origins``)."""
 PROMOTION_DONE = "promotion.done"
 """A task swarm's record that its ended sessions were promoted (see ``promote``)."""
 
@@ -203,14 +203,14 @@ STATUS = _one_of(*STATUSES)
 
 
 def _origin(v: Any) -> Errors:
-    from synthesizer.origins import problem
+    from synthesizer.state.origins import problem
 
     bad = problem(v)
     return [("", bad)] if bad else []
 
 
 def _origins_bound(v: list[Any]) -> None:
-    from synthesizer.origins import MAX_ORIGINS
+    from synthesizer.state.origins import MAX_ORIGINS
 
     if len(v) > MAX_ORIGINS:
         raise ValueError(f"at most {MAX_ORIGINS} origins")

@@ -46,9 +46,9 @@ from swarmlog.file import RetentionError
 from swarmlog.file import crash_step as step
 from swarmlog.redaction import Rewrite, is_tombstone, kind_of
 from synthesizer import events as T
-from synthesizer import facade_events as FE
-from synthesizer import nsprefix
-from synthesizer.erasure import REDACTED
+from synthesizer.compat import events as FE
+from synthesizer.compat import nsprefix
+from synthesizer.state.erasure import REDACTED
 
 if TYPE_CHECKING:
     from synthesizer.state import SwarmState
@@ -469,7 +469,7 @@ def forget(
 ) -> Result:
     """Forget ``ident`` in ``swarm`` (see module docstring); safe to re-run. An identity
     with no event in the log is refused (a typo forgets nothing) unless ``force``."""
-    from synthesizer import vecckpt
+    from synthesizer.checkpoints import vectors as vecckpt
 
     log = swarm.log
     _allowed(swarm, ident, writer)

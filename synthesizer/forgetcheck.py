@@ -20,7 +20,7 @@ from swarmlog import Log
 from swarmlog.file import RetentionError
 from swarmlog.redaction import kind_of
 from synthesizer import events as T
-from synthesizer import facade_events as FE
+from synthesizer.compat import events as FE
 from synthesizer.forget import ForgetError, Identity, plan
 from synthesizer.redactcheck import requested
 

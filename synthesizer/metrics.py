@@ -42,14 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 from swarmlog import Log
 from synthesizer import events as T
-from synthesizer.authz import refused_by_type
 from synthesizer.backlog import backlog_series
-from synthesizer.facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
-from synthesizer.facttable import FactTable
 from synthesizer.state import SwarmState
+from synthesizer.state.authz import refused_by_type
+from synthesizer.state.facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
+from synthesizer.state.table import FactTable
 
 if TYPE_CHECKING:
-    from synthesizer.factcols import Frame
+    from synthesizer.state.columns import Frame
 
 STRENGTH_BINS = 10
 TOP_FACTS = 10
@@ -219,7 +219,7 @@ def frame(state: SwarmState) -> Frame | None:
     """The facts' fields as columns when the state has unparsed rows, else None."""
     facts = state.facts
     if isinstance(facts, FactTable) and (saved := facts.saved_columns()) is not None:
-        from synthesizer.factcols import frame as frame_of
+        from synthesizer.state.columns import frame as frame_of
 
         fr = frame_of(facts.entries(), saved)
         if np_finite(fr.arrays["strength"]):

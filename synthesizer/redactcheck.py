@@ -34,9 +34,9 @@ from swarmlog import Log
 from swarmlog.file import RetentionError
 from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 from synthesizer import events as T
-from synthesizer import facade_events as FE
-from synthesizer.erasure import REDACTED
+from synthesizer.compat import events as FE
 from synthesizer.forget import _QUOTABLE, _SCRUB, _WORDLESS, ForgetError, Identity
+from synthesizer.state.erasure import REDACTED
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")

@@ -14,11 +14,12 @@ from swarmlog import CheckpointInfo, Log
 from swarmlog.checkpoint import skip
 from swarmlog.errors import SwarmlogError
 from swarmlog.file import RetentionError
-from synthesizer import ckptcheck, statepayload
-from synthesizer._fast import paused_gc
+from synthesizer.checkpoints import check as ckptcheck
 from synthesizer.errors import InvalidOption
 from synthesizer.retention import CHECKPOINT_FORMAT, oldest_readable
 from synthesizer.state import SwarmState, fold_dicts
+from synthesizer.state import payload as statepayload
+from synthesizer.state._fast import paused_gc
 
 __all__ = [
     "CHECKPOINT_FORMAT",

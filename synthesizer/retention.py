@@ -9,7 +9,8 @@ raw history after the point plus that checkpoint always rebuild the state:
 * ``max_age_days=N``: the end of the last segment whose events are all older than N days;
 * ``max_bytes=M``: the end of the last segment that must go for segments to fit in M.
 
-Only a checkpoint that *loads* (ckptcheck.py: identity, recorded event, checksum, a
+Only a checkpoint that *loads* (synthesizer/checkpoints/check.py: identity, recorded event,
+checksum, a
 payload that decodes, its side files) may be the point: a newer one that does not is
 passed over and the point moves back to the newest that does; if none at or before the
 point loads, nothing is compacted and ``NoLoadableCheckpoint`` says why. In mode
@@ -28,10 +29,10 @@ from typing import TYPE_CHECKING
 
 from swarmlog import FileLog, Log, SwarmlogError
 from swarmlog.file import list_segments, load_archives, segment_name
-from synthesizer.ckptcheck import newest_loading
+from synthesizer.checkpoints.check import newest_loading
 from synthesizer.config import RetentionConfig
 from synthesizer.configlog import log_config
-from synthesizer.statepayload import CHECKPOINT_FORMAT
+from synthesizer.state.payload import CHECKPOINT_FORMAT
 
 if TYPE_CHECKING:  # the compaction machinery loads when compacting (CLI start)
     from swarmlog.file import CompactResult as Result
@@ -123,7 +124,7 @@ def compact_by(
     log: FileLog, policy: RetentionConfig, dry_run: bool = False, now: float | None = None
 ) -> Result:
     """Compact ``log`` by ``policy`` (the worker passes the configuration it folded)."""
-    from swarmlog.file import compact
+    from swarmlog.file import compact_log as compact
 
     return compact(log, retention_point(log, policy, now), policy.mode, dry_run)
 

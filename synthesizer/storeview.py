@@ -8,7 +8,7 @@ folds those events, in log order, into namespaces and items; every process that 
 the log builds the same view. It orders like LangGraph's ``InMemoryStore``: namespaces by
 when they got their first item, items by when their key was first written.
 
-Used by ``synthesizer.langgraph.SwarmStore``; nothing here imports LangGraph.
+Used by ``synthesizer.integrations.langgraph.SwarmStore``; nothing here imports LangGraph.
 """
 
 from __future__ import annotations

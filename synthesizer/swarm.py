@@ -31,13 +31,13 @@ if TYPE_CHECKING:  # numpy, the vector index and the worker load on first use: a
     # that only reinforces or writes the board never needs them (CLI start time)
     import numpy as np
 
-    from synthesizer.bootstrap import BootstrapReport
-    from synthesizer.embed import Embedder
-    from synthesizer.factindex import FactIndex
     from synthesizer.forget import Result as ForgetResult
-    from synthesizer.promote import PromotionReport
-    from synthesizer.recall import Hit
-    from synthesizer.worker import Synthesizer
+    from synthesizer.promotion.bootstrap import BootstrapReport
+    from synthesizer.promotion.promote import PromotionReport
+    from synthesizer.search.embed import Embedder
+    from synthesizer.search.factindex import FactIndex
+    from synthesizer.search.recall import Hit
+    from synthesizer.worker.synth import Synthesizer
 
 
 class Swarm:
@@ -87,7 +87,7 @@ class Swarm:
         is recorded on a new swarm, and an existing swarm's must equal it (ConfigError).
         With ``bootstrap`` (a global memory's target) the swarm is seeded with its facts:
         the ``bootstrap_limit`` most relevant to ``bootstrap_query``, or the strongest
-        (see ``synthesizer.bootstrap``; again, it adds nothing twice).
+        (see ``synthesizer.promotion.bootstrap``; again, it adds nothing twice).
         """
         swarm = cls(open_log(target, **log_options), config, embedder)
         if bootstrap is not None:
@@ -135,7 +135,7 @@ class Swarm:
         if self._index is None:
             name = self.refresh().config.embedder
             if self._index is None:
-                from synthesizer.embed import embedder_for
+                from synthesizer.search.embed import embedder_for
 
                 emb = self._embedder if self._embedder is not None else embedder_for(name)
                 self._index, self._embedder_name = self._open_index(emb), name
@@ -147,9 +147,9 @@ class Swarm:
 
         The recall module is imported here too: a process builds the index to search it,
         and its first recall should not pay the import (a few ms: ~1x a 10k recall)."""
-        from synthesizer import recall as _recall  # noqa: F401
-        from synthesizer import vecckpt
-        from synthesizer.factindex import FactIndex
+        from synthesizer.checkpoints import vectors as vecckpt
+        from synthesizer.search import recall as _recall  # noqa: F401
+        from synthesizer.search.factindex import FactIndex
 
         index = FactIndex(emb)
         ck = self._ckpt
@@ -177,8 +177,8 @@ class Swarm:
         name = self._state.config.embedder
         if self._index is not None and self._embedder is None and name != self._embedder_name:
             # `config set embedder=…`: vectors of another embedder never mix
-            from synthesizer.embed import embedder_for
-            from synthesizer.factindex import FactIndex
+            from synthesizer.search.embed import embedder_for
+            from synthesizer.search.factindex import FactIndex
 
             self._index, self._embedder_name = FactIndex(embedder_for(name)), name
             if self._synth is not None:
@@ -204,7 +204,7 @@ class Swarm:
         process lives (the next pass takes the lease again if it is free)."""
         state = self.refresh()
         if self._synth is None:
-            from synthesizer.worker import Synthesizer
+            from synthesizer.worker.synth import Synthesizer
 
             self._synth = Synthesizer(self.log, state=state, index=self.index)
         try:
@@ -222,7 +222,7 @@ class Swarm:
         Retention keeps the newest ``synthesizer.checkpoint_keep``; a ``pinned`` one is
         kept whatever the retention.
         """
-        from synthesizer import vecckpt
+        from synthesizer.checkpoints import vectors as vecckpt
 
         state = self.refresh()
         try:
@@ -249,13 +249,13 @@ class Swarm:
         identity is left, rebuilds the checkpoints after it. Re-running finishes an
         interrupted forget. Forgetting another identity needs an operator (config
         ``operators``). With ``propagate`` (a global memory this swarm promotes into)
-        the identity is erased there too (``synthesizer.propagate``)."""
+        the identity is erased there too (``synthesizer.promotion.propagate``)."""
         from synthesizer.forget import Identity, forget
 
         ident = Identity(agent, session, thread)
         res = forget(self, ident, by, by_session, force)
         if propagate is not None:
-            from synthesizer.propagate import propagate as _propagate
+            from synthesizer.promotion.propagate import propagate as _propagate
 
             _propagate(self, ident, propagate)
         return res
@@ -269,16 +269,16 @@ class Swarm:
     ) -> PromotionReport:
         """Promote this swarm's facts (tier at or above ``tier``, ``min_support`` agents,
         active or contested) into the global memory at ``target`` (DESIGN 11; how:
-        ``synthesizer.promote``). Idempotent; changed facts are updated there."""
-        from synthesizer.promote import promote
+        ``synthesizer.promotion.promote``). Idempotent; changed facts are updated there."""
+        from synthesizer.promotion.promote import promote
 
         return promote(self, target, tier, min_support, dry_run)
 
     def bootstrap(
         self, source: str | os.PathLike[str], query: str | None = None, limit: int = 200
     ) -> BootstrapReport:
-        """Seed this swarm with global facts from ``source`` (``synthesizer.bootstrap``)."""
-        from synthesizer.bootstrap import bootstrap
+        """Seed this swarm with global facts from ``source`` (``promotion.bootstrap``)."""
+        from synthesizer.promotion.bootstrap import bootstrap
 
         return bootstrap(self, source, query, limit)
 
@@ -319,13 +319,13 @@ class Swarm:
         """Append ``session.ended``: working facts of the session above 1.5 energy promote.
 
         With ``promotion.when=session_end`` the ended sessions' facts are then harvested
-        into ``promotion.target`` in a background thread (``synthesizer.harvest``): the
+        into ``promotion.target`` in a background thread (``synthesizer.promotion.harvest``): the
         call never waits for the global memory, and what fails is retried later."""
         ev = self.appends.append(
             Event(agent=agent, session=session, type=T.SESSION_ENDED, body={})
         )
         if self.refresh().promotion_waiting:
-            from synthesizer.harvest import harvest_in_background
+            from synthesizer.promotion.harvest import harvest_in_background
 
             harvest_in_background(self)
         return ev
@@ -338,7 +338,7 @@ class Swarm:
         **options: Any,
     ) -> list[Hit]:
         """Rank facts for a query without logging a recall (operators, the CLI)."""
-        from synthesizer.recall import recall
+        from synthesizer.search.recall import recall
 
         state = self.refresh()
         vec = self.index.embedder.embed([query])[0]
@@ -449,8 +449,8 @@ class Agent:
             raise InvalidEvent(f"limit must be >= 1, got {limit}")
         import numpy as np
 
-        from synthesizer.embed import check_vector
-        from synthesizer.recall import recall
+        from synthesizer.search.embed import check_vector
+        from synthesizer.search.recall import recall
 
         state = self.swarm.refresh()
         if embedding is not None:

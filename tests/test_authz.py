@@ -37,7 +37,7 @@ def _content(s: SwarmState) -> dict[str, Any]:
 
 
 def _fields() -> list[str]:
-    from synthesizer.facts import FACT_FIELDS
+    from synthesizer.state.facts import FACT_FIELDS
 
     return list(FACT_FIELDS)
 

@@ -11,7 +11,7 @@ from swarmlog import Event, open_log
 from synthesizer import events as T
 from synthesizer.backlog import DECIDED, backlog_series
 from synthesizer.replay import state_at
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 from tests.cli_util import run_cli
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from swarmlog import Event, open_log
 from synthesizer import events as T
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 
 
 def _share(log: object, lo: int, hi: int) -> None:

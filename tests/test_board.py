@@ -16,8 +16,8 @@ from swarmlog import InvalidEvent, VersionConflict
 from synthesizer import events as T
 from synthesizer.board import Board, BoardContention, snapshot
 from synthesizer.errors import UnknownFact
-from synthesizer.facts import Fact
 from synthesizer.replay import state_at
+from synthesizer.state.facts import Fact
 from synthesizer.swarm import Swarm
 from tests.conftest import LogTarget
 

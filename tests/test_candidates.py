@@ -1,4 +1,4 @@
-"""Candidate generation (``synthesizer.candidates``) never changes a decision: the worker's
+"""Candidate generation (``synthesizer.worker.candidates``) never changes a decision: the worker's
 decisions with it equal those of the former per-fact masks and ``prune.bound_pairs``, on
 the quality sets and on a 20k-memory swarm with claims, rewordings and promoted facts."""
 
@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 
 from swarmlog import Event, open_log
-from synthesizer import candidates, prune
 from synthesizer import events as T
 from synthesizer.config import PoolConfig, SynthConfig, TierConfig
-from synthesizer.factindex import FactIndex
+from synthesizer.search import prune
+from synthesizer.search.factindex import FactIndex
 from synthesizer.state import SwarmState
-from synthesizer.worker import Synthesizer
+from synthesizer.worker import candidates
+from synthesizer.worker.synth import Synthesizer
 
 DATA = Path(__file__).parent / "data"
 WORDS = ["cache", "proxy", "login", "export", "token", "retry", "locale", "upload", "webhook"]

@@ -9,9 +9,9 @@ import pytest
 
 from swarmlog import Event, open_log
 from synthesizer import events as T
-from synthesizer import worker as worker_mod
 from synthesizer.config import SynthConfig, SynthSettings
-from synthesizer.worker import Synthesizer
+from synthesizer.worker import synth as worker_mod
+from synthesizer.worker.synth import Synthesizer
 
 
 def _notes(n: int) -> list[Event]:

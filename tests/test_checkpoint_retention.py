@@ -20,7 +20,7 @@ from pathlib import Path
 from swarmlog import Event, FileLog, open_log
 from synthesizer.config import SynthConfig, SynthSettings
 from synthesizer.replay import load_checkpoint, save_checkpoint, state_at
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 
 REPO = Path(__file__).resolve().parent.parent
 KEEP = 3

@@ -1,4 +1,4 @@
-"""Checkpoints written off the decision path (``synthesizer.ckptwriter``): a forked child
+"""Checkpoints written off the decision path (``synthesizer.checkpoints.writer``): a forked child
 writes the frozen state while the worker keeps deciding; what it writes equals a replay
 from the start; a child killed with SIGKILL leaves the previous checkpoint in use."""
 
@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 
 from swarmlog import Event, open_log
-from synthesizer import ckptwriter, statepayload, vecckpt
 from synthesizer import events as T
+from synthesizer.checkpoints import vectors as vecckpt
+from synthesizer.checkpoints import writer as ckptwriter
 from synthesizer.config import SynthConfig, SynthSettings
-from synthesizer.factindex import FactIndex
 from synthesizer.replay import load_checkpoint_info, state_at
-from synthesizer.worker import Synthesizer, facts_digest
+from synthesizer.search.factindex import FactIndex
+from synthesizer.state import payload as statepayload
+from synthesizer.worker.synth import Synthesizer, facts_digest
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 

@@ -42,12 +42,12 @@ HEAVY = {
     "pydantic_core",
     "annotated_types",
     "dashboards.app",
-    "dashboards.cmd_dash",
+    "dashboards.commands.dash",
     "dashboards.dashboard",
-    "synthesizer.worker",
+    "synthesizer.worker.synth",
     "synthesizer.demo",
     "synthesizer.metrics",
-    "synthesizer.embed",
+    "synthesizer.search.embed",
     "watchfiles",
 }
 
@@ -78,16 +78,16 @@ def test_append_loads_the_log_and_the_plain_body_checks_only(swarm_root: tuple[s
     root, _ = swarm_root
     code, mods = _modules("--root", root, "append", "--agent", "bob", "a new finding")
     assert code == 0
-    assert {"swarmlog.file.log", "synthesizer.events", "dashboards.act_log"} <= mods
+    assert {"swarmlog.file.log", "synthesizer.events", "dashboards.commands.act_log"} <= mods
     assert not any(_loaded(mods, h) for h in HEAVY), sorted(h for h in HEAVY if _loaded(mods, h))
-    for name in ("synthesizer.state", "synthesizer.swarm", "dashboards.cmd_synth"):
+    for name in ("synthesizer.state", "synthesizer.swarm", "dashboards.commands.synth"):
         assert name not in mods
 
 
 def test_tail_loads_no_body_models(swarm_root: tuple[str, str]) -> None:
     root, _ = swarm_root
     code, mods = _modules("--root", root, "tail", "--json")
-    assert code == 0 and "dashboards.act_log" in mods
+    assert code == 0 and "dashboards.commands.act_log" in mods
     assert not any(_loaded(mods, h) for h in HEAVY)
     assert "synthesizer.events" not in mods and "synthesizer.state" not in mods
 
@@ -134,15 +134,15 @@ def test_search_needs_the_embedder_but_not_rich_or_the_worker(
 ) -> None:
     root, _ = swarm_root
     code, mods = _modules("--root", root, "search", "cache keys")
-    assert code == 0 and "numpy" in mods and "synthesizer.embed" in mods
+    assert code == 0 and "numpy" in mods and "synthesizer.search.embed" in mods
     for name in (
         "rich",
         "typer",
         "click",
         "pydantic",
-        "synthesizer.worker",
+        "synthesizer.worker.synth",
         "synthesizer.demo",
-        "dashboards.cmd_dash",
+        "dashboards.commands.dash",
     ):
         assert not _loaded(mods, name), name
 
@@ -152,17 +152,17 @@ def test_stats_loads_the_metrics_but_not_rich_typer_or_the_dashboard(
 ) -> None:
     root, _ = swarm_root
     code, mods = _modules("--root", root, "stats", "--json")
-    assert code == 0 and "synthesizer.metrics" in mods and "dashboards.act_stats" in mods
+    assert code == 0 and "synthesizer.metrics" in mods and "dashboards.commands.act_stats" in mods
     for name in (
         "rich",
         "typer",
         "click",
         "pydantic",
         "numpy",
-        "dashboards.cmd_dash",
+        "dashboards.commands.dash",
         "dashboards.dashboard",
         "dashboards.demo",
-        "synthesizer.worker",
+        "synthesizer.worker.synth",
     ):
         assert not _loaded(mods, name), name
 
@@ -170,7 +170,7 @@ def test_stats_loads_the_metrics_but_not_rich_typer_or_the_dashboard(
 @pytest.mark.parametrize("name", ["append", "tail", "search", "reinforce", "board", "cas"])
 def test_typer_help_lists_every_declared_option(name: str) -> None:
     """The typer command is built from the same declaration the fast path parses."""
-    from dashboards import act_board, act_log, act_synth
+    from dashboards.commands import act_board, act_log, act_synth
     from tests.cli_util import run_cli
 
     cmd = {
@@ -195,10 +195,10 @@ def test_help_and_other_commands_see_every_command() -> None:
     code, mods = _modules("--help")
     assert code == 0
     assert {
-        "dashboards.cmd_board",
-        "dashboards.cmd_dash",
-        "dashboards.cmd_log",
-        "dashboards.cmd_synth",
+        "dashboards.commands.board",
+        "dashboards.commands.dash",
+        "dashboards.commands.log",
+        "dashboards.commands.synth",
     } <= mods
 
 
@@ -329,7 +329,7 @@ def test_a_started_worker_builds_the_body_models_it_appends() -> None:
     them when it starts (``worker.warm``, first thing in ``run``), not in its first batch."""
     code = (
         "import sys\n"
-        "from synthesizer.worker import warm\n"
+        "from synthesizer.worker.synth import warm\n"
         "before = 'synthesizer.body_models' in sys.modules\n"
         "warm()\n"
         "print(before, 'synthesizer.body_models' in sys.modules, 'pydantic' in sys.modules)\n"

@@ -28,12 +28,12 @@ from synthesizer.configlog import (
     parse_settings,
     with_settings,
 )
-from synthesizer.embed import HashingEmbedder, embedder_for
 from synthesizer.errors import ConfigError, UnknownEmbedder
 from synthesizer.replay import load_checkpoint, save_checkpoint, state_at
+from synthesizer.search.embed import HashingEmbedder, embedder_for
 from synthesizer.state import SwarmState, fold
 from synthesizer.swarm import Swarm
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 from tests.cli_util import run_cli
 from tests.conftest import LogTarget
 
@@ -386,7 +386,7 @@ class _Letters:
 
 
 def test_config_set_embedder_switches_every_process_from_its_seq(tmp_path: Path) -> None:
-    from synthesizer import embed
+    from synthesizer.search import embed
 
     saved = dict(embed._FACTORIES)
     embed.register_embedder("minilm", _Letters)

@@ -15,7 +15,7 @@ import pytest
 from dashboards.demo.agent import Scenario, agent_name, plan_with
 from swarmlog import open_log
 from synthesizer.replay import state_at
-from synthesizer.worker import facts_digest
+from synthesizer.worker.synth import facts_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 

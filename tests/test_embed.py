@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from synthesizer.embed import Embedder, HashingEmbedder, check_vector, normalise, tokenize
+from synthesizer.search.embed import Embedder, HashingEmbedder, check_vector, normalise, tokenize
 
 EMB = HashingEmbedder()
 
@@ -96,7 +96,7 @@ def test_independent_of_cache_history() -> None:
 
 def test_same_bytes_in_other_processes() -> None:
     code = (
-        "import sys, json; from synthesizer.embed import HashingEmbedder; "
+        "import sys, json; from synthesizer.search.embed import HashingEmbedder; "
         "texts = json.loads(sys.argv[1]); "
         "print(HashingEmbedder().embed(texts).tobytes().hex())"
     )

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from synthesizer.config import SynthConfig
-from synthesizer.embed import Embedder, HashingEmbedder, embedder_for, near_duplicate_of
-from synthesizer.embed_minilm import MISSING_EXTRA, MiniLMEmbedder
 from synthesizer.errors import UnknownEmbedder
+from synthesizer.search.embed import Embedder, HashingEmbedder, embedder_for, near_duplicate_of
+from synthesizer.search.minilm import MISSING_EXTRA, MiniLMEmbedder
 from synthesizer.swarm import Swarm
 from tests.cli_util import run_cli
 
@@ -83,7 +83,7 @@ _OFFLINE_SCRIPT = textwrap.dedent(
 
     socket.socket = NoNetwork
     socket.create_connection = lambda *a, **k: (_ for _ in ()).throw(OSError("no network"))
-    from synthesizer.embed import embedder_for
+    from synthesizer.search.embed import embedder_for
 
     texts = json.loads(sys.argv[1])
     vecs = embedder_for("minilm").embed(texts)
@@ -128,7 +128,7 @@ def test_without_the_extra_minilm_is_a_one_line_error(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.getcwd()]))
     script = textwrap.dedent(
         """
-        from synthesizer.embed import embedder_for
+        from synthesizer.search.embed import embedder_for
         assert embedder_for("hash").id.startswith("hash-v1")  # the default still works
         try:
             import onnxruntime  # noqa: F401

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from synthesizer import MemoryBank
-from synthesizer import facade_events as FE
+from synthesizer.compat import events as FE
 
 SEASONAL = "The sales data shows a strong twelve month seasonal cycle"
 

@@ -15,7 +15,7 @@ import pytest
 
 from synthesizer import SharedMemoryPool
 from synthesizer import events as T
-from synthesizer import facade_events as FE
+from synthesizer.compat import events as FE
 from synthesizer.configlog import ConfigError
 
 

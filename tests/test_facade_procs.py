@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from synthesizer import MemoryBank, MemoryEntry, MemoryStore, SharedMemoryPool
-from synthesizer import facade_events as FE
+from synthesizer.compat import events as FE
 from synthesizer.replay import state_at
 from tests.conftest import LogTarget
 from tests.facadeworkers import RACE_ID

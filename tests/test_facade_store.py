@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from synthesizer import MemoryEntry, MemoryIdentity, MemoryStore
-from synthesizer import facade_events as FE
-from synthesizer.facade_store import encode_identity
+from synthesizer.compat import events as FE
+from synthesizer.compat.store import encode_identity
 
 A = MemoryIdentity(tenant="A", principal="u1", conversation_id="c1")
 B = MemoryIdentity(tenant="B", principal="u1", conversation_id="c1")

@@ -50,7 +50,7 @@ def test_mcp_get_fact_history_has_them_too(tmp_path: Path) -> None:
     import pytest
 
     pytest.importorskip("mcp")
-    from dashboards.mcp_tools import MemoryTools
+    from dashboards.mcp.tools import MemoryTools
 
     root = tmp_path / "s"
     _winner, loser = _contest(root)

@@ -8,9 +8,10 @@ import pytest
 
 from swarmlog.envelope import Event, validate_for_append
 from swarmlog.errors import InvalidEvent
-from synthesizer import SynthConfig, pool
+from synthesizer import SynthConfig
 from synthesizer import events as T
-from synthesizer.facts import Fact
+from synthesizer.state import pool
+from synthesizer.state.facts import Fact
 from tests.test_fold_facts import Stream
 
 

@@ -6,10 +6,11 @@ import math
 
 import pytest
 
-from synthesizer import SynthConfig, tiers
+from synthesizer import SynthConfig
 from synthesizer import events as T
 from synthesizer.config import TierConfig
-from synthesizer.facts import Fact
+from synthesizer.state import tiers
+from synthesizer.state.facts import Fact
 from tests.test_fold_facts import Stream
 
 H = 3600.0

@@ -24,12 +24,12 @@ import pytest
 from swarmlog import FileLog, MemoryLog
 from swarmlog.redaction import TOMBSTONE, kind_of
 from synthesizer import Swarm
-from synthesizer.erasure import REDACTED
+from synthesizer.compat.store import MemoryEntry, MemoryIdentity, MemoryStore
 from synthesizer.events import IDENTITY_FORGOTTEN
-from synthesizer.facade_store import MemoryEntry, MemoryIdentity, MemoryStore
 from synthesizer.forget import ForgetError, Identity, forget
 from synthesizer.replay import state_at
-from synthesizer.worker import facts_digest
+from synthesizer.state.erasure import REDACTED
+from synthesizer.worker.synth import facts_digest
 from tests.cli_util import run_cli
 
 pytestmark = pytest.mark.timeout(120)

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from dashboards.mcp_tools import agent_name
+from dashboards.mcp.tools import agent_name
 from swarmlog import Event, FileLog, InvalidEvent
 from synthesizer import Swarm
+from synthesizer.compat.events import STORE_FORGOTTEN
+from synthesizer.compat.store import MemoryEntry, MemoryIdentity, MemoryStore, encode_identity
 from synthesizer.events import IDENTITY_FORGOTTEN, MEMORY_SHARED
-from synthesizer.facade_events import STORE_FORGOTTEN
-from synthesizer.facade_store import MemoryEntry, MemoryIdentity, MemoryStore, encode_identity
 from synthesizer.forget import ForgetError
 from tests.cli_util import run_cli
 

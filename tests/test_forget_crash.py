@@ -25,7 +25,7 @@ from swarmlog import FileLog
 from swarmlog.file import redact
 from synthesizer import Swarm
 from synthesizer.replay import state_at
-from synthesizer.worker import facts_digest
+from synthesizer.worker.synth import facts_digest
 from tests.cli_util import run_cli
 
 pytestmark = pytest.mark.timeout(300)

@@ -16,7 +16,7 @@ from swarmlog import Event, MemoryLog
 from synthesizer import Swarm, SynthConfig
 from synthesizer.config import SynthSettings
 from synthesizer.replay import ErasedSince, save_checkpoint_info, state_at
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 from tests.conftest import LogTarget
 
 pytestmark = pytest.mark.timeout(120)

@@ -16,9 +16,9 @@ import pytest
 
 from swarmlog import Event, FileLog
 from synthesizer import Swarm
-from synthesizer.erasure import REDACTED
 from synthesizer.events import IDENTITY_FORGOTTEN
 from synthesizer.replay import state_at
+from synthesizer.state.erasure import REDACTED
 from tests.cli_util import run_cli
 
 pytestmark = pytest.mark.timeout(120)

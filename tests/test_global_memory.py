@@ -15,9 +15,9 @@ import pytest
 from swarmlog import Event, InvalidEvent, SwarmlogError
 from synthesizer import Swarm
 from synthesizer.config import SynthConfig
-from synthesizer.facts import RETRACTED
-from synthesizer.promote import PromotionError
+from synthesizer.promotion.promote import PromotionError
 from synthesizer.replay import state_at
+from synthesizer.state.facts import RETRACTED
 from tests.cli_util import run_cli
 
 SHARED = "The staging database is rebuilt every night at 02:00"
@@ -195,7 +195,7 @@ def test_session_end_harvest_and_retry(tmp_path: Path) -> None:
         if t.name == "swarmlog-harvest":
             t.join(timeout=60)
     assert list(sw.refresh().promotion_waiting) == ["s1"]
-    from synthesizer.harvest import harvest
+    from synthesizer.promotion.harvest import harvest
 
     with pytest.raises(SwarmlogError):  # unreachable target: the session keeps waiting
         harvest(sw, wait_s=0)
@@ -300,7 +300,7 @@ def test_end_session_harvests_in_the_background(tmp_path: Path) -> None:
 
 
 def test_strongest_from_columns_equals_the_plain_loop(tmp_path: Path) -> None:
-    from synthesizer.bootstrap import strongest
+    from synthesizer.promotion.bootstrap import strongest
 
     sw = Swarm.open(tmp_path / "g")
     for i in range(60):
@@ -330,8 +330,8 @@ def test_mcp_get_fact_and_search_show_origins(tmp_path: Path) -> None:
     from mcp.client import Client
     from mcp_types import Implementation
 
-    from dashboards.mcp_server import build_server
-    from dashboards.mcp_tools import MemoryTools
+    from dashboards.mcp.server import build_server
+    from dashboards.mcp.tools import MemoryTools
 
     g = tmp_path / "global"
     a = _task(tmp_path / "task-a", "ana", [SHARED])

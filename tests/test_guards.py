@@ -1,16 +1,16 @@
 """Near-miss guards: different numbers, units, negation, polarity or components never merge,
-whichever embedder scored the pair (the merge rule, ``synthesizer.mergerule``, decides)."""
+whichever embedder scored the pair (the merge rule, ``synthesizer.merge.rule``, decides)."""
 
 from __future__ import annotations
 
 import pytest
 
 from synthesizer.config import SynthConfig
-from synthesizer.embed import HashingEmbedder
-from synthesizer.guards import conflict
-from synthesizer.lexicon import lexicon
-from synthesizer.mergerule import parse
+from synthesizer.merge.lexicon import lexicon
+from synthesizer.merge.rule import parse
+from synthesizer.search.embed import HashingEmbedder
 from synthesizer.swarm import Swarm
+from synthesizer.worker.guards import conflict
 
 NEAR_MISSES = [  # the reason is the merge rule's (the old guards' word lists are gone)
     ("The cache TTL is five minutes", "The cache TTL is five hours", "number"),

@@ -220,3 +220,131 @@ def test_the_private_name_check_catches_event_d() -> None:
     assert "_d" not in _private_attributes(("synthesizer",)) | _private_attributes(
         ("dashboards",)
     )
+
+
+# -- the house (issue 23): the folder tree is the architecture, and these rules keep it so --
+
+BACKENDS = ("swarmlog.file", "swarmlog.jetstream")
+CORE_FACES = {"swarmlog", "swarmlog.open"}  # the package face and ``open_log`` pick a backend
+FOLD = "synthesizer.state"
+FOLD_VOCABULARY = {  # what the fold reads besides itself and the core: names and settings
+    "synthesizer",
+    "synthesizer.config",
+    "synthesizer.configmodel",
+    "synthesizer.events",
+    "synthesizer.errors",
+    "synthesizer.compat.events",
+    "synthesizer.compat.nsprefix",
+}
+NONDETERMINISTIC = ("time", "random", "datetime", "secrets", "uuid")
+MAX_MODULES_PER_FOLDER = 20
+
+
+def _within(mod: str, pkg: str) -> bool:
+    return mod == pkg or mod.startswith(pkg + ".")
+
+
+def _backend(mod: str) -> str | None:
+    return next((b for b in BACKENDS if _within(mod, b)), None)
+
+
+def _is_core(mod: str) -> bool:
+    return _within(mod, "swarmlog") and _backend(mod) is None
+
+
+def _imports_of(select: object) -> Iterator[tuple[str, str]]:
+    """(module, project module it imports) for every module ``select(mod)`` is true of."""
+    graph = _edges()
+    for mod in sorted(graph):
+        if select(mod):  # type: ignore[operator]
+            for target in sorted(graph[mod]):
+                yield mod, target
+
+
+def test_a_backend_imports_only_the_core_and_itself() -> None:
+    bad = [
+        f"{m} imports {t}"
+        for m, t in _imports_of(_backend)
+        if _within(t, "swarmlog") and not (_is_core(t) or _within(t, _backend(m) or ""))
+    ]
+    assert not bad, "a backend reaches past the core:\n" + "\n".join(bad)
+
+
+def test_the_core_imports_a_backend_only_through_its_face() -> None:
+    bad = [
+        f"{m} imports {t}"
+        for m, t in _imports_of(_is_core)
+        if _backend(t) and m not in CORE_FACES
+    ]
+    assert not bad, "the core depends on a backend:\n" + "\n".join(bad)
+
+
+def test_code_above_swarmlog_uses_the_core_and_the_backends_faces_only() -> None:
+    bad = [
+        f"{m} imports {t}"
+        for m, t in _imports_of(lambda m: not _within(m, "swarmlog"))
+        if _backend(t) and t not in BACKENDS
+    ]
+    assert not bad, "a backend's inner module used above swarmlog:\n" + "\n".join(bad)
+
+
+def test_the_fold_imports_itself_the_core_and_its_vocabulary_only() -> None:
+    """So nothing from search/, worker/, merge/ … reaches ``apply`` (DESIGN 4)."""
+    bad = [
+        f"{m} imports {t}"
+        for m, t in _imports_of(lambda m: _within(m, FOLD))
+        if not (_within(t, FOLD) or _is_core(t) or t in FOLD_VOCABULARY)
+    ]
+    assert not bad, "the fold imports beyond itself:\n" + "\n".join(bad)
+
+
+def test_the_fold_imports_no_clock_and_no_randomness() -> None:
+    bad = []
+    for mod, path in MODULES.items():
+        if _within(mod, FOLD):
+            for name, line, _ in _imported(mod, _tree(mod)):
+                if name.split(".")[0] in NONDETERMINISTIC:
+                    bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not bad, "determinism is a build rule here:\n" + "\n".join(bad)
+
+
+def test_the_house_rules_catch_what_they_are_for() -> None:
+    """The predicates above say yes and no where they should."""
+    assert _backend("swarmlog.file.view.index") == "swarmlog.file"
+    assert _is_core("swarmlog.chain") and not _is_core("swarmlog.jetstream.seal.chain")
+    assert not _within("swarmlog.filex", "swarmlog.file")
+    tree = ast.parse("import time\nfrom random import random\n")
+    assert {n for n, _, _ in _imported(f"{FOLD}.loop", tree)} == {"time", "random"}
+
+
+def test_no_folder_holds_more_than_twenty_modules() -> None:
+    counts: dict[str, int] = {}
+    for path in MODULES.values():
+        folder = str(path.parent.relative_to(ROOT))
+        counts[folder] = counts.get(folder, 0) + 1
+    crowded = {f: n for f, n in counts.items() if n > MAX_MODULES_PER_FOLDER}
+    assert not crowded, f"folders over {MAX_MODULES_PER_FOLDER} modules: {crowded}"
+    assert len(counts) >= 15  # the subpackages exist (a flat tree would pass trivially)
+
+
+def _face_names(path: Path) -> set[str]:
+    """The names a package face exports: its ``__all__``."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            value = node.value
+            assert isinstance(value, ast.List)
+            return {e.value for e in value.elts if isinstance(e, ast.Constant)}
+    return set()
+
+
+def test_a_face_name_is_never_one_of_its_modules() -> None:
+    """Importing ``pkg.x`` binds ``x`` on the package: a face name ``x`` would be replaced
+    by the module as soon as anyone imported it."""
+    bad = []
+    for mod, path in MODULES.items():
+        if _is_package(mod):
+            subs = {m.rsplit(".", 1)[1] for m in MODULES if "." in m and m.rsplit(".", 1)[0] == mod}
+            bad += [f"{mod}.{n}" for n in sorted(_face_names(path) & subs)]
+    assert not bad, "face names shadowed by modules: " + ", ".join(bad)

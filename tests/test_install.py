@@ -165,11 +165,13 @@ def test_a_missing_extra_is_one_line_naming_a_command_that_works(
 def test_langgraph_import_without_the_extra_names_it() -> None:
     r = subprocess.run(
         [sys.executable, "-c", "import sys; sys.modules['langgraph'] = None\n"
-         "import synthesizer.langgraph"],
+         "import synthesizer.integrations.langgraph"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     last = r.stderr.strip().splitlines()[-1]
-    assert last.startswith("ModuleNotFoundError: synthesizer.langgraph needs the langgraph extra")
+    assert last.startswith(
+        "ModuleNotFoundError: synthesizer.integrations.langgraph needs the langgraph extra"
+    )
     assert "scripts/setup langgraph" in last
 
 

@@ -261,7 +261,8 @@ def test_close_stops_the_loop_thread(target: str) -> None:
 def test_ensure_stream_configures_and_denies_purge(target: str) -> None:
     cfg = ensure_stream(target, name="myswarm", duplicate_window=120)
     assert cfg["deny_purge"] and cfg["allow_atomic"]
-    assert not cfg["deny_delete"]  # erasure deletes messages with erase (jsredact.py)
+    # erasure deletes messages with erase (swarmlog/jetstream/redact.py)
+    assert not cfg["deny_delete"]
     assert cfg["allow_direct"] and not cfg.get("allow_rollup_hdrs")
     assert cfg["duplicate_window"] == 120 * 10**9 and cfg["num_replicas"] == 1
     assert cfg["subjects"] == [f"swarmlog.{target.rsplit('/', 1)[1]}.>"]
@@ -335,7 +336,8 @@ def test_verify_and_read_catch_a_foreign_message(log: JetStreamLog) -> None:
 
     raw(log, junk)
     log.append(ev())
-    rep = log.verify()  # a bad write, not damage: noted, and readers skip it (jsskip.py)
+    # a bad write, not damage: noted, and readers skip it (swarmlog/jetstream/skip.py)
+    rep = log.verify()
     assert rep.ok and rep.events == 3, rep.problems
     assert any(n.startswith("seq 2: skipped by readers") for n in rep.notes)
     got = list(log.read())

@@ -1,7 +1,8 @@
 """One sealer of the hash chain at a time on JetStream (issue 29), with real processes.
 
 Writers no longer all seal: one handle holds the seal lease and seals everybody's
-records, the others stand by (jsseallease.py, jssealrole.py). Each seal names its
+records, the others stand by (swarmlog/jetstream/seal/lease.py, swarmlog/jetstream/seal/role.py).
+Each seal names its
 sealer (``by``), so the tests can see who sealed what.
 """
 

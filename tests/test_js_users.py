@@ -25,8 +25,8 @@ from swarmlog.jetstream.auth import authorization
 from swarmlog.jetstream.proto import prepare
 from swarmlog.jetstream.subjects import META_SUBJECTS, NO_AGENT, Subjects
 from synthesizer import events as T
-from synthesizer.lease import LEASE_KEY
 from synthesizer.state import SwarmState, fold_dicts
+from synthesizer.worker.lease import LEASE_KEY
 from tests.cli_util import run_cli
 from tests.natsserver import NatsServer
 
@@ -145,7 +145,7 @@ def test_agent_b_cannot_publish_synthesizer_events(users: Users, stream: str) ->
 
 
 def test_synthesizer_user_writes_synth_events(users: Users, stream: str) -> None:
-    from synthesizer.worker import Synthesizer
+    from synthesizer.worker.synth import Synthesizer
 
     marker = f"the deploy key rotates every {next(_n)} days"
     with open_as(users, "a") as a:

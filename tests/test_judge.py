@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from synthesizer.config import SynthConfig
-from synthesizer.judge import judge_for, register_judge
-from synthesizer.mergerule import UNSURE, compare
+from synthesizer.merge.judge import judge_for, register_judge
+from synthesizer.merge.rule import UNSURE, compare
 from synthesizer.state import SwarmState, fold
 from synthesizer.swarm import Swarm
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 
 A = "The login test is flaky on CI"
 B = "The sign-in test passes and fails at random in CI"  # a paraphrase: the rule is unsure

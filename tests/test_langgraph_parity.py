@@ -14,7 +14,7 @@ pytest.importorskip("langgraph.store.base")
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from synthesizer.langgraph import SwarmStore
+from synthesizer.integrations.langgraph import SwarmStore
 
 
 def test_batch_writes_below_the_reserved_root_like_upstream(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from langgraph.store.base import (
 from langgraph.store.memory import InMemoryStore
 
 from swarmlog import open_log
-from synthesizer.langgraph import ItemConflict, SwarmStore
+from synthesizer.integrations.langgraph import ItemConflict, SwarmStore
 from synthesizer.swarm import Swarm
 
 pytestmark = pytest.mark.timeout(300)
@@ -281,7 +281,7 @@ def test_a_store_in_another_process_shares_the_items(tmp_path: Path) -> None:
         mine.put(("p",), "from-parent", {"v": 1})
         script = textwrap.dedent(
             f"""
-            from synthesizer.langgraph import SwarmStore
+            from synthesizer.integrations.langgraph import SwarmStore
             s = SwarmStore({str(root)!r})
             assert s.get(("p",), "from-parent").value == {{"v": 1}}
             s.put(("p",), "from-child", {{"v": 2}})
@@ -403,7 +403,7 @@ def test_conditional_puts_from_racing_processes_lose_no_increment(tmp_path: Path
         s.put(("c",), "counter", {"n": 0}, expected_version=0)
     script = textwrap.dedent(
         f"""
-        from synthesizer.langgraph import ItemConflict, SwarmStore
+        from synthesizer.integrations.langgraph import ItemConflict, SwarmStore
         s = SwarmStore({str(root)!r})
         conflicts = 0
         for _ in range(25):

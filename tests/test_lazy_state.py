@@ -14,11 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from swarmlog import Event, open_log
-from synthesizer import SwarmState, SynthConfig, fold, metrics, statepayload
+from synthesizer import SwarmState, SynthConfig, fold, metrics
 from synthesizer import events as T
 from synthesizer.config import PoolConfig
-from synthesizer.facts import Fact
-from synthesizer.facttable import FactTable
 from synthesizer.replay import (
     CHECKPOINT_FORMAT,
     fold_into,
@@ -26,6 +24,9 @@ from synthesizer.replay import (
     save_checkpoint,
     state_at,
 )
+from synthesizer.state import payload as statepayload
+from synthesizer.state.facts import Fact
+from synthesizer.state.table import FactTable
 from synthesizer.swarm import Swarm
 from tests.test_fold_determinism import CFG, OPS, Op, build
 

@@ -228,7 +228,7 @@ def test_standby_takes_over_a_hung_holder_after_the_lease_timeout(target: LogTar
 
 @pytest.mark.timeout(240)
 def test_standing_by_once_names_the_holder_and_writes_nothing(target: LogTarget) -> None:
-    from synthesizer.worker import Synthesizer
+    from synthesizer.worker.synth import Synthesizer
 
     share(target, "held by an in-process worker")
     log = open_log(target.target)

@@ -17,8 +17,8 @@ import pytest
 
 from swarmlog import Event, FileLog, InvalidEvent
 from synthesizer import events as T
-from synthesizer.facts import WORKING
 from synthesizer.state import SwarmState, fold
+from synthesizer.state.facts import WORKING
 from synthesizer.swarm import Swarm
 from tests.conftest import LogTarget
 

@@ -21,11 +21,11 @@ from mcp.client import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import Implementation
 
-from dashboards.mcp_server import build_server
-from dashboards.mcp_tools import MemoryTools
+from dashboards.mcp.server import build_server
+from dashboards.mcp.tools import MemoryTools
 from swarmlog import open_log
-from synthesizer.background import BackgroundSynth
 from synthesizer.swarm import Swarm
+from synthesizer.worker.background import BackgroundSynth
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from synthesizer.config import SynthConfig
-from synthesizer.lexicon import lexicon
-from synthesizer.mergerule import compare
+from synthesizer.merge.lexicon import lexicon
+from synthesizer.merge.rule import compare
 from synthesizer.state import SwarmState, fold
 from synthesizer.swarm import Swarm
 
@@ -164,7 +164,7 @@ def test_different_things_in_one_batch_are_neither_merged_nor_flagged(tmp_path: 
 
 
 def test_the_rival_is_shown_by_recall_board_mcp_and_dashboard(tmp_path: Path) -> None:
-    from dashboards.mcp_tools import MemoryTools
+    from dashboards.mcp.tools import MemoryTools
     from synthesizer.metrics import contests
     from tests.cli_util import run_cli
 
@@ -191,8 +191,8 @@ def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Degrades to the safe side: no synonyms known, no slot difference ever merges."""
-    from synthesizer import lexicon as lexmod
-    from synthesizer import mergerule
+    from synthesizer.merge import lexicon as lexmod
+    from synthesizer.merge import rule as mergerule
 
     def clear() -> None:
         for f in (lexmod.lexicon, mergerule.parse, mergerule.relation, mergerule._lemma):

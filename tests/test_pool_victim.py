@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from synthesizer.pool import capacity_victim
+from synthesizer.state.pool import capacity_victim
 
 NAN = float("nan")  # one object: tuples compare it equal to itself, the loop does not
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from swarmlog import Event, open_log
-from synthesizer import prune
 from synthesizer.config import SynthConfig
-from synthesizer.factindex import FactIndex
-from synthesizer.facts import LONG_TERM, SHORT_TERM, WORKING
-from synthesizer.scorer import BatchScorer
-from synthesizer.worker import Synthesizer, facts_digest
+from synthesizer.search import prune
+from synthesizer.search.factindex import FactIndex
+from synthesizer.state.facts import LONG_TERM, SHORT_TERM, WORKING
+from synthesizer.worker.scorer import BatchScorer
+from synthesizer.worker.synth import Synthesizer, facts_digest
 
 DIM = 64
 
@@ -252,7 +252,7 @@ def test_pruned_worker_makes_the_same_decisions(tmp_path: Any) -> None:
 
 
 def test_rowwise_cache_follows_every_change() -> None:
-    from synthesizer.vindex import VectorIndex
+    from synthesizer.search.vindex import VectorIndex
 
     rng = np.random.default_rng(12)
     idx = VectorIndex("e", 8, capacity=4)

@@ -1,4 +1,4 @@
-"""Issue 14, "scale past brute force": recall's approximate path (synthesizer.quantindex).
+"""Issue 14, "scale past brute force": recall's approximate path (synthesizer.search.quantindex).
 
 Below the size threshold recall is the exact path (the codes are never even declared);
 above it (a small threshold here) recall@10 against exact is >= 0.99 on generated
@@ -25,10 +25,12 @@ import numpy as np
 import pytest
 
 from swarmlog import Event
-from synthesizer import Swarm, SynthConfig, quantindex, vecckpt
+from synthesizer import Swarm, SynthConfig
 from synthesizer import events as T
+from synthesizer.checkpoints import vectors as vecckpt
 from synthesizer.config import PoolConfig
-from synthesizer.vindex import VectorIndex
+from synthesizer.search import quantindex
+from synthesizer.search.vindex import VectorIndex
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -16,9 +16,9 @@ from swarmlog import Event, MemoryLog
 from synthesizer import Swarm, SynthConfig
 from synthesizer import events as T
 from synthesizer.config import PoolConfig
-from synthesizer.factindex import FactIndex
-from synthesizer.facts import RETRACTED, SUPERSEDED
-from synthesizer.recall import recall
+from synthesizer.search.factindex import FactIndex
+from synthesizer.search.recall import recall
+from synthesizer.state.facts import RETRACTED, SUPERSEDED
 
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "zeta"]
 TIERS = {"working": 0, "short_term": 1, "long_term": 2}

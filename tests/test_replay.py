@@ -11,7 +11,7 @@ from swarmlog import Event, MemoryLog, open_log
 from synthesizer.replay import save_checkpoint, state_at
 from synthesizer.state import SwarmState, fold
 from synthesizer.swarm import Swarm
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 from tests.conftest import LogTarget
 
 WORDS = ["cache", "port", "login", "crash", "export", "retry", "token", "proxy", "locale"]

@@ -165,7 +165,7 @@ def test_cli_dry_run_then_compact_and_tail_across(tmp_path: Path) -> None:
 
 
 def test_worker_compacts_after_its_checkpoints_when_a_policy_is_set(tmp_path: Path) -> None:
-    from synthesizer.worker import Synthesizer
+    from synthesizer.worker.synth import Synthesizer
 
     log = FileLog(tmp_path, segment_bytes=4096)
     change_config(

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from synthesizer import MemoryEntry, MemoryIdentity, MemoryStore, SharedMemoryPool
-from synthesizer.facade_pool import VectorMemoryEntry
+from synthesizer.compat.pool import VectorMemoryEntry
 from tests.cli_util import run_cli
 
 ME = MemoryIdentity(tenant="t", principal="p", conversation_id="c")

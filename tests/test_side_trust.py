@@ -110,7 +110,7 @@ def test_intact_vectors_are_mapped_not_embedded(tmp_path: Path) -> None:
     assert len(emb.texts) == 1  # the query only
     assert vec.exists()
     with Swarm.open(path) as swarm:  # the checkpoint names the file with its SHA-256
-        from synthesizer import vecckpt
+        from synthesizer.checkpoints import vectors as vecckpt
 
         info = swarm.log.checkpoints.list()[-1]
         assert vecckpt.file_name(info) == vec.name

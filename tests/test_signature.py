@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from synthesizer.signature import normalise_content, signature
+from synthesizer.worker.signature import normalise_content, signature
 
 
 @pytest.mark.parametrize(
@@ -53,7 +53,10 @@ def test_signature_format_and_value() -> None:
 
 
 def test_signature_stable_across_processes() -> None:
-    code = "from synthesizer.signature import signature; print(signature('Ünïcode Tëxt, 42!'))"
+    code = (
+        "from synthesizer.worker.signature import signature;"
+        " print(signature('Ünïcode Tëxt, 42!'))"
+    )
     outs = set()
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}

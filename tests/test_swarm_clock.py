@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from swarmlog import Event, FileLog
 from swarmlog.clock import MAX_STEP, SLEW, bounded_stamp
 from synthesizer import events as T
-from synthesizer.facts import WORKING
+from synthesizer.state.facts import WORKING
 from synthesizer.swarm import Swarm
 
 AHEAD = 10 * 3600.0

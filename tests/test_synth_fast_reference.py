@@ -1,4 +1,4 @@
-"""Each speed trick of the fold (``synthesizer/_fast.py``) against a plain reference.
+"""Each speed trick of the fold (``synthesizer/state/_fast.py``) against a plain reference.
 
 The references are the plain code the trick replaces: keyword construction
 (``RawMemory.from_shared``, ``facts.new_fact``), ``tiers.access`` on the pydantic config,
@@ -19,10 +19,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from synthesizer import _fast, tiers
 from synthesizer.config import SynthConfig
-from synthesizer.facts import LONG_TERM, SHORT_TERM, WORKING, Evidence, Fact, RawMemory, new_fact
-from synthesizer.state import SwarmState, fold_dicts
+from synthesizer.state import SwarmState, _fast, fold_dicts, tiers
+from synthesizer.state.facts import (
+    LONG_TERM,
+    SHORT_TERM,
+    WORKING,
+    Evidence,
+    Fact,
+    RawMemory,
+    new_fact,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MALFORMED = (KeyError, TypeError, ValueError, IndexError)

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from synthesizer import Swarm, vecckpt
-from synthesizer.embed import HashingEmbedder
+from synthesizer import Swarm
+from synthesizer.checkpoints import vectors as vecckpt
+from synthesizer.search.embed import HashingEmbedder
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -94,7 +94,8 @@ def test_read_only_catch_up_never_writes_a_snapshot(tmp_path: Path, spy: list[bo
 
 
 def _rewrite(root: Path, change: Callable[[dict[str, object]], None]) -> None:
-    """Change the snapshot's header and write it back well formed (layout: viewsnap.py)."""
+    """Change the snapshot's header and write it back well formed (layout:
+    swarmlog/file/view/snapshot.py)."""
     path = root / viewsnap.NAME
     line, _, columns = path.read_bytes().partition(b"\n")[2].partition(b"\n")
     header = orjson.loads(line)

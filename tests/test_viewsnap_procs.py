@@ -1,4 +1,5 @@
-"""Writer-view snapshots across real processes (swarmlog/file/view/snapshot.py, viewindex.py).
+"""Writer-view snapshots across real processes (swarmlog/file/view/snapshot.py,
+swarmlog/file/view/columns.py).
 
 * a fresh process that starts from the mapped snapshot recognises every retried id, from
   before the snapshot and after it, and stores nothing twice;

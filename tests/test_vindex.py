@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synthesizer.vindex import Hit, VectorIndex, VectorSpace
+from synthesizer.search.vindex import Hit, VectorIndex, VectorSpace
 
 DIM = 16
 

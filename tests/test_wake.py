@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmlog import Event, open_log
-from synthesizer.wake import LogWaiter
+from synthesizer.worker.wake import LogWaiter
 
 
 def test_append_between_waits_wakes_the_next_wait(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import pytest
 from swarmlog import Event, InvalidEvent
 from synthesizer.errors import UnknownFact
 from synthesizer.swarm import Swarm
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from swarmlog import Event, open_log
 from synthesizer.state import SwarmState
-from synthesizer.worker import Synthesizer, facts_digest
+from synthesizer.worker.synth import Synthesizer, facts_digest
 
 WORKER = (
     "import sys\n"
     "from swarmlog import open_log\n"
-    "from synthesizer.worker import Synthesizer\n"
+    "from synthesizer.worker.synth import Synthesizer\n"
     # a killed worker never releases the lease: its successor takes it over at once (the
     # holder's process is gone) or after the (short) lease timeout
     "w = Synthesizer(open_log(sys.argv[1]), batch_size=int(sys.argv[2]), lease_timeout_s=0.05)\n"

@@ -29,9 +29,9 @@ from typing import Any
 
 from synthesizer.board import Attempt
 from synthesizer.errors import UnknownFact
-from synthesizer.facts import Fact
-from synthesizer.recall import Hit
+from synthesizer.search.recall import Hit
 from synthesizer.state import SwarmState
+from synthesizer.state.facts import Fact
 from synthesizer.swarm import Agent, Swarm
 
 BARRIER_TIMEOUT = 5.0

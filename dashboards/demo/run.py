@@ -1,7 +1,7 @@
 """The demo swarm (seed 002's experiment made real): a synthesizer worker and N agent
 processes on one log, working through a scripted scenario, then a replay check.
 
-``run_demo`` creates the plan fact, starts ``synthesizer.worker_main`` and the agents
+``run_demo`` creates the plan fact, starts ``synthesizer.worker.main`` and the agents
 (``dashboards.demo.agent``) as child processes, reports their steps through a callback,
 waits for the synthesizer to decide every raw memory, stops it (it stores a checkpoint),
 appends a final pool tick, and compares the digest of the newest checkpoint folded up to
@@ -268,7 +268,7 @@ def run_demo(
             category=scenario.plan_category, value="", agent=LEAD,
         )
         say("starting the synthesizer worker")
-        worker = _Child("synthesizer", [py, "-m", "synthesizer.worker_main", target], out)
+        worker = _Child("synthesizer", [py, "-m", "synthesizer.worker.main", target], out)
         say(f"starting {agents} agent(s)")
         extra = ["--scenario", scenario_path] if scenario_path else []
         for i in range(agents):

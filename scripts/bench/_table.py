@@ -64,9 +64,10 @@ def cached_bytecode() -> None:
         [
             sys.executable,
             "-c",
-            "import dashboards.cli, synthesizer.swarm, synthesizer.recall,"
-            " synthesizer.worker, synthesizer.metrics, dashboards.act_log, dashboards.act_board,"
-            " dashboards.act_synth, dashboards.act_stats",
+            "import dashboards.cli, synthesizer.swarm, synthesizer.search.recall,"
+            " synthesizer.worker.synth, synthesizer.metrics, dashboards.commands.act_log,"
+            " dashboards.commands.act_board,"
+            " dashboards.commands.act_synth, dashboards.commands.act_stats",
         ],
         check=True,
     )

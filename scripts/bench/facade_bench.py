@@ -77,7 +77,7 @@ def bench(n: int, queries: int) -> dict[str, float]:
     from langgraph.store.memory import InMemoryStore
 
     from synthesizer import MemoryEntry, MemoryStore, SharedMemoryPool
-    from synthesizer.embed import HashingEmbedder
+    from synthesizer.search.embed import HashingEmbedder
 
     emb = HashingEmbedder()
     docs = texts(n)

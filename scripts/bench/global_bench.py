@@ -73,7 +73,7 @@ with Swarm.open(sys.argv[1]) as sw:
 PROMOTE_APPEND = """
 import sys
 from synthesizer import Swarm
-from synthesizer.promote import promote
+from synthesizer.promotion.promote import promote
 with Swarm.open(sys.argv[1]) as sw:
     r = promote(sw, sys.argv[2], tier="working", synthesize=False)
     assert r.promoted == int(sys.argv[3]), r

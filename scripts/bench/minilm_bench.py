@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--texts", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    from synthesizer.embed_minilm import MiniLMEmbedder
+    from synthesizer.search.minilm import MiniLMEmbedder
 
     rng = random.Random(25)
     texts = [sentence(rng, i) for i in range(args.texts)]
@@ -69,7 +69,7 @@ def main() -> None:
 
     from swarmlog import Event, open_log
     from synthesizer.config import SynthConfig
-    from synthesizer.worker import Synthesizer
+    from synthesizer.worker.synth import Synthesizer
 
     work = Path(tempfile.mkdtemp(prefix="swarmlog-minilm-"))
     try:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import write_table
 
 from synthesizer.config import SynthConfig
-from synthesizer.embed import embedder_for, near_duplicate_of
+from synthesizer.search.embed import embedder_for, near_duplicate_of
 from synthesizer.swarm import Swarm
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
@@ -150,7 +150,7 @@ def rule_table(names: list[str]) -> None:
         "(one fact), contested (two facts naming each other in contested_with) or apart. "
         f"The test set ({len(sets[0][1])} pairs: rewording, synonym, paraphrase, contradiction, "
         "different-thing levels, new topics and vocabulary) was written and committed before "
-        "the merge rule (synthesizer/mergerule.py) was, and the rule was never run on it "
+        "the merge rule (synthesizer/merge/rule.py) was, and the rule was never run on it "
         "while being developed; the development sets are the three older labelled sets, "
         "which the rule was developed against (their near_number/unit/negation/polarity "
         "levels count as contradictions, near_component and unrelated as different "
@@ -266,7 +266,7 @@ def main() -> None:
         f"{len(pairs)} labelled pairs (tests/data/quality_pairs.jsonl), each shared by two "
         "agents into a fresh swarm and decided by one synthesizer pass (merged = one fact). "
         "The near-miss guards (replaced in issue 21 by the merge rule, "
-        "synthesizer/mergerule.py) were developed against this set, and so was the rule. "
+        "synthesizer/merge/rule.py) were developed against this set, and so was the rule. "
         "Two later sets "
         "(tests/data/quality_pairs_heldout*.jsonl) were written afterwards to check "
         "generalisation; each exposed misses that were then fixed, so neither is held out "

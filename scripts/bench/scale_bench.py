@@ -67,8 +67,8 @@ def build(n: int) -> Path:
     from swarmlog import Event
     from synthesizer import Swarm, SynthConfig
     from synthesizer import events as T
-    from synthesizer._fast import paused_gc
     from synthesizer.config import PoolConfig
+    from synthesizer.state._fast import paused_gc
 
     path = swarm_dir(n)
     if (path / "READY").exists():
@@ -184,7 +184,7 @@ def child_reader(path: str, recalls: int) -> dict[str, Any]:
 
 
 def _approx_min() -> int:
-    from synthesizer import quantindex
+    from synthesizer.search import quantindex
 
     return quantindex.APPROX_MIN_ROWS
 
@@ -192,7 +192,7 @@ def _approx_min() -> int:
 def approx_vs_exact(agent: Any) -> dict[str, Any]:
     """Recall@10 of the approximate path against the exact one (same queries, unlogged),
     and the exact path's own latency (a same-run baseline)."""
-    from synthesizer import quantindex
+    from synthesizer.search import quantindex
 
     approx = [agent.recall(q, limit=10, log=False) for q in QUERIES]
     saved = quantindex.APPROX_MIN_ROWS
@@ -265,15 +265,15 @@ def _former_wait() -> bool:
 
     if os.environ.get("SCALE_BENCH_FORMER") != "1":
         return False
-    import synthesizer.worker
+    import synthesizer.worker.synth
 
-    synthesizer.worker.LogWaiter = _PerCallWaiter  # type: ignore[misc,assignment]
+    synthesizer.worker.synth.LogWaiter = _PerCallWaiter  # type: ignore[misc,assignment]
     return True
 
 
 def child_synth(path: str, seconds: float) -> None:
     from swarmlog import open_log
-    from synthesizer.worker import Synthesizer, warm
+    from synthesizer.worker.synth import Synthesizer, warm
 
     _former_wait()
 
@@ -288,7 +288,7 @@ def child_synth(path: str, seconds: float) -> None:
 def child_watcher(path: str, seconds: float) -> dict[str, Any]:
     """Time from each share (its wall time is in the content) to the fact being visible here."""
     from synthesizer import Swarm
-    from synthesizer.wake import LogWaiter
+    from synthesizer.worker.wake import LogWaiter
 
     sw = Swarm.open(path)
     waiter = _PerCallWaiter(sw.log) if _former_wait() else LogWaiter(sw.log)
@@ -393,17 +393,18 @@ def decisions_per_s(path: Path, extra: int = 2000, former: bool = False) -> tupl
     ``former``: the bound and cadence as they were (a 32-wide basis, no float32 thinning
     of dense blocks, a checkpoint every ``checkpoint_every`` events whatever the size).
     """
-    import synthesizer.worker
-    from synthesizer import prune
+    import synthesizer.worker.synth
+    from synthesizer.search import prune
 
-    saved = prune.DEFAULT_K, prune.DENSE_SHARE, synthesizer.worker.FACTS_PER_CHECKPOINT_EVENT
+    saved = prune.DEFAULT_K, prune.DENSE_SHARE, synthesizer.worker.synth.FACTS_PER_CHECKPOINT_EVENT
     if former:
         prune.DEFAULT_K, prune.DENSE_SHARE = 32, 2.0
-        synthesizer.worker.FACTS_PER_CHECKPOINT_EVENT = 1 << 62
+        synthesizer.worker.synth.FACTS_PER_CHECKPOINT_EVENT = 1 << 62
     try:
         return _decisions_per_s(path, extra)
     finally:
-        prune.DEFAULT_K, prune.DENSE_SHARE, synthesizer.worker.FACTS_PER_CHECKPOINT_EVENT = saved
+        worker_synth = synthesizer.worker.synth
+        prune.DEFAULT_K, prune.DENSE_SHARE, worker_synth.FACTS_PER_CHECKPOINT_EVENT = saved
 
 
 def _decisions_per_s(path: Path, extra: int) -> tuple[float, int]:
@@ -432,7 +433,7 @@ def langgraph_search(n: int = 20_000, queries: int = 20) -> float:
     """p50 seconds of LangGraph InMemoryStore semantic search over ``n`` items."""
     from langgraph.store.memory import InMemoryStore
 
-    from synthesizer.embed import HashingEmbedder
+    from synthesizer.search.embed import HashingEmbedder
 
     emb = HashingEmbedder()
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import write_table
 from langgraph.store.memory import InMemoryStore
 
-from synthesizer.langgraph import SwarmStore
+from synthesizer.integrations.langgraph import SwarmStore
 
 WORDS = ["cache", "login", "deploy", "flaky", "ttl", "arm64", "runner", "db", "token", "queue"]
 

@@ -31,11 +31,11 @@ from _table import best_of, write_table
 from swarmlog import Event, open_log
 from synthesizer.config import SynthConfig
 from synthesizer.configlog import record_config
-from synthesizer.factindex import FactIndex
-from synthesizer.recall import recall
 from synthesizer.replay import save_checkpoint, state_at
+from synthesizer.search.factindex import FactIndex
+from synthesizer.search.recall import recall
 from synthesizer.state import SwarmState
-from synthesizer.worker import Synthesizer
+from synthesizer.worker.synth import Synthesizer
 
 BIG = SynthConfig.model_validate({"pool": {"capacity": 10_000_000}})
 

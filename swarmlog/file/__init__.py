@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from swarmlog.file.archive import RetentionError
     from swarmlog.file.archive import load as load_archives
     from swarmlog.file.compact import Result as CompactResult
-    from swarmlog.file.compact import compact, compactable, eligible, retained_first, spans
+    from swarmlog.file.compact import compact as compact_log
+    from swarmlog.file.compact import compactable, eligible, retained_first, spans
     from swarmlog.file.log import FileLog
     from swarmlog.file.redact import step as crash_step
     from swarmlog.file.segment import list_segments, segment_name
@@ -32,7 +33,7 @@ __all__ = [
     "RetentionError",
     "check_anchor",
     "clean_temporaries",
-    "compact",
+    "compact_log",
     "compactable",
     "crash_step",
     "eligible",
@@ -52,7 +53,7 @@ __getattr__, __dir__ = lazy_names(
         "RetentionError": ".archive",
         "check_anchor": ".anchors:check",
         "clean_temporaries": ".tmpclean:clean",
-        "compact": ".compact",
+        "compact_log": ".compact:compact",
         "compactable": ".compact",
         "crash_step": ".redact:step",
         "eligible": ".compact",

@@ -59,7 +59,7 @@ from swarmlog.file import archive, chainwalk, lockfile, redact
 from swarmlog.file import segment as seg
 from swarmlog.file import verify as fileverify
 from swarmlog.file.fsguard import check_local, check_real_dir, os_error, read_nofollow
-from swarmlog.file.meta import clean_meta_tmp, new_swarm_id, write_meta
+from swarmlog.file.meta import clean_meta_tmp, write_meta
 from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through filelog)
@@ -67,7 +67,7 @@ from swarmlog.file.view import writerindex
 from swarmlog.file.view.columns import any_known
 from swarmlog.file.view.index import IndexedView
 from swarmlog.file.view.state import Durability
-from swarmlog.names import check_name, default_swarm_name
+from swarmlog.names import check_name, default_swarm_name, new_swarm_id
 
 FORMAT = "swarmlog-file/1"
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
@@ -477,7 +477,7 @@ class FileLog(SegmentReader, IndexedView, Log):
     # ------------------------------------------------------------------ verify
 
     def verify(self) -> VerifyReport:
-        """Every record's CRC and seq order, archives included (see fileverify.py), then
+        """Every record's CRC and seq order, archives included (see verify.py), then
         the hash chain over the segments (walked over an intact log only; see chain.py)."""
         rep = fileverify.verify(self)
         if rep.corruption is None:  # archives and segments, from seq 1 (chainwalk.py)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +19,6 @@ from swarmlog.errors import LogUnavailable
 from swarmlog.file.fsguard import FILE_MODE, fsync_dir
 
 TMP_PREFIX = "swarm.tmp"
-
-
-def new_swarm_id() -> str:
-    """A fresh log identity."""
-    return uuid.uuid4().hex
 
 
 def write_meta(meta_path: Path, meta: dict[str, Any]) -> None:

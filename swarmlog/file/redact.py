@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 class View(Protocol):
     """A FileLog's writer view, as reopening a replaced segment needs it (structural:
-    filelog.py and filecatchup.py import this module)."""
+    log.py and swarmlog/file/view/catchup.py import this module)."""
 
     _segdir_s: str
     _seg_first: int

@@ -74,7 +74,7 @@ class JsAppender(JsReader):
         self, ps: list[Prepared], exp: dict[str, int]
     ) -> tuple[list[Event], dict[int, Raw]]:
         """``_append``, then the server's time of the messages it stored (the PubAck does
-        not say it): pushed by the server (jsstampfeed.py), else read back (jsreadback.py
+        not say it): pushed by the server (stampfeed.py), else read back (readback.py
         batches the read-backs of all appends in flight), all in one call on the loop;
         the new records go to the sealer."""
         feed = self._feed

@@ -7,7 +7,7 @@ so ``list()`` reads no payload. The object store writes the chunks first and the
 meta last, so a checkpoint is visible whole or not at all; ``load()`` still checks size
 and checksum, and ``latest()`` skips a corrupt, foreign or stale one (see checkpoint.py).
 
-Side files (the synthesizer's vectors and codes of a checkpoint, synthesizer/vecckpt.py)
+Side files (the synthesizer's vectors and codes of a checkpoint, synthesizer/checkpoints/vectors.py)
 are objects ``side-<file name>`` in the same bucket. A reader keeps them in a local cache
 directory, ``$SWARMLOG_CACHE_DIR`` (default ``~/.cache/swarmlog``) ``/<stream>-<swarm id>``,
 so the processes of one machine map one copy; ``fetch`` downloads a missing one (the

@@ -1,6 +1,6 @@
 """The async half of JetStreamLog: one nats-py connection and the requests the log makes.
 
-Everything here runs on the log's private event loop (see jsloop.py). Requests are raw
+Everything here runs on the log's private event loop (see loop.py). Requests are raw
 JetStream API / publish requests whose replies are parsed here, so error codes map
 directly to the log's decisions (conflict, duplicate, retry, unavailable).
 """
@@ -285,7 +285,7 @@ class JsClient:
 
         The server streams them to one reply inbox and ends with an EOB status; any
         replica may answer, so the batch can stop short of the leader's last seq.
-        ``stream``: another stream than the log's (its redaction records, jsside.py).
+        ``stream``: another stream than the log's (its redaction records, side.py).
         """
         timeout = self.timeout if timeout is None else timeout
         token = uuid.uuid4().hex

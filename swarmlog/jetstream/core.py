@@ -2,7 +2,7 @@
 
 ``JsCore`` connects to NATS, opens (or creates) the stream, runs the async client's
 coroutines on its private loop thread (``_run``) and turns stored messages into events
-(``_decode``). The read path (jsread.py), the append path (jsappend.py) and the log
+(``_decode``). The read path (read.py), the append path (append.py) and the log
 itself (jetstream.py) build on it.
 """
 
@@ -80,7 +80,7 @@ class JsCore:
         self._closed = False
         self._watch: Any = None
         self._ckpt: CheckpointStore | None = None  # made on first use (jetstream.py)
-        self._skipped: set[int] = set()  # seqs skipped and noted (jsskip.py)
+        self._skipped: set[int] = set()  # seqs skipped and noted (skip.py)
         self._finalizer = weakref.finalize(self, _shutdown, self._lt, self._c)
         try:
             self._run(self._c.connect(), 2 * timeout + 1, "connect")
@@ -132,11 +132,11 @@ class JsCore:
             return
         seals = getattr(self, "_seals", None)  # absent if opening failed
         if seals is not None and self._lt.alive:
-            try:  # let this handle's appends be sealed, give the lease up (jssealrole.py)
+            try:  # let this handle's appends be sealed, give the lease up (seal/role.py)
                 self._lt.run(seals.close(), 3 * self.timeout + 15, "seal")
             except SwarmlogError:
                 pass
-            try:  # the time feed's consumers (jsstampfeed.py): unsubscribed, not drained
+            try:  # the time feed's consumers (stampfeed.py): unsubscribed, not drained
                 self._lt.run(self._feed.close(), 3.0, "close")
             except SwarmlogError:
                 pass
@@ -153,7 +153,7 @@ class JsCore:
 
     def _decode(self, raw: Raw) -> Event:
         """The event stored as ``raw``; a message that is not a valid record on its
-        subject becomes its stand-in, with one note (jsskip.py): a bad write by one
+        subject becomes its stand-in, with one note (skip.py): a bad write by one
         publisher never halts a reader."""
         try:
             d = decode_payload(raw.seq, raw.data, raw.ts)

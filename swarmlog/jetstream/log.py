@@ -1,6 +1,6 @@
 """JetStreamLog: the Log contract on a NATS JetStream stream, for swarms beyond one machine.
 
-Mapping (details of subjects and payloads in jsproto.py):
+Mapping (details of subjects and payloads in proto.py):
 
 - **seq** is the stream sequence. The stored payload is the record without seq (crc over
   the rest); readers put the stream sequence in front. ``verify()`` checks that stream
@@ -28,18 +28,18 @@ Mapping (details of subjects and payloads in jsproto.py):
   Direct Get batches; **last_seq** and **version** ask the stream leader.
 - **Hash chain** (tamper evidence): every record's chain value (the FileLog one) is kept
   in the seal stream ``S-chain``, extended by appenders in the background under an
-  expected-last-sequence guard (jschain.py); ``verify()`` recomputes it.
+  expected-last-sequence guard (swarmlog/jetstream/seal/chain.py); ``verify()`` recomputes it.
 - **redact** (erasure): the redacted record goes to the side stream ``S-redact``, then the
   original is deleted with erase; reads serve the redaction record at its seq
-  (jsredact.py, jsside.py).
+  (redact.py, side.py).
 
 ``ensure_stream`` (what ``swarmlog init --url`` runs) sets the stream up; see its docstring
 for the settings and the server's ``sync_interval``.
 
-The class is split by role: jssetup.py (the stream's configuration), jscore.py (connection,
-loop, decoding), jsread.py (read, follow), jsappend.py (append), jsverify.py (verify),
-jsredact.py with jsside.py (erasure), jschain.py (the hash chain);
-the JetStream protocol details (subjects, payloads, headers) are in jsproto.py.
+The class is split by role: setup.py (the stream's configuration), core.py (connection,
+loop, decoding), read.py (read, follow), append.py (append), verify.py (verify),
+redact.py with side.py (erasure), swarmlog/jetstream/seal/chain.py (the hash chain);
+the JetStream protocol details (subjects, payloads, headers) are in proto.py.
 """
 
 from __future__ import annotations
@@ -93,12 +93,12 @@ class JetStreamLog(JsAppender, Log):
         return self._ckpt
 
     def verify(self) -> VerifyReport:
-        """Every seq served, every crc, no duplicate id, the hash chain (jsverify.py)."""
+        """Every seq served, every crc, no duplicate id, the hash chain (verify.py)."""
         return verify(self)
 
     def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
         """Erase the records at these seqs (``Log.redact``): redaction record stored in
-        the side stream, original deleted with erase (jsredact.py says how and why)."""
+        the side stream, original deleted with erase (redact.py says how and why)."""
         return redact(self, changes)
 
     def redactions(self) -> int:

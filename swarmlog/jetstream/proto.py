@@ -201,7 +201,7 @@ def decode_payload(seq: int, data: bytes, ts: float) -> dict[str, Any]:
     if not isinstance(d, dict) or "id" not in d:
         raise InvalidEvent(f"seq {seq}: payload is not an event object")
     del d["crc"]
-    d.pop("chain", None)  # a redaction record's hash chain value (jschain.py): storage detail
+    d.pop("chain", None)  # a redaction record's hash chain value (seal/chain.py): storage detail
     out = {"seq": seq, **d}
     out["ts"] = ts
     return out

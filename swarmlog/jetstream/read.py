@@ -103,7 +103,7 @@ class JsReader(JsCore):
 
     def _filled(self, raws: list[Raw], nxt: int, end: int) -> list[Raw]:
         """The messages of ``raws`` up to ``end``, from ``nxt`` on with no seq left out: an
-        erased seq gets its redacted record (jsside.py) in its place, and so do erased seqs
+        erased seq gets its redacted record (side.py) in its place, and so do erased seqs
         right after the last message (a hole nothing stands in for is StreamCorruption).
         Empty when nothing is known at ``nxt`` yet."""
         side = self._side

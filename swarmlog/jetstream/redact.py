@@ -4,7 +4,7 @@ JetStream cannot rewrite a stored message. Each record to redact goes in three s
 each idempotent, so a run killed at any point is completed by running it again:
 
 1. store the redacted record (redaction.py: tombstone or scrubbed body, same id, same
-   chain value) in the side stream (jsside.py), acknowledged before anything is removed;
+   chain value) in the side stream (side.py), acknowledged before anything is removed;
 2. delete the original with ``$JS.API.STREAM.MSG.DELETE`` and ``no_erase: false``: the
    server overwrites the message's bytes in its block file with random data before
    forgetting it (a plain delete only marks it deleted and leaves the bytes until the
@@ -12,8 +12,8 @@ each idempotent, so a run killed at any point is completed by running it again:
 3. erase the older redaction records of that seq (a record redacted twice).
 
 Between 1 and 2 a reader sees the original (still stored); after 2 it finds the seq
-missing and reads the redacted record instead (jsread.py), so no reader ever sees a
-hole. The redacted record carries the original's chain value (jschain.py), so the seal
+missing and reads the redacted record instead (read.py), so no reader ever sees a
+hole. The redacted record carries the original's chain value (seal/chain.py), so the seal
 stream, ``verify`` and the chain head are unaffected.
 
 Why message delete with erase, and what it needs: it is the only JetStream operation
@@ -108,7 +108,7 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: b
 
 def _record(log: JsReader, r: Raw) -> bytes:
     """The payload to redact for message ``r``: its own, or, for a message readers skip
-    (not a record, or on the wrong subject: jsskip.py), its stand-in's, so that erasing
+    (not a record, or on the wrong subject: skip.py), its stand-in's, so that erasing
     its author's records replaces the bytes it published."""
     try:
         d = decode_payload(r.seq, r.data, r.ts)

@@ -10,12 +10,11 @@ from typing import Any
 
 from swarmlog.envelope import DEFAULT_LIMITS, Limits
 from swarmlog.errors import LogUnavailable
-from swarmlog.file.meta import new_swarm_id
 from swarmlog.jetstream.client import JsClient
 from swarmlog.jetstream.loop import LoopThread
 from swarmlog.jetstream.proto import FORMAT, ApiError, Target, parse_target
 from swarmlog.jetstream.subjects import META_SUBJECTS, PER_AGENT, keep_layout
-from swarmlog.names import check_name
+from swarmlog.names import check_name, new_swarm_id
 
 DEFAULT_DUPLICATE_WINDOW = 600.0
 """Seconds the server remembers event ids (idempotency horizon; costs server memory)."""
@@ -49,7 +48,7 @@ def stream_config(
         "max_msg_size": limits.max_event + 4096,
         "num_replicas": replicas,
         "duplicate_window": int(duplicate_window * 1e9),
-        "deny_delete": False,  # erasure deletes messages with erase (jsredact.py)
+        "deny_delete": False,  # erasure deletes messages with erase (redact.py)
         "deny_purge": True,
         "allow_rollup_hdrs": False,
         "allow_direct": True,
@@ -139,7 +138,7 @@ def ensure_stream(
     - ``duplicate_window``: how long the server remembers event ids; a retry within it
       is recognised and answered with the stored original (the idempotency horizon).
     - ``deny_purge``: the log is append-only; nobody can purge events through the API.
-    - ``deny_delete`` off: erasure (``redact``, jsredact.py) deletes single messages with
+    - ``deny_delete`` off: erasure (``redact``, redact.py) deletes single messages with
       erase and serves their redaction records in their place; a delete by anything
       else leaves a seq with no record, which readers and ``verify`` report. Streams made
       before erasure keep ``deny_delete`` on (the server cannot lift it) and cannot erase.

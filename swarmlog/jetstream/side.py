@@ -1,6 +1,6 @@
 """Redaction records of a JetStream log: the side stream that stands in for erased messages.
 
-JetStream cannot rewrite a stored message, so ``JetStreamLog.redact`` (jsredact.py)
+JetStream cannot rewrite a stored message, so ``JetStreamLog.redact`` (redact.py)
 stores the redacted record here first and then deletes the original with erase. Readers
 find a deleted seq here and hand out the redacted record in its place, so every seq is
 still served, in order.
@@ -16,7 +16,7 @@ Versions: the server forgets an erased message's subject, so for a key whose las
 was erased its own ``Nats-Expected-Last-Subject-Sequence`` check sees the key's record
 before. ``version`` takes the redaction records into account, and an append expecting a
 key this handle knows to have an erased last record checks the versions itself under a
-stream-wide fence (jsappend.py). One race stays open: a caller expecting the version from
+stream-wide fence (append.py). One race stays open: a caller expecting the version from
 before a record that was appended *and* erased while it held that version is not refused.
 """
 
@@ -89,7 +89,7 @@ class SideStore:
         self.stale: dict[int, list[int]] = {}
         """Main-stream seq -> side seqs of superseded records still stored (to erase)."""
         self.by_key: dict[str, int] = {}
-        """Event key -> highest redacted seq carrying it (versions, jsread.py)."""
+        """Event key -> highest redacted seq carrying it (versions, read.py)."""
         self.loaded = 0
 
     def touches(self, expect: dict[str, int]) -> bool:

@@ -5,7 +5,7 @@ On JetStream every publisher with write permission on a subject can store any by
 not its key's (``swarmlog.S.a.<agent>.e`` carrying ``"key":"k"`` would change the fold's
 version of ``k`` without moving the log's CAS index of it). Such a message is not damage
 of the log (the server stored exactly what was sent) but a bad write, and the subject
-proves who sent it (per-agent subjects, jssubjects.py; the server's per-user permissions
+proves who sent it (per-agent subjects, subjects.py; the server's per-user permissions
 guard them). So readers never halt on it: each reader hands out a *stand-in* at its seq
 (R1: seqs stay gapless) and logs one note naming the subject's author; ``verify`` lists
 it among its notes.
@@ -17,7 +17,7 @@ subject, and the fold's versions must agree), body ``{"reason", "subject"}``, th
 server's time of the message. It is built from the message alone (seq, subject, stored
 time, bytes), so every reader and every replay folds the same thing; the fold does not
 know the type and only counts it. Erasing the author's records (``redact``) replaces the
-bytes with a tombstone of the stand-in (jsredact.py).
+bytes with a tombstone of the stand-in (redact.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 An append needs the time the server stored its message at (the stored event's ``ts``,
 DESIGN 2), which the PubAck does not carry. Asking for it (a Direct Get per append,
-jsreadback.py) costs a second round trip. Instead each handle keeps, per agent it writes
+readback.py) costs a second round trip. Instead each handle keeps, per agent it writes
 as, an ordered *headers-only* push consumer on that agent's subjects, delivering new
 messages only: the server pushes the metadata of each message it stores (stream seq and
 stored time, in the delivery's ack subject) as it stores it, next to the PubAck, so the

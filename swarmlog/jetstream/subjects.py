@@ -120,7 +120,7 @@ class Subjects:
     def fits(self, subject: str, d: dict[str, Any]) -> bool:
         """Whether stored record ``d`` may sit on ``subject``: its key's subject (or the
         unkeyed one) of the agent the subject names (any agent: ``stamp`` marks a
-        claimed one). A record that does not fit is skipped by readers (jsskip.py)."""
+        claimed one). A record that does not fit is skipped by readers (skip.py)."""
         key = d.get("key")
         if not self.per_agent:
             return subject == key_subject(self.prefix, key)

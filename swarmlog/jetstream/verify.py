@@ -1,9 +1,9 @@
 """``JetStreamLog.verify``: what a check of the whole stream finds (never modifies it).
 
 Every seq from 1 to the last is served (a stored message, or the redaction record of an
-erased one, jsside.py), every payload passes its crc, no id is stored twice, each message
+erased one, side.py), every payload passes its crc, no id is stored twice, each message
 sits on its key's subject, and every record's chain value, recomputed, matches the one in
-the seal stream (jschain.py); ``head`` is the last sealed record's value, as FileLog's
+the seal stream (seal/chain.py); ``head`` is the last sealed record's value, as FileLog's
 ``verify`` reports its last record's.
 """
 
@@ -95,13 +95,13 @@ def verify(log: JsReader) -> VerifyReport:
 
 
 def _skipped(log: JsReader, r: Raw, why: str) -> str:
-    """verify's note on a message readers skip (jsskip.py), naming its author."""
+    """verify's note on a message readers skip (skip.py), naming its author."""
     who = log.subjects.author(r.subject) or UNKNOWN
     return f"seq {r.seq}: skipped by readers: {why} (published by agent {who!r} on {r.subject})"
 
 
 Seal = tuple[int, int, list[bytes]]
-"""(seal seq, first record, values) of one seal (jschain.py)."""
+"""(seal seq, first record, values) of one seal (swarmlog/jetstream/seal/chain.py)."""
 
 
 def _walk(

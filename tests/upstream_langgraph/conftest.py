@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("langgraph.store.base")
 pytest.importorskip("langchain_core")
 
-from synthesizer.langgraph import SwarmStore
+from synthesizer.integrations.langgraph import SwarmStore
 
 NOT_APPLICABLE: dict[str, str] = {}
 """Upstream test name -> why it does not apply to SwarmStore."""

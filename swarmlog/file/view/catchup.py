@@ -42,7 +42,7 @@ class CatchUp(SegmentWriter):
             if self._last != last:
                 self._offs_new()
         if locked and not self._partial and self._last - self._view_at >= viewsnap.SAVE_AFTER:
-            viewsnap.save(self)  # spare the next process this scan (viewsnap.py)
+            viewsnap.save(self)  # spare the next process this scan (snapshot.py)
 
     def _catch_up_once(self, locked: bool) -> None:
         """One pass of ``_catch_up``.

@@ -3,7 +3,7 @@
 A writing handle must know whether each id it appends is stored already (a retry:
 idempotency) and, for each key it expects, the seq of that key's last event. Built as
 dicts from a snapshot that is O(n) Python work in every fresh process (a quarter of a
-second at 200,000 events). Here a snapshot (viewsnap.py) holds each as a ``Table``:
+second at 200,000 events). Here a snapshot (snapshot.py) holds each as a ``Table``:
 stable 64-bit hashes sorted ascending, the seq of each entry and its exact string, read
 in place from a read-only mapping. A lookup is one bisection and an exact comparison
 of the strings under a matching hash, so a hash collision never gives a wrong answer.

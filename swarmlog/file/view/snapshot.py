@@ -5,7 +5,7 @@ and key versions (expectations); building them means reading every record, secon
 log of a few hundred thousand events, paid by every short-lived agent process. So a
 writer whose catch-up read at least ``SAVE_AFTER`` records saves what it built to
 ``view.idx`` in the root, and a fresh handle maps it and reads only the records after.
-The index and the versions are sorted columns of that file (viewindex.py), looked up in
+The index and the versions are sorted columns of that file (columns.py), looked up in
 place: loading is a checksum and a few checks, not a parse of every entry.
 
 Layout: ``%08x\\n`` (crc32 of everything after it), one JSON header line (padded with
@@ -190,7 +190,7 @@ def _table(buf: memoryview, at: int, shape: Any, last: int) -> tuple[Table, int]
     """The table whose columns start at ``at`` and where the next starts; ValueError if
     the columns do not fit the file or are not well formed (sorted, offsets in order,
     seqs of the log before ``last``)."""
-    import numpy as np  # (on first use: see viewindex.py)
+    import numpy as np  # (on first use: see columns.py)
 
     n, blob_len = (int(x) for x in shape)
     if n < 0 or blob_len < 0 or at % _ALIGN:

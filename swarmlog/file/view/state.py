@@ -77,7 +77,7 @@ class FileState:
     _seg_fd: int
     """That segment's descriptor (-1: not open)."""
     _view_at: int
-    """The last seq of the view snapshot this handle loaded or saved (viewsnap.py)."""
+    """The last seq of the view snapshot this handle loaded or saved (snapshot.py)."""
     _offs: array[int]
     """_offs[i] is the offset of seq ``_offs_base + i`` in the current segment (records
     this handle wrote; machine integers, no dict entry per append); the last one is

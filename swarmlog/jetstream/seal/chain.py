@@ -16,9 +16,9 @@ of consecutive records, ``{"first": k, "values": [hex, …], "by": sealer}``. Se
 from the same point: the chain never forks, and a sealer that lost reads the new tip and
 goes on from there. The seal stream denies deletes and purges. A seal that does not hold
 (forged, where anybody may publish on the seal stream) is skipped when a sealer looks for
-the tip (``_tip_at``) and by ``verify`` (jsverify.py).
+the tip (``_tip_at``) and by ``verify`` (swarmlog/jetstream/verify.py).
 
-Who seals: the one handle that holds the seal lease (jsseallease.py, jssealrole.py) links
+Who seals: the one handle that holds the seal lease (lease.py, role.py) links
 every record, whoever appended it, in the background; the other appending handles stand
 by and take over when it stops. ``redact`` seals everything first (an erased record's value
 cannot be computed afterwards: its redaction record keeps it, redaction.py), and
@@ -152,7 +152,7 @@ class Sealer:
         self.skipped: set[int] = set()
         """Seals found not to hold when looking for the tip (forged; see ``_tip_at``)."""
         self.by = ""
-        """Who seals (the seal lease's token of this handle, jsseallease.py): kept in each
+        """Who seals (the seal lease's token of this handle, lease.py): kept in each
         seal, so that who sealed what can be audited; readers ignore it."""
 
     @property
@@ -263,7 +263,7 @@ class Sealer:
 
     async def seals(self) -> tuple[list[tuple[int, int, list[bytes]]], int]:
         """Every seal in order as (seal seq, first record, values), and how many seals do
-        not parse (what ``verify`` walks, jsverify.py)."""
+        not parse (what ``verify`` walks, swarmlog/jetstream/verify.py)."""
         out: list[tuple[int, int, list[bytes]]] = []
         bad = 0
         if await self._info() is None:

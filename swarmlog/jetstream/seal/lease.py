@@ -17,7 +17,8 @@ the leader's; no local clock is compared with the server's). A holder that canno
 seal before it learns that, and the seal stream's own expected-sequence check keeps the
 chain single either way.
 
-With per-agent NATS users (jsauth.py) only the synthesizer's and the operator's users
+With per-agent NATS users (swarmlog/jetstream/auth.py) only the synthesizer's and the operator's
+users
 may publish on the lease and seal subjects: an agent's handle is refused once, remembers
 it and never tries again (its records are sealed by the synthesizer's handle).
 """

@@ -1,7 +1,7 @@
 """One handle's part in sealing the hash chain: seal while holding the lease, else stand by.
 
 A handle joins once it appends (``kick``): a background task on the log's loop then
-either holds the seal lease (jsseallease.py) and seals every record of the stream, its
+either holds the seal lease (lease.py) and seals every record of the stream, its
 own and other processes' (it looks at the stream's last seq every ``POLL`` seconds, so
 the appends of that time share one seal), or stands by and tries to take the lease every
 ``LEASE_TTL / 2`` seconds, which succeeds once the holder released it or died. Writers

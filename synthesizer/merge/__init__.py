@@ -1,0 +1,20 @@
+"""The merge rule: are two statements one fact, rival facts, or different facts?
+
+``rule`` aligns the two statements' lemmas and judges each span where they differ
+(``compare`` -> ``Verdict``), reading words with ``lexicon`` (WordNet's files, offline)
+and ``wordclass`` (numbers, units, negations, function words); ``judge`` is the optional
+pluggable judge for the pairs the rule cannot settle. Pure functions: no log, no state.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from swarmlog.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from synthesizer.merge.rule import Verdict, compare
+
+__all__ = ["Verdict", "compare"]
+
+__getattr__, __dir__ = lazy_names(__name__, {"Verdict": ".rule", "compare": ".rule"})

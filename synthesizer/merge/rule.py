@@ -1,0 +1,631 @@
+"""The merge rule: are two statements one fact, rival facts, or different facts?
+
+Cosine similarity only proposes candidates: embedders place "The build is green" next to
+"The build is red", and "consumer lag" next to "producer lag". ``compare(a, b)`` decides,
+the same way whatever the embedder:
+
+1. Both statements become token sequences: content words as lemmas (WordNet's morphology,
+   two-word WordNet collocations joined: "log in"), quantities in base units ("five
+   minutes" = "300 seconds"), negations counted (their parity is the statement's
+   polarity) and function words dropped.
+2. The two sequences are aligned (longest matching blocks, ``difflib``); what is equal is
+   the shared *frame*, each differing span is judged:
+   - a *rewording* when it cannot change the meaning: an inflection, a word order (one
+     moved block, or a passive), a quantity written another way, a WordNet synonym in
+     one of either word's main senses, a derivation, or, for words WordNet does not tell
+     apart as rivals, an embedder similarity of the two spans of at least ``SPAN_SAME``;
+   - a *slot* otherwise: another name or identifier, another number or unit, an antonym
+     (WordNet's, also through a similar adjective or one hypernym step: "reduces" is a
+     kind of "decreases", the antonym of "increases"), a co-hyponym ("green" / "red":
+     two kinds of one thing), a word added or dropped.
+3. Verdict: all spans rewordings and the polarity equal -> ``same``. One slot after the
+   statement's verb, or the polarity alone differs -> ``contradicts`` (same subject,
+   incompatible value: both cannot be true). A slot before the verb (the subject:
+   "consumer lag" / "producer lag"), or more than one slot -> ``different``. A pair
+   decided only by a span the lexicon cannot place is ``unsure``: kept apart unless a
+   configured judge (``judge``) says otherwise.
+
+Without WordNet installed (``lexicon``) no two different words are synonyms and no
+antonyms are known: fewer merges, none wrong (the safe side).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from synthesizer.merge.lexicon import Lexicon, lexicon
+from synthesizer.merge.wordclass import (
+    BARE_ONLY,
+    MULTIPLIERS,
+    NEGATING_VERBS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    STOPWORDS,
+    UNITS,
+    canon,
+    number_of,
+    stem,
+)
+
+__all__ = ["CONTRADICTS", "DIFFERENT", "SAME", "SPAN_SAME", "UNSURE", "Verdict", "compare"]
+
+SAME, CONTRADICTS, DIFFERENT, UNSURE = "same", "contradicts", "different", "unsure"
+SPAN_SAME = 0.5
+"""Embedder cosine of two differing spans at or above which, when the lexicon knows no
+reason to keep them apart, they are a rewording of each other."""
+
+SpanSim = Callable[[str, str], float]
+
+# Closed-class words that head a predicate (the rest of the verb is found by morphology).
+_AUX = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "get",
+        "gets",
+        "got",
+        "cannot",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "dont",
+        "doesnt",
+        "didnt",
+        "cant",
+        "couldnt",
+        "wont",
+        "wouldnt",
+        "shouldnt",
+        "hasnt",
+        "havent",
+        "hadnt",
+    ]
+)
+_PARTICLES = frozenset(["in", "on", "off", "out", "up", "down", "over", "back", "away"])
+_DETERMINERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "each",
+        "every",
+        "its",
+        "their",
+        "our",
+        "my",
+        "your",
+    ]
+)
+_WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The rule's answer for one pair: ``kind`` and a short ``reason``."""
+
+    kind: str  # same | contradicts | different | unsure
+    reason: str  # a category, never the statements' words (it goes into the log)
+    detail: str = ""  # the differing spans, for people reading a verdict (not logged)
+
+
+@dataclass(frozen=True)
+class _Tok:
+    key: str  # what alignment compares: a lemma, "#dim:value", or "~dim:unit"
+    text: str  # the word(s) as written (folded)
+    name: bool  # a proper name or identifier (capitalised inside a sentence, digits, …)
+    pos: int  # index among all words (function words included)
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    toks: tuple[_Tok, ...]
+    words: tuple[str, ...]  # every word, folded (function words included)
+    negated: bool
+    verb_at: int  # index among all words of the first verb (len(words) when none)
+    by: bool  # a passive agent ("… by the courier")
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"['\u2019]s\b", "", text)  # possessive
+    text = re.sub(r"\$\s?(\d[\d,.]*)", r" \1 dollars ", text)
+    text = re.sub(r"€\s?(\d[\d,.]*)", r" \1 euros ", text)
+    return text.replace("'", "").replace("\u2019", "").replace("%", " percent ")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _lemma(word: str, lex: Lexicon | None) -> str:
+    """One canonical base form (the same for "shows", "showed" and "show")."""
+    if lex is None:
+        return stem(word)
+    bases = [b for p in ("v", "n", "a", "r") for b in lex.bases(word, p)]
+    if not bases:
+        return _name_key(word)  # not an English word: a name, as written
+    return min(bases, key=lambda b: (len(b), b))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def parse(text: str) -> _Parsed:
+    """The statement as the rule compares it (cached: facts are compared many times)."""
+    lex = lexicon()
+    raw = _fold(text)
+    spans = list(_WORD.finditer(raw))
+    words = [m.group().casefold() for m in spans]
+    names = [_is_name(raw, m) for m in spans]
+    toks: list[_Tok] = []
+    negations = 0
+    verb_at = -1
+    by = False
+    i, n = 0, len(words)
+    while i < n:
+        w = words[i]
+        if w in _AUX and verb_at < 0:
+            verb_at = i
+        if w in NEGATIONS:
+            negations += 1
+            i += 1
+            continue
+        if w in NEGATING_VERBS and i + 1 < n and words[i + 1] == "to":
+            negations += 1
+            if verb_at < 0:
+                verb_at = i
+            i += 2
+            continue
+        value = _number_at(words, i)
+        if value is not None:
+            v, j, dim = value
+            toks.append(_Tok(f"#{dim}:{canon(v)}", " ".join(words[i:j]), False, i))
+            i = j
+            continue
+        if w == "by" and toks:
+            by = True
+        if w in STOPWORDS or w == "one":
+            i += 1
+            continue
+        if lex is not None and i + 1 < n and words[i + 1] in _PARTICLES:
+            pair = f"{w}_{words[i + 1]}"
+            lem = _lemma(pair, lex)
+            if lem != stem(pair) or lex.known(pair):  # a collocation WordNet knows
+                toks.append(_Tok(lem, pair, False, i))
+                if verb_at < 0 and toks[:-1]:
+                    verb_at = i
+                i += 2
+                continue
+        if w in UNITS and w not in BARE_ONLY:
+            toks.append(_Tok(f"~{UNITS[w][0]}:{stem(w)}", w, False, i))
+            i += 1
+            continue
+        if verb_at < 0 and toks and _verb_form(w, words[i - 1], lex):
+            verb_at = i
+        key = _name_key(w, spans[i].group()) if names[i] else _lemma(w, lex)
+        toks.append(_Tok(key, w, names[i], i))
+        i += 1
+    aux = next((k for k, w in enumerate(words) if w in _AUX), -1)
+    if aux >= 0:
+        verb_at = aux  # an auxiliary, where there is one, over a guess by morphology
+    return _Parsed(tuple(toks), tuple(words), negations % 2 == 1, n if verb_at < 0 else verb_at, by)
+
+
+def _is_name(raw: str, m: re.Match[str]) -> bool:
+    """Capitalised inside a sentence, CamelCase/ACRONYM, or letters with digits."""
+    w = m.group()
+    if any(c.isdigit() for c in w) and any(c.isalpha() for c in w):
+        return True
+    if not w[:1].isupper():
+        return False
+    if any(c.isupper() for c in w[1:]):
+        return True
+    j = m.start() - 1
+    while j >= 0 and raw[j].isspace():
+        j -= 1
+    return not (j < 0 or raw[j] in ".!?:;")
+
+
+def _name_key(w: str, original: str = "") -> str:
+    """A name as it is written (folded), less a plural "s" after capitals ("PDFs")."""
+    if len(original) > 2 and original.endswith("s") and original[-2].isupper():
+        return w[:-1]
+    return w
+
+
+def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
+    """``w`` reads as an inflected verb after a content word ("the courier picks")."""
+    if lex is None or before in _DETERMINERS or before in STOPWORDS:
+        return False
+    if w.endswith(("s", "ed", "en")) or w in lex._exc.get("v", {}):
+        return any(b != w for b in lex.bases(w, "v"))
+    # a base form after a plural subject ("the sprinklers run")
+    return before.endswith("s") and not before.endswith("ss") and bool(lex.bases(w, "v"))
+
+
+def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
+    """(value in base units, index after it, dimension) when a quantity starts at ``i``."""
+    w = words[i]
+    n = len(words)
+    value: float | None = None
+    suffix = ""
+    if w[0].isdigit():
+        m = re.match(r"^(\d+(?:[.,:]\d+)*)(.*)$", w)
+        if m is None:
+            return None
+        value, suffix = number_of(m.group(1)), m.group(2)
+        if value is None:
+            return None
+    elif w in NUMBER_WORDS:
+        value = float(NUMBER_WORDS[w])
+    elif "-" in w and all(p in NUMBER_WORDS for p in w.split("-")):
+        value = float(sum(NUMBER_WORDS[p] for p in w.split("-")))
+    elif (
+        w in ("one", "a", "an")
+        and i + 1 < n
+        and words[i + 1] in UNITS
+        and words[i + 1] not in BARE_ONLY
+    ):
+        value = 1.0
+    elif w == "half" and i + 2 < n and words[i + 1] in ("a", "an") and words[i + 2] in UNITS:
+        value, i = 0.5, i + 1
+    if value is None:
+        return None
+    j = i + 1
+    while j < n and (words[j] in MULTIPLIERS or words[j] in NUMBER_WORDS):
+        nxt = words[j]
+        value = value * MULTIPLIERS[nxt] if nxt in MULTIPLIERS else value + NUMBER_WORDS[nxt]
+        j += 1
+    unit = suffix if suffix not in ("st", "nd", "rd", "th", "x") else ""
+    if not suffix and j < n and words[j] in ("am", "pm"):
+        unit = words[j]
+        j += 1
+    if unit in ("am", "pm"):
+        return value % 12 + (12 if unit == "pm" else 0), j, "clock"
+    if not suffix and j < n and words[j] in UNITS:
+        unit = words[j]
+        j += 1
+    if unit in UNITS:
+        dim, factor = UNITS[unit]
+        return value * factor, j, dim
+    return value, j, unit
+
+
+# ------------------------------------------------------------------ word relations
+
+_MAIN_SENSES = 3  # a synonym counts in one of a word's first senses (WordNet orders by use)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def relation(x: str, y: str) -> str:
+    """What word ``y`` is to word ``x`` for the lexicon: "synonym", "antonym", "sibling"
+    (two kinds of one thing), "kind" (one is a kind of the other), "unknown" (one is not
+    in WordNet) or "unrelated". Symmetric."""
+    lex = lexicon()
+    if lex is None:
+        return "unknown"
+    sx, sy = lex.synsets(x), lex.synsets(y)
+    if not sx or not sy:
+        return "unknown"
+    if _antonyms(lex, sx, sy):
+        return "antonym"
+    shared = set(sx) & set(sy)
+    if shared:
+        for p in ("n", "v", "a", "r"):
+            tx, ty = lex.synsets(x, p)[:_MAIN_SENSES], lex.synsets(y, p)[:_MAIN_SENSES]
+            if shared & set(tx) and shared & set(ty):
+                return "synonym"
+    if _derived(lex, x, y, sx, sy):
+        return "synonym"
+    main_x, main_y = _main(lex, x), _main(lex, y)
+    up_x = {k: lex.ancestors(k, 2) for k in main_x}
+    up_y = {k: lex.ancestors(k, 2) for k in main_y}
+    for kx, ax in up_x.items():
+        for ky, ay in up_y.items():
+            if kx in ay or ky in ax:
+                return "kind"  # one is a kind of the other ("customer" / "user")
+    for kx in main_x:
+        hx = set(lex.related(kx, "@ @i"))
+        for ky in main_y:
+            if kx[0] == ky[0] and hx & set(lex.related(ky, "@ @i")):
+                return "sibling"  # two kinds of one thing ("green" / "red")
+    return _bridged(lex, main_x, main_y) or "unrelated"
+
+
+def _main(lex: Lexicon, word: str) -> tuple[str, ...]:
+    """The word's main senses: the first few of each part of speech."""
+    return tuple(k for p in ("n", "v", "a", "r") for k in lex.synsets(word, p)[:_MAIN_SENSES])
+
+
+def _neighbours(lex: Lexicon, keys: tuple[str, ...], symbols: str) -> set[str]:
+    return {n for k in keys for n in lex.related(k, symbols)}
+
+
+def _lemmas(lex: Lexicon, keys: set[str] | tuple[str, ...]) -> set[str]:
+    return {lem for k in keys for lem in lex.synset(k).lemmas}
+
+
+def _bridged(lex: Lexicon, sx: tuple[str, ...], sy: tuple[str, ...]) -> str | None:
+    """ "kind" when one word is one step (hypernym, similar-to, also-see) from the other's
+    senses, by synset or lemma ("skip" is a kind of "neglect", a sense of "ignore"), or
+    two adjectives are similar to one head; "sibling" when only their hypernyms share a
+    lemma ("titanium" and "steel": both a "metal"); else None."""
+    up_x, up_y = _neighbours(lex, sx, "@ @i"), _neighbours(lex, sy, "@ @i")
+    sim_x, sim_y = _neighbours(lex, sx, "& ^"), _neighbours(lex, sy, "& ^")
+    own_x, own_y = _lemmas(lex, sx), _lemmas(lex, sy)
+    near_x, near_y = up_x | sim_x, up_y | sim_y
+    if near_x & set(sy) or near_y & set(sx):
+        return "kind"
+    if _lemmas(lex, near_x) & own_y or _lemmas(lex, near_y) & own_x:
+        return "kind"
+    if sim_x & sim_y:
+        return "kind"  # adjectives similar to one head ("huge" / "enormous")
+    if len(own_x & own_y) > 0 and not set(sx) & set(sy):
+        return "kind"  # a synonym in common, in other senses ("skip" ~ "cut" ~ "ignore")
+    vx, vy = tuple(k for k in sx if k[0] == "v"), tuple(k for k in sy if k[0] == "v")
+    if _lemmas(lex, _neighbours(lex, vx, "@")) & _lemmas(lex, _neighbours(lex, vy, "@")):
+        return "kind"  # verbs: two manners of one action, by its name ("skip" / "ignore")
+    if _lemmas(lex, up_x) & _lemmas(lex, up_y):
+        return "sibling"  # nouns: two kinds of one thing, by its name
+    # adjectives (organised by similarity, not by kind): a definition naming the other
+    # side's near word ("outdated": "old; no longer valid", and "stale" is also-see "old")
+    ax, ay = tuple(k for k in sx if k[0] == "a"), tuple(k for k in sy if k[0] == "a")
+    lx = _lemmas(lex, set(ax) | _neighbours(lex, ax, "& ^")) - STOPWORDS
+    ly = _lemmas(lex, set(ay) | _neighbours(lex, ay, "& ^")) - STOPWORDS
+    gx = {w for k in ax for w in re.findall(r"[a-z]+", lex.synset(k).gloss)} - STOPWORDS
+    gy = {w for k in ay for w in re.findall(r"[a-z]+", lex.synset(k).gloss)} - STOPWORDS
+    return "kind" if lx & gy or ly & gx else None
+
+
+def _derived(lex: Lexicon, x: str, y: str, sx: tuple[str, ...], sy: tuple[str, ...]) -> bool:
+    """Derivationally related forms ("deploy" / "deployment"), not negative prefixes."""
+    for neg in ("un", "in", "im", "il", "ir", "dis", "non"):
+        if x == neg + y or y == neg + x:
+            return False
+    short = min(len(x), len(y))
+    common = len(_common_prefix(x, y))
+    if short >= 4 and common >= max(4, short - 2) and not {"-", "_"} & set(x + y):
+        return True  # one word with another ending ("decide" / "decision")
+    wanted = set(sy)
+    return any(k2 in wanted for k in sx for k2 in lex.related(k, "+ \\ ="))
+
+
+def _common_prefix(x: str, y: str) -> str:
+    n = 0
+    while n < min(len(x), len(y)) and x[n] == y[n]:
+        n += 1
+    return x[:n]
+
+
+def _antonyms(lex: Lexicon, sx: tuple[str, ...], sy: tuple[str, ...]) -> bool:
+    """An antonym pointer between the two words' synsets, also through one similar-to,
+    also-see or hypernym step on either side."""
+
+    def near(keys: tuple[str, ...]) -> set[str]:
+        out = set(keys)
+        for k in keys:
+            out.update(lex.related(k, "& ^ @"))
+        return out
+
+    nx, ny = near(sx), near(sy)
+    return any(a in ny for k in nx for a in lex.related(k, "!")) or any(
+        a in nx for k in ny for a in lex.related(k, "!")
+    )
+
+
+# ------------------------------------------------------------------ the verdict
+
+
+def compare(a: str, b: str, span_sim: SpanSim | None = None) -> Verdict:
+    """The rule's verdict on statements ``a`` and ``b`` (see module docstring).
+
+    ``span_sim(x, y)`` is the embedder's cosine of two differing spans; without it no
+    span the lexicon cannot place is a rewording. Symmetric, deterministic.
+    """
+    pa, pb = parse(a), parse(b)
+    first, second = (pa, pb) if [t.key for t in pa.toks] <= [t.key for t in pb.toks] else (pb, pa)
+    return _compare(first, second, span_sim)
+
+
+def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
+    ka, kb = [t.key for t in pa.toks], [t.key for t in pb.toks]
+    polarity = pa.negated != pb.negated
+    if ka == kb:
+        return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
+    if sorted(ka) == sorted(kb) and _reordered(ka, kb, pa.by != pb.by):
+        return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "word order")
+    common = sum((Counter(ka) & Counter(kb)).values())  # bounds the aligned words
+    if common * 3 < max(len(ka), len(kb)):  # hardly a shared frame: a paraphrase, or not
+        return _little_shared(pa, pb, polarity)
+    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+    slots: list[tuple[str, bool]] = []  # (reason, in the subject)
+    unsure: list[str] = []
+    shared = sum(size for _, _, size in matcher.get_matching_blocks())
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        xs, ys = pa.toks[i1:i2], pb.toks[j1:j2]
+        subject = _in_subject(pa, xs, i1) and _in_subject(pb, ys, j1)
+        modifier = (  # it names which of one shared head: "consumer lag" / "producer lag"
+            subject
+            and i2 < len(ka)
+            and j2 < len(kb)
+            and ka[i2] == kb[j2]
+            and pa.toks[i2].pos < pa.verb_at
+            and pb.toks[j2].pos < pb.verb_at
+        )
+        kind = _judge_span(xs, ys, span_sim, modifier)
+        if kind == "added" and _gap_antonym(pa, i1, i2, pb, j1, j2):
+            kind = "antonym"
+        if kind == "rewording":
+            continue
+        if kind == "unsure":
+            unsure.append(" ".join(t.text for t in xs) + " / " + " ".join(t.text for t in ys))
+            continue
+        slots.append((kind, subject))
+    if shared * 2 < max(len(ka), len(kb)):  # little shared frame: a paraphrase, or not
+        definite = {"number", "unit", "name", "antonym"} & {r for r, _ in slots}
+        if definite or polarity:
+            return Verdict(DIFFERENT, "little shared wording; " + ", ".join(sorted(definite)))
+        return Verdict(UNSURE, "little shared wording")
+    if not slots and not unsure:
+        return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
+    if not slots:
+        if polarity:
+            return Verdict(DIFFERENT, "negation and paraphrase")
+        return Verdict(UNSURE, "the lexicon cannot tell", "; ".join(unsure))
+    if polarity or len(slots) + len(unsure) > 1:
+        return Verdict(DIFFERENT, ", ".join(sorted({r for r, _ in slots})) + " (several slots)")
+    reason, subject = slots[0]
+    if subject or reason == "added":
+        return Verdict(DIFFERENT, f"{reason} in the subject" if subject else "a word added")
+    return Verdict(CONTRADICTS, reason)
+
+
+def _compound(w: str) -> bool:
+    """A hyphenated word or a joined collocation ("read-only", "rounded_up")."""
+    return "-" in w or "_" in w
+
+
+def _glued(toks: list[_Tok]) -> str:
+    return "".join(t.text for t in toks).replace("-", "")
+
+
+def _gap(p: _Parsed, i1: int, i2: int) -> list[str]:
+    """The words between content tokens ``i1 - 1`` and ``i2`` (function words included)."""
+    lo = p.toks[i1 - 1].pos + 1 if i1 > 0 else 0
+    hi = p.toks[i2].pos if i2 < len(p.toks) else len(p.words)
+    return [w for w in p.words[lo:hi] if w not in NEGATIONS]
+
+
+def _gap_antonym(pa: _Parsed, i1: int, i2: int, pb: _Parsed, j1: int, j2: int) -> bool:
+    """A word added on one side against a function word that is its antonym on the other
+    ("on" / "off", "in" / "out" by default)."""
+    ga, gb = _gap(pa, i1, i2), _gap(pb, j1, j2)
+    return any(relation(x, y) == "antonym" for x in ga for y in gb if x != y)
+
+
+def _little_shared(pa: _Parsed, pb: _Parsed, polarity: bool) -> Verdict:
+    """Two statements that share less than half their words: another statement, unless
+    only a judge can tell (no difference in polarity, quantities or names)."""
+    nums_a = sorted(t.key for t in pa.toks if t.key[0] in "#~")
+    nums_b = sorted(t.key for t in pb.toks if t.key[0] in "#~")
+    names_a = {t.key for t in pa.toks if t.name}
+    names_b = {t.key for t in pb.toks if t.name}
+    if polarity or nums_a != nums_b or (names_a and names_b and names_a != names_b):
+        return Verdict(DIFFERENT, "little shared wording")
+    return Verdict(UNSURE, "little shared wording")
+
+
+def _reordered(ka: list[str], kb: list[str], passive: bool) -> bool:
+    """The same words in another order: a passive on one side, or one block moved."""
+    if passive:
+        return True
+    for i in range(len(ka)):
+        for j in range(i + 1, len(ka) + 1):
+            block, rest = ka[i:j], ka[:i] + ka[j:]
+            for at in range(len(rest) + 1):
+                if rest[:at] + block + rest[at:] == kb:
+                    return True
+    return False
+
+
+def _in_subject(p: _Parsed, toks: tuple[_Tok, ...], at: int) -> bool:
+    """Whether the span (or, when empty, the place ``at``) lies before the verb."""
+    if toks:
+        return toks[0].pos < p.verb_at
+    return at < len(p.toks) and p.toks[at].pos < p.verb_at
+
+
+def _judge_span(
+    xs: tuple[_Tok, ...], ys: tuple[_Tok, ...], span_sim: SpanSim | None, modifier: bool = False
+) -> str:
+    """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word)."""
+    nums_x = sorted(t.key for t in xs if t.key[0] in "#~")
+    nums_y = sorted(t.key for t in ys if t.key[0] in "#~")
+    if nums_x != nums_y:
+        return "number" if any(k[0] == "#" for k in nums_x + nums_y) else "unit"
+    wx = [t for t in xs if t.key[0] not in "#~"]
+    wy = [t for t in ys if t.key[0] not in "#~"]
+    if not wx and not wy:
+        return "rewording"
+    if _glued(wx) == _glued(wy):
+        return "rewording"  # "start-up" / "startup", "rate limiter" / "rate-limiter"
+    if not wx or not wy:
+        added = wx or wy
+        lex = lexicon()
+        if lex is not None and all(lex.pos_of(t.text) == {"r"} for t in added):
+            return "rewording"  # an adverb only ("currently", "always")
+        return "added"
+    if any(t.name for t in wx + wy):
+        names_x = {t.key for t in wx if t.name}
+        names_y = {t.key for t in wy if t.name}
+        if names_x and names_y and names_x != names_y:
+            return "name"  # a name swapped for another
+    if len(wx) == len(wy) == 1 and _compound(wx[0].text) and _compound(wy[0].text):
+        lex = lexicon()
+        px = [_lemma(w, lex) for w in re.split(r"[-_]", wx[0].text)]
+        py = [_lemma(w, lex) for w in re.split(r"[-_]", wy[0].text)]
+        if (
+            len(px) == len(py) and sum(a != b for a, b in zip(px, py, strict=True)) == 1
+        ):  # "read-only"
+            x, y = next((a, b) for a, b in zip(px, py, strict=True) if a != b)
+            wx, wy = [_Tok(x, x, False, wx[0].pos)], [_Tok(y, y, False, wy[0].pos)]
+    rels = [relation(x.key, y.key) for x in wx for y in wy]
+    if "antonym" in rels:
+        return "antonym"
+    if len(wx) == len(wy) == 1:
+        rel = rels[0]
+        if rel == "synonym":
+            return "rewording"
+        if rel == "sibling":
+            return "sibling"
+        if rel == "unrelated" and modifier:
+            return "word"  # another modifier of one head: another thing
+    elif all(any(relation(x.key, y.key) == "synonym" for y in wy) for x in wx) and all(
+        any(relation(x.key, y.key) == "synonym" for x in wx) for y in wy
+    ):
+        return "rewording"
+    if "sibling" in rels:
+        return "sibling"  # two kinds of one thing among the words: another value
+    x_text = " ".join(t.text for t in wx)
+    y_text = " ".join(t.text for t in wy)
+    if "unrelated" in rels or "unknown" in rels:
+        near = span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME
+        if near and len(wx) > 1 and len(wy) > 1:
+            return "rewording"  # a paraphrase of a span the lexicon has no rival for
+        return "unsure" if near else "word"  # the lexicon cannot tell; else another value
+    if modifier and "kind" in rels:
+        return "word"  # a modifier swapped for a broader or narrower one: another thing
+    if span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME:
+        return "rewording"
+    if "unknown" in rels and len(wx) == len(wy) == 1:
+        return "word"  # a word the lexicon does not know, swapped: another value
+    return "unsure" if (len(wx) > 1 or len(wy) > 1 or "kind" in rels) else "word"

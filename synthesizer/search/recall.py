@@ -1,0 +1,177 @@
+"""Recall: rank live facts for a query — relevance = cosine × strength × importance weight.
+
+Filters: category, tier, thread (``thread_first`` ranks that thread's facts first, then
+the rest, as in seed 004), minimum similarity and minimum relevance, embedder namespace.
+Retracted and superseded facts, facts whose TTL passed and facts with no positive
+similarity are never returned. Ties break
+by fact id. Works on a FactIndex kept in step with a SwarmState. Above
+``quantindex.APPROX_MIN_ROWS`` rows the candidates come from one-bit codes and are
+re-ranked exactly (see ``quantindex``); below it every row is scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from synthesizer import events as T
+from synthesizer.errors import check_choice
+from synthesizer.search import quantindex
+from synthesizer.search.factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
+from synthesizer.search.prune import one_blas_thread
+from synthesizer.search.vindex import VectorIndex
+from synthesizer.state import SwarmState
+from synthesizer.state.facts import Fact
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled fact with its cosine (similarity), ranking score and strength."""
+
+    fact: Fact
+    similarity: float
+    relevance: float
+    strength: float
+
+    def __repr__(self) -> str:
+        text = self.fact.content if len(self.fact.content) <= 60 else self.fact.content[:57] + "..."
+        return (
+            f"Hit({self.fact.id}, similarity={self.similarity:.3f}, "
+            f"relevance={self.relevance:.3f}, strength={self.strength:.3f}, {text!r}"
+            + (f", contested_with={self.fact.contested_with}" if self.fact.contested_with else "")
+            + ")"
+        )
+
+
+def recall(
+    state: SwarmState,
+    index: FactIndex,
+    query: np.ndarray,
+    *,
+    limit: int = 10,
+    embedder_id: str | None = None,
+    category: str | None = None,
+    tier: str | None = None,
+    thread: str | None = None,
+    thread_first: bool = False,
+    min_similarity: float | None = None,
+    min_score: float | None = None,
+    now: float | None = None,
+    only: Collection[str] | None = None,
+) -> list[Hit]:
+    """The top ``limit`` facts for a query vector (see module docstring); ``only``
+    restricts the candidates to those fact ids (e.g. one agent's bank memories)."""
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    check_choice("tier", tier, T.TIERS)
+    index.prepare(state)
+    eid = embedder_id or index.embedder.id
+    idx = index.space.get(eid, int(query.shape[0]))
+    if idx is None or not len(idx):
+        return []
+    filters: dict[str, Any] = dict(
+        category=category,
+        tier=tier,
+        thread=thread,
+        thread_first=thread_first,
+        min_similarity=min_similarity,
+        min_score=min_score,
+        now=now,
+        only=only,
+    )
+    if len(idx) >= quantindex.APPROX_MIN_ROWS and only is None and not thread_first:
+        # a large index: score the estimated best rows exactly (quantindex); the exact
+        # scan below only when fewer than `limit` of them pass the filters
+        selective = any(v is not None for v in (category, tier, thread, min_similarity))
+        want = quantindex.candidate_count(len(idx), selective)
+        rows = quantindex.candidates(idx, query, want)
+        hits = _ranked(state, index, idx, query, limit, rows, **filters)
+        if len(hits) >= limit or rows.shape[0] >= len(idx):
+            return hits
+    return _ranked(state, index, idx, query, limit, None, **filters)
+
+
+def _ranked(
+    state: SwarmState,
+    index: FactIndex,
+    idx: VectorIndex,
+    query: np.ndarray,
+    limit: int,
+    base: np.ndarray | None,
+    *,
+    category: str | None,
+    tier: str | None,
+    thread: str | None,
+    thread_first: bool,
+    min_similarity: float | None,
+    min_score: float | None,
+    now: float | None,
+    only: Collection[str] | None,
+) -> list[Hit]:
+    """The ranking of ``recall`` over every live row, or over the rows ``base`` only."""
+    if base is None:
+        cos = idx.cosines(query)
+
+        def col(name: str) -> np.ndarray:
+            return idx.column(name)
+
+        weights = idx.weights()
+    else:
+        with one_blas_thread():  # a small product: a second BLAS thread only waits
+            cos = idx.cosines_at(query, base)
+
+        def col(name: str) -> np.ndarray:
+            return idx.column(name)[base]
+
+        weights = idx.weights()[base]
+    score = cos * weights
+    ok = (cos > 0.0) & (col("status") <= LIVE_STATUS_MAX)
+    for name, value in (("category", category), ("thread", None if thread_first else thread)):
+        if value is not None:
+            code = index.code(value)
+            if code is None:
+                return []
+            ok &= col(name) == code
+    if tier is not None:
+        if tier not in TIER_CODES:
+            return []
+        ok &= col("tier") == TIER_CODES[tier]
+    if now is not None:
+        ok &= col("expires") > now
+    if min_similarity is not None:
+        ok &= cos >= min_similarity
+    if min_score is not None:
+        ok &= score >= min_score
+    if only is not None:
+        allowed = [fid for fid in only if fid in idx]
+        if not allowed:
+            return []
+        mask = idx.mask_for(allowed)
+        ok &= mask if base is None else mask[base]
+    facts = state.facts
+
+    def ranked(mask: np.ndarray, want: int) -> list[Hit]:
+        pos = np.flatnonzero(mask)
+        if not pos.shape[0]:
+            return []
+        rows = pos if base is None else base[pos]
+        top = idx.top(score[pos], want, rows)
+        # positions in cos/score: the row itself, or its place in the ascending `base`
+        at = top if base is None else np.searchsorted(base, top).tolist()
+        out = []
+        for r, p in zip(top, at, strict=True):
+            f = facts[idx.id_at(r)]
+            out.append(Hit(f, float(cos[p]), float(score[p]), f.strength))
+        return out
+
+    if thread is not None and thread_first:
+        code = index.code(thread)
+        own_mask = ok & (col("thread") == code) if code is not None else ok & False
+        own = ranked(own_mask, limit)
+        if len(own) >= limit:
+            return own
+        return own + ranked(ok & ~own_mask, limit - len(own))
+    return ranked(ok, limit)

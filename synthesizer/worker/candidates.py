@@ -1,0 +1,136 @@
+"""Candidate generation for the scorer: which memory x fact pairs are scored exactly.
+
+The boundary the decision rule relies on: ``bound_pairs`` returns a SUPERSET of the pairs
+whose exact cosine reaches their column's floor (see ``prune`` for the bound and its
+slack); every pair is then scored exactly and filtered against the same floors, so how
+candidates are found never changes a decision, only what it costs.
+
+What a batch pays here, apart from the bound's product itself, is kept independent of the
+number of live facts where it can be:
+
+* ``scoring_masks``: which live rows are claims and which are short/long-term facts,
+  from the index's ``tier`` column (kept current by ``FactIndex.prepare``, O(rows changed))
+  and the state's ``subjects`` (claims only), instead of a Python pass over every fact
+  (two of them per batch: ~30 ms at 50k facts, most of a small batch's time);
+* ``bound_pairs``: the bound product without copying the whole augmented fact matrix
+  into a widened, transposed block list per call (another O(facts) copy per batch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synthesizer.search.factindex import TIER_CODES, FactIndex
+from synthesizer.search.prune import DENSE_SHARE, MARGIN, exact_cosines
+from synthesizer.state import SwarmState
+from synthesizer.state.facts import LONG_TERM, SHORT_TERM
+
+_BLOCK_ROWS, _BLOCK_COLS = 256, 1024  # as prune's: the block stays in cache
+_RETRO_CODES = (TIER_CODES[SHORT_TERM], TIER_CODES[LONG_TERM])
+
+
+def scoring_masks(index: FactIndex, state: SwarmState) -> tuple[np.ndarray, np.ndarray]:
+    """(is_claim, is_retro) over the index's live rows: a claim (subject set) and a
+    short- or long-term fact. Equal to masks built from every fact's ``subject`` and
+    ``tier`` (tests/test_candidates.py), at O(claims + rows changed) per batch."""
+    if not isinstance(state, SwarmState):  # a stand-in (tests): facts with subject, tier
+        return reference_masks(index, state)
+    index.prepare(state)
+    idx = index.default
+    is_claim = idx.mask_for(fid for fids in state.subjects.values() for fid in fids)
+    tier = idx.column("tier")
+    is_retro = (tier == _RETRO_CODES[0]) | (tier == _RETRO_CODES[1])
+    return is_claim, is_retro
+
+
+def reference_masks(index: FactIndex, state: SwarmState) -> tuple[np.ndarray, np.ndarray]:
+    """``scoring_masks`` by a pass over every fact (the former per-batch computation)."""
+    facts = state.facts.values()
+    is_claim = index.default.mask_for(f.id for f in facts if f.subject is not None)
+    is_retro = index.default.mask_for(f.id for f in facts if f.tier in (SHORT_TERM, LONG_TERM))
+    return is_claim, is_retro
+
+
+def bound_pairs(
+    left: np.ndarray,
+    right: np.ndarray,
+    floor: np.ndarray,
+    raw: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols), sorted, of every pair whose bound ``left[i] . right[j]`` reaches
+    ``floor[j] - MARGIN``: ``prune.bound_pairs``'s contract, without its per-call copy of
+    ``right`` (widened by the cut column and transposed block by block).
+
+    The bound is the float32 product minus the cut (prune's folds the cut into the
+    product): the two differ by float32 rounding, far inside ``MARGIN``, so both keep
+    every pair whose exact cosine reaches its floor. ``raw`` thins dense blocks by their
+    float32 cosines, as there.
+    """
+    m, n = left.shape[0], right.shape[0]
+    rows: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    cols: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    if not m or not n:
+        return rows[0], cols[0]
+    cut = (np.asarray(floor, dtype=np.float64) - MARGIN).astype(np.float32)
+    buf = np.empty((min(_BLOCK_ROWS, m), min(_BLOCK_COLS, n)), dtype=np.float32)
+    dense = None if raw is None else np.empty_like(buf)
+    for r0 in range(0, m, _BLOCK_ROWS):
+        part = left[r0 : r0 + _BLOCK_ROWS]
+        for c0 in range(0, n, _BLOCK_COLS):
+            block = right[c0 : c0 + _BLOCK_COLS]
+            width = block.shape[0]
+            over = buf[: part.shape[0], :width]
+            np.matmul(part, block.T, out=over)
+            over -= cut[c0 : c0 + width]  # bound - cut
+            hit = np.flatnonzero(over.max(axis=1) >= 0.0)
+            if not len(hit):
+                continue
+            passing = over[hit] >= 0.0
+            if (
+                raw is not None
+                and dense is not None
+                and np.count_nonzero(passing) > DENSE_SHARE * passing.size
+            ):
+                exact = dense[: len(hit), :width]
+                np.matmul(raw[0][hit + r0], raw[1][c0 : c0 + width].T, out=exact)
+                passing &= exact >= cut[c0 : c0 + width]
+            flat = np.flatnonzero(passing)
+            rows.append(hit[flat // width] + r0)
+            cols.append(flat % width + c0)
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    order = np.lexsort((c, r))
+    return r[order], c[order]
+
+
+VERIFY_SLACK = 1e-4
+"""Float32 prefilter margin: a float32 dot of unit rows (dim <= 4096) is within
+``dim * 2^-24`` (< 2.5e-4 at 4096, 2.3e-5 at 384) of the exact one."""
+
+
+def verified(
+    left: np.ndarray, right: np.ndarray, rows: np.ndarray, cols: np.ndarray, floor: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, cols, canonical cosines) of the candidate pairs whose cosine may reach their
+    column's floor; every pair whose exact cosine reaches it is among them.
+
+    Why: most pairs the bound lets through are far below their floor, and the canonical
+    cosine (``prune.exact_cosines``: both rows gathered and widened to float64) costs
+    three copies of each row per pair. A float32 dot of the gathered rows first drops the
+    pairs more than ``VERIFY_SLACK`` below the floor (its error is far smaller), so only
+    the pairs that can matter get the canonical value. The values returned are exactly
+    ``exact_cosines``'s.
+    """
+    if len(left) and left.shape[1] > 4096:  # the slack's argument needs dim <= 4096
+        return rows, cols, exact_cosines(left, right, rows, cols)
+    keep = np.zeros(len(rows), dtype=bool)
+    cut = np.asarray(floor, dtype=np.float64) - VERIFY_SLACK
+    step = 1 << 14
+    for lo in range(0, len(rows), step):
+        r, c = rows[lo : lo + step], cols[lo : lo + step]
+        approx = np.einsum("ij,ij->i", left[r], right[c])
+        keep[lo : lo + step] = approx >= cut[c]
+    rows, cols = rows[keep], cols[keep]
+    return rows, cols, exact_cosines(left, right, rows, cols)
+
+
+__all__ = ["VERIFY_SLACK", "bound_pairs", "reference_masks", "scoring_masks", "verified"]

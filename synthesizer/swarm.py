@@ -450,7 +450,7 @@ class Agent:
         import numpy as np
 
         from synthesizer.search.embed import check_vector
-        from synthesizer.search.recall import recall
+        from synthesizer.search.recall import RecallQuery, recall
 
         state = self.swarm.refresh()
         if embedding is not None:
@@ -459,10 +459,7 @@ class Agent:
             if embedder is not None and embedder != self.swarm.embedder.id:
                 raise InvalidEvent(f"no local embedder {embedder!r}; pass embedding=")
             vec = check_vector(self.swarm.embedder.embed([query])[0], self.swarm.embedder.dim)
-        hits = recall(
-            state,
-            self.swarm.index,
-            vec,
+        q = RecallQuery(
             limit=limit,
             embedder_id=embedder,
             category=category,
@@ -473,6 +470,7 @@ class Agent:
             min_score=min_score,
             now=time.time(),
         )
+        hits = recall(state, self.swarm.index, vec, q)
         if log:
             body = {"query": query[: T.MAX_CONTENT], "hits": [h.fact.id for h in hits]}
             self.swarm.appends.append(self._event(T.MEMORY_RECALLED, body))

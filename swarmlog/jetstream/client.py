@@ -23,6 +23,7 @@ from nats.aio.msg import Msg
 from swarmlog.errors import LogUnavailable
 from swarmlog.jetstream.proto import (
     ERR_NO_MESSAGE,
+    ERR_STREAM_NAME_IN_USE,
     ERR_STREAM_NOT_FOUND,
     ERR_WRONG_LAST_MSG_ID,
     H_BATCH_COMMIT,
@@ -238,6 +239,14 @@ class JsClient:
         except Unreachable as e:
             raise LogUnavailable(f"JetStream API: {e}") from None
         return parse_reply(msg.data)
+
+    async def create_stream(self, config: dict[str, Any]) -> None:
+        """Create a stream; one that another handle created meanwhile is as good."""
+        try:
+            await self.api(f"STREAM.CREATE.{config['name']}", config)
+        except ApiError as e:
+            if e.err_code != ERR_STREAM_NAME_IN_USE:
+                raise
 
     # ------------------------------------------------------------------ stream
 

@@ -62,6 +62,7 @@ ERR_BATCH_DISABLED = 10174
 ERR_MSG_TOO_BIG = 10054
 ERR_STREAM_NOT_FOUND = 10059
 ERR_NO_MESSAGE = 10037
+ERR_STREAM_NAME_IN_USE = 10058  # a create raced another handle's: the stream exists
 CONFLICT_CODES = (ERR_WRONG_LAST_SEQ, ERR_WRONG_LAST_SEQ_BATCH)
 
 _STREAM_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -310,3 +311,31 @@ def parse_reply(data: bytes) -> dict[str, Any]:
             int(err.get("code", 0)), int(err.get("err_code", 0)), str(err.get("description"))
         )
     return resp
+
+
+def companion_config(
+    name: str,
+    subjects: list[str],
+    replicas: int,
+    metadata: dict[str, str],
+    max_msgs: int = -1,
+    deny_delete: bool = True,
+) -> dict[str, Any]:
+    """A companion stream's configuration (seal, seal lease, redaction side stream): file
+    storage, nothing ages out, no purge; ``max_msgs`` and deletes as its role needs."""
+    return {
+        "name": name,
+        "subjects": subjects,
+        "retention": "limits",
+        "storage": "file",
+        "discard": "old",
+        "max_msgs": max_msgs,
+        "max_bytes": -1,
+        "max_age": 0,
+        "num_replicas": replicas,
+        "deny_delete": deny_delete,
+        "deny_purge": True,
+        "allow_direct": True,
+        "metadata": metadata,
+    }
+

@@ -33,6 +33,7 @@ from swarmlog.jetstream.proto import (
     ERR_STREAM_NOT_FOUND,
     H_BATCH_ID,
     ApiError,
+    companion_config,
     parse_reply,
 )
 
@@ -58,21 +59,9 @@ def side_subject(stream: str, seq: int) -> str:
 def side_config(stream: str, replicas: int) -> dict[str, Any]:
     """The side stream's configuration: file storage, the log's replicas, nothing ages out;
     deletes allowed (a record replaced by a later redaction is erased), purges not."""
-    return {
-        "name": side_name(stream),
-        "subjects": [f"{PREFIX}.{stream}.*"],
-        "retention": "limits",
-        "storage": "file",
-        "discard": "old",
-        "max_msgs": -1,
-        "max_bytes": -1,
-        "max_age": 0,
-        "num_replicas": replicas,
-        "deny_delete": False,
-        "deny_purge": True,
-        "allow_direct": True,
-        "metadata": {META_OF: stream},
-    }
+    return companion_config(
+        side_name(stream), [f"{PREFIX}.{stream}.*"], replicas, {META_OF: stream}, deny_delete=False
+    )
 
 
 class SideStore:
@@ -147,11 +136,7 @@ class SideStore:
         except ApiError as e:
             if not (e.err_code == ERR_STREAM_NOT_FOUND or e.code == 404):
                 raise
-        try:
-            await self.c.api(f"STREAM.CREATE.{self.name}", side_config(self.stream, self.replicas))
-        except ApiError as e:
-            if e.err_code != 10058:  # created meanwhile by another redaction
-                raise
+        await self.c.create_stream(side_config(self.stream, self.replicas))
 
     async def put(self, orig: Raw, payload: bytes) -> None:
         """Store the redacted record ``payload`` for the message ``orig`` (acknowledged)."""

@@ -26,7 +26,7 @@ from swarmlog.names import check_name
 from synthesizer.compat import events as FE
 from synthesizer.compat.common import FacadeBase
 from synthesizer.search.embed import Embedder, check_vector
-from synthesizer.search.recall import recall
+from synthesizer.search.recall import RecallQuery, recall
 from synthesizer.state.facts import Fact
 from synthesizer.state.seeds import DAY_S
 
@@ -135,10 +135,7 @@ class MemoryBank(FacadeBase):
             if vec.ndim != 1 or not len(vec) or not np.isfinite(vec).all():
                 raise ValueError("query vector must be a flat list of finite numbers")
             eid = CALLER_EMBEDDER
-        hits = recall(
-            self.refresh(),
-            self.swarm.index,
-            vec,
+        q = RecallQuery(
             limit=limit,
             embedder_id=eid,
             thread=None if thread_id is None else str(thread_id),
@@ -147,6 +144,7 @@ class MemoryBank(FacadeBase):
             now=time.time(),
             only=mine,
         )
+        hits = recall(self.refresh(), self.swarm.index, vec, q)
         return [
             RecalledMemory(
                 h.fact.id,

@@ -46,52 +46,60 @@ class Hit:
         )
 
 
+@dataclass(frozen=True)
+class RecallQuery:
+    """What a recall asks for, besides its vector: declared once, passed whole.
+
+    ``only`` restricts the candidates to those fact ids (e.g. one agent's bank memories);
+    ``now`` drops facts whose TTL passed; ``embedder_id`` picks the vector namespace (the
+    index's embedder when None)."""
+
+    limit: int = 10
+    embedder_id: str | None = None
+    category: str | None = None
+    tier: str | None = None
+    thread: str | None = None
+    thread_first: bool = False
+    min_similarity: float | None = None
+    min_score: float | None = None
+    now: float | None = None
+    only: Collection[str] | None = None
+
+    @property
+    def selective(self) -> bool:
+        """Whether a filter may drop many rows (the approximate path then fetches more)."""
+        return any(
+            v is not None for v in (self.category, self.tier, self.thread, self.min_similarity)
+        )
+
+
 def recall(
     state: SwarmState,
     index: FactIndex,
     query: np.ndarray,
-    *,
-    limit: int = 10,
-    embedder_id: str | None = None,
-    category: str | None = None,
-    tier: str | None = None,
-    thread: str | None = None,
-    thread_first: bool = False,
-    min_similarity: float | None = None,
-    min_score: float | None = None,
-    now: float | None = None,
-    only: Collection[str] | None = None,
+    q: RecallQuery | None = None,
+    **filters: Any,
 ) -> list[Hit]:
-    """The top ``limit`` facts for a query vector (see module docstring); ``only``
-    restricts the candidates to those fact ids (e.g. one agent's bank memories)."""
-    if limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
-    check_choice("tier", tier, T.TIERS)
+    """The top ``q.limit`` facts for a query vector (see module docstring). ``filters``
+    are ``RecallQuery``'s fields, for a caller that has no query object at hand."""
+    q = q or RecallQuery(**filters)
+    if q.limit < 1:
+        raise ValueError(f"limit must be >= 1, got {q.limit}")
+    check_choice("tier", q.tier, T.TIERS)
     index.prepare(state)
-    eid = embedder_id or index.embedder.id
+    eid = q.embedder_id or index.embedder.id
     idx = index.space.get(eid, int(query.shape[0]))
     if idx is None or not len(idx):
         return []
-    filters: dict[str, Any] = dict(
-        category=category,
-        tier=tier,
-        thread=thread,
-        thread_first=thread_first,
-        min_similarity=min_similarity,
-        min_score=min_score,
-        now=now,
-        only=only,
-    )
-    if len(idx) >= quantindex.APPROX_MIN_ROWS and only is None and not thread_first:
+    if len(idx) >= quantindex.APPROX_MIN_ROWS and q.only is None and not q.thread_first:
         # a large index: score the estimated best rows exactly (quantindex); the exact
         # scan below only when fewer than `limit` of them pass the filters
-        selective = any(v is not None for v in (category, tier, thread, min_similarity))
-        want = quantindex.candidate_count(len(idx), selective)
+        want = quantindex.candidate_count(len(idx), q.selective)
         rows = quantindex.candidates(idx, query, want)
-        hits = _ranked(state, index, idx, query, limit, rows, **filters)
-        if len(hits) >= limit or rows.shape[0] >= len(idx):
+        hits = _ranked(state, index, idx, query, q, rows)
+        if len(hits) >= q.limit or rows.shape[0] >= len(idx):
             return hits
-    return _ranked(state, index, idx, query, limit, None, **filters)
+    return _ranked(state, index, idx, query, q, None)
 
 
 def _ranked(
@@ -99,17 +107,8 @@ def _ranked(
     index: FactIndex,
     idx: VectorIndex,
     query: np.ndarray,
-    limit: int,
+    q: RecallQuery,
     base: np.ndarray | None,
-    *,
-    category: str | None,
-    tier: str | None,
-    thread: str | None,
-    thread_first: bool,
-    min_similarity: float | None,
-    min_score: float | None,
-    now: float | None,
-    only: Collection[str] | None,
 ) -> list[Hit]:
     """The ranking of ``recall`` over every live row, or over the rows ``base`` only."""
     if base is None:
@@ -129,24 +128,24 @@ def _ranked(
         weights = idx.weights()[base]
     score = cos * weights
     ok = (cos > 0.0) & (col("status") <= LIVE_STATUS_MAX)
-    for name, value in (("category", category), ("thread", None if thread_first else thread)):
+    for name, value in (("category", q.category), ("thread", None if q.thread_first else q.thread)):
         if value is not None:
             code = index.code(value)
             if code is None:
                 return []
             ok &= col(name) == code
-    if tier is not None:
-        if tier not in TIER_CODES:
+    if q.tier is not None:
+        if q.tier not in TIER_CODES:
             return []
-        ok &= col("tier") == TIER_CODES[tier]
-    if now is not None:
-        ok &= col("expires") > now
-    if min_similarity is not None:
-        ok &= cos >= min_similarity
-    if min_score is not None:
-        ok &= score >= min_score
-    if only is not None:
-        allowed = [fid for fid in only if fid in idx]
+        ok &= col("tier") == TIER_CODES[q.tier]
+    if q.now is not None:
+        ok &= col("expires") > q.now
+    if q.min_similarity is not None:
+        ok &= cos >= q.min_similarity
+    if q.min_score is not None:
+        ok &= score >= q.min_score
+    if q.only is not None:
+        allowed = [fid for fid in q.only if fid in idx]
         if not allowed:
             return []
         mask = idx.mask_for(allowed)
@@ -167,8 +166,9 @@ def _ranked(
             out.append(Hit(f, float(cos[p]), float(score[p]), f.strength))
         return out
 
-    if thread is not None and thread_first:
-        code = index.code(thread)
+    limit = q.limit
+    if q.thread is not None and q.thread_first:
+        code = index.code(q.thread)
         own_mask = ok & (col("thread") == code) if code is not None else ok & False
         own = ranked(own_mask, limit)
         if len(own) >= limit:

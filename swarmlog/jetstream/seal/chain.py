@@ -47,6 +47,7 @@ from swarmlog.jetstream.proto import (
     ERR_STREAM_NOT_FOUND,
     H_EXP_LAST_SEQ,
     ApiError,
+    companion_config,
     parse_reply,
 )
 from swarmlog.redaction import marker
@@ -68,21 +69,9 @@ def seal_name(stream: str) -> str:
 
 def seal_config(stream: str, replicas: int) -> dict[str, Any]:
     """The seal stream's configuration: nothing ages out, nothing can be removed."""
-    return {
-        "name": seal_name(stream),
-        "subjects": [f"{PREFIX}.{stream}"],
-        "retention": "limits",
-        "storage": "file",
-        "discard": "old",
-        "max_msgs": -1,
-        "max_bytes": -1,
-        "max_age": 0,
-        "num_replicas": replicas,
-        "deny_delete": True,
-        "deny_purge": True,
-        "allow_direct": True,
-        "metadata": {"swarmlog.chain-of": stream},
-    }
+    return companion_config(
+        seal_name(stream), [f"{PREFIX}.{stream}"], replicas, {"swarmlog.chain-of": stream}
+    )
 
 
 # ---------------------------------------------------------------- values
@@ -192,13 +181,7 @@ class Sealer:
         """The seal stream's tip (creating the stream if it does not exist yet)."""
         info = await self._info()
         if info is None:
-            try:
-                await self.c.api(
-                    f"STREAM.CREATE.{self.name}", seal_config(self.stream, self.replicas)
-                )
-            except ApiError as e2:
-                if e2.err_code != 10058:  # created meanwhile by another sealer
-                    raise
+            await self.c.create_stream(seal_config(self.stream, self.replicas))
             return 0, chain.GENESIS, 0
         return await self._tip_at(int(info["state"]["last_seq"]))
 

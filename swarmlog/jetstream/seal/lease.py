@@ -37,6 +37,7 @@ from swarmlog.jetstream.proto import (
     ERR_STREAM_NOT_FOUND,
     H_EXP_LAST_SEQ,
     ApiError,
+    companion_config,
     parse_reply,
     rfc3339_ns,
 )
@@ -63,21 +64,9 @@ def lease_subject(stream: str) -> str:
 
 def lease_config(stream: str, replicas: int) -> dict[str, Any]:
     """A few heartbeats kept (only the last counts); nothing can be deleted."""
-    return {
-        "name": lease_name(stream),
-        "subjects": [lease_subject(stream)],
-        "retention": "limits",
-        "storage": "file",
-        "discard": "old",
-        "max_msgs": 16,
-        "max_bytes": -1,
-        "max_age": 0,
-        "num_replicas": replicas,
-        "deny_delete": True,
-        "deny_purge": True,
-        "allow_direct": True,
-        "metadata": {META_OF: stream},
-    }
+    return companion_config(
+        lease_name(stream), [lease_subject(stream)], replicas, {META_OF: stream}, max_msgs=16
+    )
 
 
 class SealLease:
@@ -182,13 +171,7 @@ class SealLease:
             except ApiError as e:
                 if not (e.err_code == ERR_STREAM_NOT_FOUND or e.code == 404):
                     raise
-                try:
-                    await self.c.api(
-                        f"STREAM.CREATE.{self.name}", lease_config(self.stream, self.replicas)
-                    )
-                except ApiError as e2:
-                    if e2.err_code != 10058:  # created meanwhile by another handle
-                        raise
+                await self.c.create_stream(lease_config(self.stream, self.replicas))
                 continue
             if (info["config"].get("metadata") or {}).get(META_OF) != self.stream:
                 raise LogUnavailable(

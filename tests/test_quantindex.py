@@ -243,7 +243,8 @@ def test_reopen_maps_the_saved_codes_and_recalls_the_same(
 READER = textwrap.dedent(
     """
     import json, sys
-    from synthesizer import Swarm, quantindex
+    from synthesizer import Swarm
+    from synthesizer.search import quantindex
     quantindex.APPROX_MIN_ROWS = 1000
     quantindex.MIN_CANDIDATES = 64
     sw = Swarm.open(sys.argv[1])

@@ -91,7 +91,7 @@ def open_target(
     if write:
         from swarmlog.file import clean_temporaries
 
-        place = getattr(log, "root", None)
+        place = log.local_dir()
         if place is not None:  # temporaries of killed writers (issue 22, item 6)
             clean_temporaries(place)
     return log

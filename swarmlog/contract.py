@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from swarmlog.envelope import Event
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from swarmlog.checkpoint import CheckpointStore
 
 
@@ -119,6 +121,12 @@ class Log(abc.ABC):
         stream is bounded by its own max_age/max_bytes limits (docs/retention.md).
         """
         return False
+
+    def local_dir(self) -> Path | None:
+        """The directory this log lives in on this machine, or None (a log in memory or
+        on a server). Why: what sits beside a log (reports rendered from it, temporary
+        files of killed writers) is found through the log, not by testing its class."""
+        return None
 
     def wait_for_change(self, timeout: float) -> bool:
         """Block until the log may have changed or ``timeout`` passes; True if woken.

@@ -537,7 +537,7 @@ def remove_reports(log: Log) -> list[str]:
     may quote a forgotten identity (the CLI renders the dashboard report again)."""
     import os
 
-    root = getattr(log, "root", None)
+    root = log.local_dir()
     if root is None:
         return []
     d = os.path.join(str(root), REPORT_DIR)

@@ -32,6 +32,7 @@ from dashboards.commands.act_stats import STATS
 from dashboards.dashboard import render, watch
 from dashboards.demo.agent import agent_name
 from dashboards.demo.run import DemoError, DemoResult, cleanup, report_path, run_demo
+from swarmlog import Log
 from synthesizer.metrics import TOP_FACTS, SwarmMetrics, compute
 from synthesizer.swarm import Swarm
 
@@ -54,15 +55,15 @@ def _write(path: str, text: str) -> None:
     p.write_text(text, encoding="utf-8")
 
 
-def report_charts(log: Any, m: SwarmMetrics, out: str) -> list[tuple[str, str]] | str:
-    """The report's charts as PNG files beside ``out`` (series from ``log``, a Log or a
-    Swarm), or why there are none."""
+def report_charts(log: Log, m: SwarmMetrics, out: str) -> list[tuple[str, str]] | str:
+    """The report's charts as PNG files beside ``out`` (series from ``log``), or why there
+    are none."""
     from dashboards.activity import activity
 
     try:
         from dashboards.charts import write_charts
 
-        return write_charts(m, activity(getattr(log, "log", log)), Path(out))
+        return write_charts(m, activity(log), Path(out))
     except ImportError:
         from swarmlog.extras import install_hint
 
@@ -78,7 +79,7 @@ def _shower(
     def show(m: SwarmMetrics) -> None:
         if fmt_ == "markdown":
             if out:
-                charts = report_charts(swarm, m, out) if swarm is not None else None
+                charts = report_charts(swarm.log, m, out) if swarm is not None else None
                 _write(out, markdown.render(m, charts=charts))
             else:
                 text = markdown.render(m)

@@ -32,6 +32,7 @@ from synth_bench import fact_log
 from synthesizer.swarm import Swarm
 
 BIN = Path(sys.executable).parent
+HERE = Path(__file__).resolve().parents[2]  # this source tree
 SWARMLOG = str(BIN / "swarmlog")
 PY = sys.executable
 
@@ -83,9 +84,11 @@ def per_action(
 ) -> list[list[str]]:
     """Median start of each per-action command vs ``import orjson`` (and, with
     ``compare``, another source tree's CLI on the same swarm), interleaved."""
-    cmds = _commands(SWARMLOG, root, fid, last, "a")
-    # another source tree (e.g. an export of main): run by this interpreter, found first
+    # with ``compare``, both trees run the same way (``python -m dashboards`` from their
+    # directory, first on the path) and take turns going first: a fair before/after
+    cmds = _commands(f"{PY} -m dashboards" if compare else SWARMLOG, root, fid, last, "a")
     other = _commands(f"{PY} -m dashboards", root, fid, last, "b") if compare else {}
+    ours_env = {**os.environ, "PYTHONPATH": str(HERE)}
     env = {**os.environ, "PYTHONPATH": compare or ""}
     base: list[float] = []
     numpy: list[float] = []  # a reference: what ``search`` must import on top (the index)
@@ -95,10 +98,15 @@ def per_action(
         base.append(run([PY, "-c", "import orjson"]))
         numpy.append(run([PY, "-c", "import orjson, numpy"]))
         for k, make in cmds.items():
-            times[k].append(run(make(i)))  # type: ignore[operator]
-            if k in other:
-                # from the other tree's directory: `python -m` puts the cwd first on the path
-                then[k].append(run(other[k](i), env=env, cwd=compare))  # type: ignore[operator]
+            if k not in other:
+                times[k].append(run(make(i)))  # type: ignore[operator]
+                continue
+            pair = [
+                (times[k], make(i), ours_env, str(HERE)),  # type: ignore[operator]
+                (then[k], other[k](i), env, compare),  # type: ignore[operator]
+            ]
+            for into, argv, e, cwd in pair if i % 2 else pair[::-1]:
+                into.append(run(argv, env=e, cwd=cwd))
     b = statistics.median(base)
     rows = []
     for k, v in times.items():
@@ -184,7 +192,9 @@ def main() -> None:
         header.insert(4, args.compare_label)
         notes += (
             f" Compared: {args.compare_label.split(' (')[0]}, run as `python -m dashboards` from "
-            "an export of its tree, same swarm, same rounds."
+            "an export of its tree, same swarm, same rounds; with --compare this tree's "
+            "commands run the same way (`python -m dashboards` from its checkout), the two "
+            "taking turns to go first."
         )
     print(write_table("cli", "CLI start (one process per agent action)", header, rows, notes))
 

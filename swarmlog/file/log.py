@@ -227,6 +227,10 @@ class FileLog(SegmentReader, IndexedView, Log):
         """True: ``swarmlog.file.compact`` archives or deletes this log's old segments."""
         return True
 
+    def local_dir(self) -> Path:
+        """The log's directory (its root)."""
+        return self.root
+
     @property
     def swarm_id(self) -> str:
         return self._swarm_id or super().swarm_id

@@ -18,6 +18,9 @@ forget``) does, in this order:
      identity's memories loses its content ``signature``; a contest's ``subject`` only the
      identity claimed becomes ``REDACTED``; others' recall queries and board writes that
      quote the identity's words get each quote replaced by ``REDACTED``.
+   * An agent forget replaces the agent's name in all its records' envelopes by a
+     pseudonym (and the session and thread names only it used); the request itself is
+     rewritten last to name the pseudonym (a re-run finds it either way).
 3. **Redact** (``Log.redact``), derived events first, then the identity's own: until
    the second step starts, every word a quote check needs is still in the log, so a
    re-run after a crash plans the same scrubbing.
@@ -127,7 +130,8 @@ class Identity:
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
 _NEVER = _INTENTS | {T.SWARM_CONFIGURED, T.SYNTH_PROGRESS}
-"""Types never redacted: erasure requests (names only) and the swarm's configuration."""
+"""Types never redacted for their words: erasure requests (names only: an agent forget
+gives them the agent's pseudonym) and the swarm's configuration."""
 
 _WORDLESS = frozenset(
     (
@@ -197,12 +201,14 @@ class Plan:
     None for a tombstone; session; thread)."""
     rename: set[tuple[str, str]] = field(default_factory=set)
     """(field, name) of the sessions and threads only the agent wrote in."""
+    agent: str | None = None
+    """An agent forget: the name its records' envelopes lose (for a pseudonym)."""
 
     def own_changes(self, key: str) -> dict[int, Any]:
         """``own``, plus the renaming of the names only the agent used (``Rewrite``s
         with pseudonyms keyed by ``key``)."""
         out: dict[int, Any] = dict(self.own)
-        if not self.rename:
+        if not self.rename and self.agent is None:
             return out
         for seq, (body, session, thread) in self.named.items():
             env = {
@@ -210,6 +216,8 @@ class Plan:
                 for k, v in (("session", session), ("thread", thread))
                 if v is not None and (k, v) in self.rename
             }
+            if self.agent is not None:
+                env["agent"] = pseudonym(self.agent, key)
             if env:
                 out[seq] = Rewrite(out.get(seq, body), env)
         return out
@@ -245,7 +253,7 @@ def _batches(log: Log, lo: int, hi: int | None) -> Iterator[list[dict[str, Any]]
 def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None = None) -> Plan:
     """The redactions that forget ``ident`` in seqs ``1..upto`` (see module docstring);
     ``intent`` is a pending request for it written by ``writer`` (any writer: None)."""
-    p = Plan()
+    p = Plan(agent=ident.agent)
     words: set[str] = set()
     raws: set[int] = set()
     mine_subjects: set[str] = set()
@@ -267,27 +275,24 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
             b = d["body"]
             prev, p.last_id = p.last_id, d["id"]
             if t in _INTENTS:
-                if (
-                    t == ident.intent_type
-                    and b == ident.intent_body()
-                    and (writer is None or d["agent"] == writer)
-                ):
+                if _is_intent(d, ident, writer, prev):
                     p.intent = seq
                     p.intent_key = prev
+                elif ident.agent is not None and d["agent"] == ident.agent:
+                    p.named[seq] = (b, None, None)  # its other requests: the envelope
                 continue
             if t in _NEVER:
                 continue
             if ident.owns(d):
                 p.last_own = seq
                 p.owned += 1
-                if ident.agent is not None:
+                if ident.agent is not None:  # every own record loses the name
                     sess, thr = d.get("session"), d.get("thread")
-                    if sess is not None or thr is not None:
-                        p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
-                        if sess is not None:
-                            mine_names.add(("session", sess))
-                        if thr is not None:
-                            mine_names.add(("thread", thr))
+                    p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
+                    if sess is not None:
+                        mine_names.add(("session", sess))
+                    if thr is not None:
+                        mine_names.add(("thread", thr))
                 if t in _WORDLESS:
                     continue
                 touch(seq)
@@ -323,7 +328,8 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
         p.intent_key = ""
     p.rename = {n for n in mine_names - others_names if not n[1].startswith(PSEUDONYM)}
     for seq, (_, sess, thr) in p.named.items():
-        if (("session", sess) in p.rename or ("thread", thr) in p.rename) and seq < p.first:
+        renamed = ident.agent is not None or ("session", sess) in p.rename
+        if (renamed or ("thread", thr) in p.rename) and (not p.first or seq < p.first):
             p.first = seq  # a renamed event with no words (its checkpoints hold the name)
     quote = _Quotes(words) if words else None
     only_mine = mine_subjects - others_subjects
@@ -503,6 +509,11 @@ def forget(
     own = p.own_changes(key)
     n += log.redact(own) if own else 0
     step()
+    if ident.agent is not None:  # last: a re-run until here still finds it by the name
+        alias = pseudonym(ident.agent, key)
+        env = {"agent": alias} if writer == ident.agent else {}
+        n += log.redact({seq: Rewrite({"agent": alias}, env)})
+        step()
     dropped = 0
     if p.first:
         dropped = log.checkpoints.invalidate_after(p.first)
@@ -517,8 +528,22 @@ def forget(
 
 
 PSEUDONYM = "~erased-"
-"""Prefix of the pseudonyms that replace the session and thread names only a forgotten
-agent wrote in (such names are never renamed again)."""
+"""Prefix of the pseudonyms that replace a forgotten agent's name (in its records'
+envelopes and its request) and the session and thread names only it wrote in (such
+names are never renamed again)."""
+
+
+def _is_intent(d: dict[str, Any], ident: Identity, writer: str | None, prev: str) -> bool:
+    """Whether request ``d`` (after the record with id ``prev``) is one for ``ident`` by
+    ``writer`` (any: None), as appended or as an agent forget leaves it (pseudonyms)."""
+    if d["type"] != ident.intent_type:
+        return False
+    body = d["body"]
+    if body == ident.intent_body():
+        return writer is None or d["agent"] == writer
+    if ident.agent is None or body != {"agent": pseudonym(ident.agent, prev)}:
+        return False
+    return writer is None or d["agent"] in (writer, body["agent"])
 
 
 def pseudonym(name: str, key: str) -> str:

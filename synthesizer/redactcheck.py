@@ -5,7 +5,9 @@ A redacted record keeps the chain value of the original and names it in its mark
 one made by anyone else with write access: a direct ``Log.redact`` call, or a record
 rewritten by hand into a marker. ``forget`` always leaves one more thing: its request,
 the ``identity.forgotten`` (or store-forgotten) event that names who was forgotten. It
-is appended before anything is rewritten and is never redacted itself.
+is appended before anything is rewritten; an agent forget rewrites it last to name the
+agent's pseudonym (``intent_ok``), and until then records already renamed are explained
+by the pseudonym the request's position gives (``forget.pseudonym``).
 
 So a redaction is *explained* when such a request is in the log and:
 
@@ -37,7 +39,7 @@ from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 from . import events as T
 from . import facade_events as FE
 from .erasure import REDACTED
-from .forget import _QUOTABLE, _SCRUB, _WORDLESS, ForgetError, Identity
+from .forget import _QUOTABLE, _SCRUB, _WORDLESS, PSEUDONYM, ForgetError, Identity, pseudonym
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
@@ -92,6 +94,20 @@ def scrub_ok(d: dict[str, Any], wanted: list[Identity]) -> bool:
     return False
 
 
+def intent_ok(d: dict[str, Any], wanted: list[Identity]) -> bool:
+    """Whether rewritten request ``d`` is one an agent forget leaves: its own request
+    naming the agent's pseudonym, or another request by the forgotten agent (its
+    envelope's name replaced by the pseudonym another request names)."""
+    body = d.get("body")
+    if not isinstance(body, dict):
+        return False
+    alias = body.get("agent")
+    if list(body) == ["agent"] and isinstance(alias, str) and alias.startswith(PSEUDONYM):
+        return True
+    who = d.get("agent")
+    return isinstance(who, str) and who.startswith(PSEUDONYM) and Identity(agent=who) in wanted
+
+
 def unexplained(log: Log) -> list[str]:
     """One line per redacted record no forget request in ``log`` accounts for (and a
     last line counting any past ``MAX_LISTED``); empty when every redaction is explained.
@@ -103,19 +119,27 @@ def unexplained(log: Log) -> list[str]:
     wanted: list[Identity] = []
     tombs: list[dict[str, Any]] = []
     scrubbed: list[dict[str, Any]] = []
+    intents: list[dict[str, Any]] = []
     out: list[str] = []
+    prev = ""
     try:
         for batch in log.read_batches(1):
             for d in batch:
                 kind = kind_of(d)
-                if kind == TOMBSTONE:
-                    tombs.append(d)
-                elif kind == SCRUBBED:
-                    scrubbed.append(d)
-                elif d["type"] in _INTENTS:
+                prev, before = d["id"], prev
+                if d["type"] in _INTENTS and kind != TOMBSTONE:
                     ident = requested(d)
                     if ident is not None:
                         wanted.append(ident)
+                        if ident.agent is not None and not ident.agent.startswith(PSEUDONYM):
+                            # (a rewrite under way: records already carry the pseudonym)
+                            wanted.append(Identity(agent=pseudonym(ident.agent, before)))
+                    if kind == SCRUBBED:
+                        intents.append(d)
+                elif kind == TOMBSTONE:
+                    tombs.append(d)
+                elif kind == SCRUBBED:
+                    scrubbed.append(d)
     except RetentionError as e:
         return [f"{RETENTION_NOTE}: {e}"]
     bad = [
@@ -126,6 +150,11 @@ def unexplained(log: Log) -> list[str]:
         )
         for d in tombs
         if not _explained(d, wanted)
+    ]
+    bad += [
+        (d["seq"], f"a rewritten forget request by agent {d['agent']!r} that no forget makes")
+        for d in intents
+        if not intent_ok(d, wanted)
     ]
     if not wanted:
         bad += [(d["seq"], "a scrubbed record, and no forget request in the log") for d in scrubbed]

@@ -51,7 +51,7 @@ from swarmlog.redaction import Rewrite, is_tombstone, kind_of
 
 from . import events as T
 from . import facade_events as FE
-from . import nsprefix
+from . import forgetplan, nsprefix
 from .erasure import REDACTED
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ class Identity:
 
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
-_NEVER = _INTENTS | {T.SWARM_CONFIGURED, T.SYNTH_PROGRESS}
+_NEVER = _INTENTS | {T.SWARM_CONFIGURED, T.SYNTH_PROGRESS, forgetplan.PLANNED}
 """Types never redacted for their words: erasure requests (names only: an agent forget
 gives them the agent's pseudonym) and the swarm's configuration."""
 
@@ -203,6 +203,10 @@ class Plan:
     """(field, name) of the sessions and threads only the agent wrote in."""
     agent: str | None = None
     """An agent forget: the name its records' envelopes lose (for a pseudonym)."""
+    types: dict[int, str] = field(default_factory=dict)
+    """Type of each seq the plan may rewrite (what its ``forget.planned`` lists)."""
+    listed: bool = False
+    """The pending intent's plan is in the log already (forgetplan.py)."""
 
     def own_changes(self, key: str) -> dict[int, Any]:
         """``own``, plus the renaming of the names only the agent used (``Rewrite``s
@@ -274,16 +278,21 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
             seq = d["seq"]
             b = d["body"]
             prev, p.last_id = p.last_id, d["id"]
+            if t == forgetplan.PLANNED:
+                p.listed |= bool(p.intent) and b.get("request") == p.intent
+                continue
             if t in _INTENTS:
                 if _is_intent(d, ident, writer, prev):
                     p.intent = seq
                     p.intent_key = prev
                 elif ident.agent is not None and d["agent"] == ident.agent:
                     p.named[seq] = (b, None, None)  # its other requests: the envelope
+                    p.types[seq] = t
                 continue
             if t in _NEVER:
                 continue
             if ident.owns(d):
+                p.types[seq] = t
                 p.last_own = seq
                 p.owned += 1
                 if ident.agent is not None:  # every own record loses the name
@@ -350,6 +359,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
         if nb != b:
             touch(seq)
             p.derived[seq] = nb
+            p.types[seq] = t
     return p
 
 
@@ -489,6 +499,7 @@ def forget(
         )
     seq = p.intent
     key = p.intent_key
+    listed = p.listed
     if not seq:
         ev = Event(
             agent=agent,
@@ -504,15 +515,22 @@ def forget(
             key = p.intent_key
     elif p.upto > seq:
         p = plan(log, ident, seq)
+    own = p.own_changes(key)
+    alias = pseudonym(ident.agent, key) if ident.agent is not None else writer
+    last: dict[int, Any] = {}
+    if ident.agent is not None:  # last: a re-run until here still finds it by the name
+        last[seq] = Rewrite({"agent": alias}, {"agent": alias} if writer == ident.agent else {})
+    if not listed:  # the plan goes first: verify accepts only what it lists
+        types = {q: p.types[q] for q in (*p.derived, *own)}
+        types.update({q: ident.intent_type for q in last})
+        forgetplan.append(log, seq, alias if writer == ident.agent else writer, types)
+        step()
     n = log.redact(p.derived) if p.derived else 0
     step()
-    own = p.own_changes(key)
     n += log.redact(own) if own else 0
     step()
-    if ident.agent is not None:  # last: a re-run until here still finds it by the name
-        alias = pseudonym(ident.agent, key)
-        env = {"agent": alias} if writer == ident.agent else {}
-        n += log.redact({seq: Rewrite({"agent": alias}, env)})
+    if last:
+        n += log.redact(last)
         step()
     dropped = 0
     if p.first:

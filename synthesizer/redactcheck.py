@@ -25,6 +25,10 @@ So a redaction is *explained* when such a request is in the log and:
   unexplained, whatever its envelope says. The words that matched are gone, so a
   record edited to mimic exactly such a scrub still passes (docs/trust.md).
 
+Stronger, where every request in the log has its plan (``forget.planned``, appended
+before the rewrite, forgetplan.py): a redacted record is explained only if a plan lists
+its seq with its type, whatever its form (``_against_plans``).
+
 ``unexplained`` lists the others; ``swarmlog verify`` reports them as problems.
 """
 
@@ -38,6 +42,7 @@ from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 
 from . import events as T
 from . import facade_events as FE
+from . import forgetplan
 from .erasure import REDACTED
 from .forget import _QUOTABLE, _SCRUB, _WORDLESS, PSEUDONYM, ForgetError, Identity, pseudonym
 
@@ -108,6 +113,28 @@ def intent_ok(d: dict[str, Any], wanted: list[Identity]) -> bool:
     return isinstance(who, str) and who.startswith(PSEUDONYM) and Identity(agent=who) in wanted
 
 
+def _against_plans(
+    redacted: list[dict[str, Any]], plans: dict[int, str], strict: bool
+) -> list[tuple[int, str]]:
+    """Problems of redacted records judged by the plans (forgetplan.py): a listed seq
+    must hold the listed type; an unlisted one is a problem when every request has a
+    plan (``strict``; else the form checks judge it)."""
+    bad: list[tuple[int, str]] = []
+    for d in redacted:
+        t = plans.get(d["seq"])
+        if t is not None and t != d["type"]:
+            bad.append((d["seq"], f"a redacted {d['type']} that a forget's plan lists as {t}"))
+        elif t is None and strict:
+            bad.append(
+                (
+                    d["seq"],
+                    f"a redacted {d['type']} by agent {d['agent']!r} that no forget's plan"
+                    " lists",
+                )
+            )
+    return bad
+
+
 def unexplained(log: Log) -> list[str]:
     """One line per redacted record no forget request in ``log`` accounts for (and a
     last line counting any past ``MAX_LISTED``); empty when every redaction is explained.
@@ -120,6 +147,9 @@ def unexplained(log: Log) -> list[str]:
     tombs: list[dict[str, Any]] = []
     scrubbed: list[dict[str, Any]] = []
     intents: list[dict[str, Any]] = []
+    requests: list[int] = []
+    plans: dict[int, str] = {}  # seq -> type, as forget's plans list them
+    planned: set[int] = set()  # requests with a plan
     out: list[str] = []
     prev = ""
     try:
@@ -127,7 +157,14 @@ def unexplained(log: Log) -> list[str]:
             for d in batch:
                 kind = kind_of(d)
                 prev, before = d["id"], prev
+                if d["type"] == forgetplan.PLANNED and kind is None:
+                    got = forgetplan.listed(d["body"])
+                    if got is not None:
+                        planned.add(got[0])
+                        plans.update(got[1])
+                    continue
                 if d["type"] in _INTENTS and kind != TOMBSTONE:
+                    requests.append(d["seq"])
                     ident = requested(d)
                     if ident is not None:
                         wanted.append(ident)
@@ -142,7 +179,12 @@ def unexplained(log: Log) -> list[str]:
                     scrubbed.append(d)
     except RetentionError as e:
         return [f"{RETENTION_NOTE}: {e}"]
-    bad = [
+    strict = bool(requests) and all(r in planned for r in requests)
+    bad = _against_plans([*tombs, *intents, *scrubbed], plans, strict)
+    tombs, intents, scrubbed = (
+        [d for d in ds if d["seq"] not in plans and not strict] for ds in (tombs, intents, scrubbed)
+    )
+    bad += [
         (
             d["seq"],
             f"a tombstone ({d['type']} by agent {d['agent']!r}) that no forget request"

@@ -132,4 +132,6 @@ def os_message(e: OSError) -> str:
     where = f"{e.filename}: " if e.filename else ""
     if e.errno == errno.EROFS:
         return f"read-only: {where}{e.strerror}"
+    if e.errno == errno.EFBIG:
+        return f"{where}file too large: over this process's file size limit (ulimit -f)"
     return f"{where}{e.strerror or e}"

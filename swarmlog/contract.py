@@ -212,6 +212,10 @@ class VerifyReport:
         ``last_seq`` then describe the valid prefix before it."""
         self.head = ""  # hash chain value of the last chained record ("" if none)
         self.head_seq = 0
+        self.chain_values: dict[int, bytes] | None = None
+        """Every record's chain value as the check recomputed it (hex), by seq, where a
+        backend keeps no value in its records (JetStream): what ``verify --expect``
+        compares (swarmlog/file/anchors.py). None elsewhere; never serialized."""
 
     @property
     def ok(self) -> bool:

@@ -79,8 +79,9 @@ def original_hash(line: bytes, d: Mapping[str, Any]) -> str:
     return hashlib.blake2b(line[:cut], digest_size=16).hexdigest()
 
 
-RENAMABLE = ("session", "thread")
-"""Envelope names a redaction may replace (by pseudonyms: names the erased identity chose)."""
+RENAMABLE = ("agent", "session", "thread")
+"""Envelope names a redaction may replace (by pseudonyms: a forgotten agent's name, and
+names it chose)."""
 
 
 class Rewrite(dict[str, Any]):

@@ -18,6 +18,9 @@ forget``) does, in this order:
      identity's memories loses its content ``signature``; a contest's ``subject`` only the
      identity claimed becomes ``REDACTED``; others' recall queries and board writes that
      quote the identity's words get each quote replaced by ``REDACTED``.
+   * An agent forget replaces the agent's name in all its records' envelopes by a
+     pseudonym (and the session and thread names only it used); the request itself is
+     rewritten last to name the pseudonym (a re-run finds it either way).
 3. **Redact** (``Log.redact``), derived events first, then the identity's own: until
    the second step starts, every word a quote check needs is still in the log, so a
    re-run after a crash plans the same scrubbing.
@@ -46,6 +49,7 @@ from swarmlog.file import RetentionError
 from swarmlog.file import crash_step as step
 from swarmlog.redaction import Rewrite, is_tombstone, kind_of
 from synthesizer import events as T
+from synthesizer import forgetplan
 from synthesizer.compat import events as FE
 from synthesizer.compat import nsprefix
 from synthesizer.state.erasure import REDACTED
@@ -125,8 +129,9 @@ class Identity:
 
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
-_NEVER = _INTENTS | {T.SWARM_CONFIGURED, T.SYNTH_PROGRESS}
-"""Types never redacted: erasure requests (names only) and the swarm's configuration."""
+_NEVER = _INTENTS | {T.SWARM_CONFIGURED, T.SYNTH_PROGRESS, forgetplan.PLANNED}
+"""Types never redacted for their words: erasure requests (names only: an agent forget
+gives them the agent's pseudonym) and the swarm's configuration."""
 
 _WORDLESS = frozenset(
     (
@@ -196,12 +201,18 @@ class Plan:
     None for a tombstone; session; thread)."""
     rename: set[tuple[str, str]] = field(default_factory=set)
     """(field, name) of the sessions and threads only the agent wrote in."""
+    agent: str | None = None
+    """An agent forget: the name its records' envelopes lose (for a pseudonym)."""
+    types: dict[int, str] = field(default_factory=dict)
+    """Type of each seq the plan may rewrite (what its ``forget.planned`` lists)."""
+    listed: bool = False
+    """The pending intent's plan is in the log already (forgetplan.py)."""
 
     def own_changes(self, key: str) -> dict[int, Any]:
         """``own``, plus the renaming of the names only the agent used (``Rewrite``s
         with pseudonyms keyed by ``key``)."""
         out: dict[int, Any] = dict(self.own)
-        if not self.rename:
+        if not self.rename and self.agent is None:
             return out
         for seq, (body, session, thread) in self.named.items():
             env = {
@@ -209,6 +220,8 @@ class Plan:
                 for k, v in (("session", session), ("thread", thread))
                 if v is not None and (k, v) in self.rename
             }
+            if self.agent is not None:
+                env["agent"] = pseudonym(self.agent, key)
             if env:
                 out[seq] = Rewrite(out.get(seq, body), env)
         return out
@@ -244,7 +257,7 @@ def _batches(log: Log, lo: int, hi: int | None) -> Iterator[list[dict[str, Any]]
 def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None = None) -> Plan:
     """The redactions that forget ``ident`` in seqs ``1..upto`` (see module docstring);
     ``intent`` is a pending request for it written by ``writer`` (any writer: None)."""
-    p = Plan()
+    p = Plan(agent=ident.agent)
     words: set[str] = set()
     raws: set[int] = set()
     mine_subjects: set[str] = set()
@@ -265,28 +278,30 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
             seq = d["seq"]
             b = d["body"]
             prev, p.last_id = p.last_id, d["id"]
+            if t == forgetplan.PLANNED:
+                p.listed |= bool(p.intent) and b.get("request") == p.intent
+                continue
             if t in _INTENTS:
-                if (
-                    t == ident.intent_type
-                    and b == ident.intent_body()
-                    and (writer is None or d["agent"] == writer)
-                ):
+                if _is_intent(d, ident, writer, prev):
                     p.intent = seq
                     p.intent_key = prev
+                elif ident.agent is not None and d["agent"] == ident.agent:
+                    p.named[seq] = (b, None, None)  # its other requests: the envelope
+                    p.types[seq] = t
                 continue
             if t in _NEVER:
                 continue
             if ident.owns(d):
+                p.types[seq] = t
                 p.last_own = seq
                 p.owned += 1
-                if ident.agent is not None:
+                if ident.agent is not None:  # every own record loses the name
                     sess, thr = d.get("session"), d.get("thread")
-                    if sess is not None or thr is not None:
-                        p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
-                        if sess is not None:
-                            mine_names.add(("session", sess))
-                        if thr is not None:
-                            mine_names.add(("thread", thr))
+                    p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
+                    if sess is not None:
+                        mine_names.add(("session", sess))
+                    if thr is not None:
+                        mine_names.add(("thread", thr))
                 if t in _WORDLESS:
                     continue
                 touch(seq)
@@ -322,7 +337,8 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
         p.intent_key = ""
     p.rename = {n for n in mine_names - others_names if not n[1].startswith(PSEUDONYM)}
     for seq, (_, sess, thr) in p.named.items():
-        if (("session", sess) in p.rename or ("thread", thr) in p.rename) and seq < p.first:
+        renamed = ident.agent is not None or ("session", sess) in p.rename
+        if (renamed or ("thread", thr) in p.rename) and (not p.first or seq < p.first):
             p.first = seq  # a renamed event with no words (its checkpoints hold the name)
     quote = _Quotes(words) if words else None
     only_mine = mine_subjects - others_subjects
@@ -343,6 +359,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
         if nb != b:
             touch(seq)
             p.derived[seq] = nb
+            p.types[seq] = t
     return p
 
 
@@ -482,6 +499,7 @@ def forget(
         )
     seq = p.intent
     key = p.intent_key
+    listed = p.listed
     if not seq:
         ev = Event(
             agent=agent,
@@ -497,11 +515,23 @@ def forget(
             key = p.intent_key
     elif p.upto > seq:
         p = plan(log, ident, seq)
+    own = p.own_changes(key)
+    alias = pseudonym(ident.agent, key) if ident.agent is not None else writer
+    last: dict[int, Any] = {}
+    if ident.agent is not None:  # last: a re-run until here still finds it by the name
+        last[seq] = Rewrite({"agent": alias}, {"agent": alias} if writer == ident.agent else {})
+    if not listed:  # the plan goes first: verify accepts only what it lists
+        types = {q: p.types[q] for q in (*p.derived, *own)}
+        types.update({q: ident.intent_type for q in last})
+        forgetplan.append(log, seq, alias if writer == ident.agent else writer, types)
+        step()
     n = log.redact(p.derived) if p.derived else 0
     step()
-    own = p.own_changes(key)
     n += log.redact(own) if own else 0
     step()
+    if last:
+        n += log.redact(last)
+        step()
     dropped = 0
     if p.first:
         dropped = log.checkpoints.invalidate_after(p.first)
@@ -516,8 +546,22 @@ def forget(
 
 
 PSEUDONYM = "~erased-"
-"""Prefix of the pseudonyms that replace the session and thread names only a forgotten
-agent wrote in (such names are never renamed again)."""
+"""Prefix of the pseudonyms that replace a forgotten agent's name (in its records'
+envelopes and its request) and the session and thread names only it wrote in (such
+names are never renamed again)."""
+
+
+def _is_intent(d: dict[str, Any], ident: Identity, writer: str | None, prev: str) -> bool:
+    """Whether request ``d`` (after the record with id ``prev``) is one for ``ident`` by
+    ``writer`` (any: None), as appended or as an agent forget leaves it (pseudonyms)."""
+    if d["type"] != ident.intent_type:
+        return False
+    body = d["body"]
+    if body == ident.intent_body():
+        return writer is None or d["agent"] == writer
+    if ident.agent is None or body != {"agent": pseudonym(ident.agent, prev)}:
+        return False
+    return writer is None or d["agent"] in (writer, body["agent"])
 
 
 def pseudonym(name: str, key: str) -> str:

@@ -5,7 +5,9 @@ A redacted record keeps the chain value of the original and names it in its mark
 one made by anyone else with write access: a direct ``Log.redact`` call, or a record
 rewritten by hand into a marker. ``forget`` always leaves one more thing: its request,
 the ``identity.forgotten`` (or store-forgotten) event that names who was forgotten. It
-is appended before anything is rewritten and is never redacted itself.
+is appended before anything is rewritten; an agent forget rewrites it last to name the
+agent's pseudonym (``intent_ok``), and until then records already renamed are explained
+by the pseudonym the request's position gives (``forget.pseudonym``).
 
 So a redaction is *explained* when such a request is in the log and:
 
@@ -23,6 +25,10 @@ So a redaction is *explained* when such a request is in the log and:
   unexplained, whatever its envelope says. The words that matched are gone, so a
   record edited to mimic exactly such a scrub still passes (docs/trust.md).
 
+Stronger, where every request in the log has its plan (``forget.planned``, appended
+before the rewrite, forgetplan.py): a redacted record is explained only if a plan lists
+its seq with its type, whatever its form (``_against_plans``).
+
 ``unexplained`` lists the others; ``swarmlog verify`` reports them as problems.
 """
 
@@ -34,8 +40,17 @@ from swarmlog import Log
 from swarmlog.file import RetentionError
 from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 from synthesizer import events as T
+from synthesizer import forgetplan
 from synthesizer.compat import events as FE
-from synthesizer.forget import _QUOTABLE, _SCRUB, _WORDLESS, ForgetError, Identity
+from synthesizer.forget import (
+    _QUOTABLE,
+    _SCRUB,
+    _WORDLESS,
+    PSEUDONYM,
+    ForgetError,
+    Identity,
+    pseudonym,
+)
 from synthesizer.state.erasure import REDACTED
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
@@ -91,6 +106,42 @@ def scrub_ok(d: dict[str, Any], wanted: list[Identity]) -> bool:
     return False
 
 
+def intent_ok(d: dict[str, Any], wanted: list[Identity]) -> bool:
+    """Whether rewritten request ``d`` is one an agent forget leaves: its own request
+    naming the agent's pseudonym, or another request by the forgotten agent (its
+    envelope's name replaced by the pseudonym another request names)."""
+    body = d.get("body")
+    if not isinstance(body, dict):
+        return False
+    alias = body.get("agent")
+    if list(body) == ["agent"] and isinstance(alias, str) and alias.startswith(PSEUDONYM):
+        return True
+    who = d.get("agent")
+    return isinstance(who, str) and who.startswith(PSEUDONYM) and Identity(agent=who) in wanted
+
+
+def _against_plans(
+    redacted: list[dict[str, Any]], plans: dict[int, str], strict: bool
+) -> list[tuple[int, str]]:
+    """Problems of redacted records judged by the plans (forgetplan.py): a listed seq
+    must hold the listed type; an unlisted one is a problem when every request has a
+    plan (``strict``; else the form checks judge it)."""
+    bad: list[tuple[int, str]] = []
+    for d in redacted:
+        t = plans.get(d["seq"])
+        if t is not None and t != d["type"]:
+            bad.append((d["seq"], f"a redacted {d['type']} that a forget's plan lists as {t}"))
+        elif t is None and strict:
+            bad.append(
+                (
+                    d["seq"],
+                    f"a redacted {d['type']} by agent {d['agent']!r} that no forget's plan"
+                    " lists",
+                )
+            )
+    return bad
+
+
 def unexplained(log: Log) -> list[str]:
     """One line per redacted record no forget request in ``log`` accounts for (and a
     last line counting any past ``MAX_LISTED``); empty when every redaction is explained.
@@ -102,22 +153,45 @@ def unexplained(log: Log) -> list[str]:
     wanted: list[Identity] = []
     tombs: list[dict[str, Any]] = []
     scrubbed: list[dict[str, Any]] = []
+    intents: list[dict[str, Any]] = []
+    requests: list[int] = []
+    plans: dict[int, str] = {}  # seq -> type, as forget's plans list them
+    planned: set[int] = set()  # requests with a plan
     out: list[str] = []
+    prev = ""
     try:
         for batch in log.read_batches(1):
             for d in batch:
                 kind = kind_of(d)
-                if kind == TOMBSTONE:
-                    tombs.append(d)
-                elif kind == SCRUBBED:
-                    scrubbed.append(d)
-                elif d["type"] in _INTENTS:
+                prev, before = d["id"], prev
+                if d["type"] == forgetplan.PLANNED and kind is None:
+                    got = forgetplan.listed(d["body"])
+                    if got is not None:
+                        planned.add(got[0])
+                        plans.update(got[1])
+                    continue
+                if d["type"] in _INTENTS and kind != TOMBSTONE:
+                    requests.append(d["seq"])
                     ident = requested(d)
                     if ident is not None:
                         wanted.append(ident)
+                        if ident.agent is not None and not ident.agent.startswith(PSEUDONYM):
+                            # (a rewrite under way: records already carry the pseudonym)
+                            wanted.append(Identity(agent=pseudonym(ident.agent, before)))
+                    if kind == SCRUBBED:
+                        intents.append(d)
+                elif kind == TOMBSTONE:
+                    tombs.append(d)
+                elif kind == SCRUBBED:
+                    scrubbed.append(d)
     except RetentionError as e:
         return [f"{RETENTION_NOTE}: {e}"]
-    bad = [
+    strict = bool(requests) and all(r in planned for r in requests)
+    bad = _against_plans([*tombs, *intents, *scrubbed], plans, strict)
+    tombs, intents, scrubbed = (
+        [d for d in ds if d["seq"] not in plans and not strict] for ds in (tombs, intents, scrubbed)
+    )
+    bad += [
         (
             d["seq"],
             f"a tombstone ({d['type']} by agent {d['agent']!r}) that no forget request"
@@ -125,6 +199,11 @@ def unexplained(log: Log) -> list[str]:
         )
         for d in tombs
         if not _explained(d, wanted)
+    ]
+    bad += [
+        (d["seq"], f"a rewritten forget request by agent {d['agent']!r} that no forget makes")
+        for d in intents
+        if not intent_ok(d, wanted)
     ]
     if not wanted:
         bad += [(d["seq"], "a scrubbed record, and no forget request in the log") for d in scrubbed]

@@ -145,4 +145,4 @@ def test_a_record_forged_into_a_scrubbed_marker_is_unexplained(tmp_path: Path) -
     seg_path.write_bytes(b"\n".join(lines))
     assert FileLog(root).verify().ok  # the chain walk accepts the marker
     r = run_cli("--root", str(root), "verify")
-    assert r.code == 1 and "a scrubbed memory.shared by agent 'mallory'" in r.out, r.out
+    assert r.code == 1 and "a redacted memory.shared by agent 'mallory'" in r.out, r.out

@@ -347,7 +347,8 @@ def test_forgetting_another_identity_needs_an_operator(tmp_path: Path) -> None:
             Identity(agent="synthesizer")
         with pytest.raises(ForgetError, match="exactly one"):
             Identity(agent="a", session="b")
-        assert sw.forget(agent="victim", by="victim").redacted == 1  # one's own: allowed
+        # one's own: allowed (its memory, and its request naming its pseudonym)
+        assert sw.forget(agent="victim", by="victim").redacted == 2
     finally:
         sw.close()
     r = run_cli("--root", str(root), "forget", "--agent", "x", "--as", "mallory")
@@ -366,7 +367,8 @@ def test_memorylog_forget_and_followers_see_tombstones(tmp_path: Path) -> None:
     sw.agent("other").share(SEASON, category="note")
     sw.synthesize()
     res = forget(sw, Identity(agent="victim"))
-    assert res.redacted == 2  # the tombstone and its fact.created's content signature
+    # the tombstone, its fact.created's content signature, the request (a pseudonym)
+    assert res.redacted == 3
     assert not any(secret in orjson.dumps(ev.envelope).decode() for ev in log.read())
     assert log.verify().ok
 

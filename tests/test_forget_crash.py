@@ -67,8 +67,10 @@ def records(root: Path) -> list[bytes]:
 def fingerprint(root: Path) -> tuple[object, ...]:
     """What must equal an uninterrupted forget's (see module docstring)."""
     lines = records(root)
-    intent = orjson.loads(lines[-1])
-    assert intent["type"] == "identity.forgotten"
+    at = max(k for k, ln in enumerate(lines) if b'"type":"identity.forgotten"' in ln)
+    intent = orjson.loads(lines[at])
+    plan = [orjson.loads(ln) for ln in lines[at + 1 :]]  # then its plan (forgetplan.py)
+    assert [d["type"] for d in plan] == ["forget.planned"], plan
     sw = Swarm.open(root)
     try:
         st = sw.refresh()
@@ -78,7 +80,10 @@ def fingerprint(root: Path) -> tuple[object, ...]:
     finally:
         sw.close()
     tmp = [p.name for p in root.rglob("*.tmp")]
-    return (lines[:-1], intent["agent"], intent["body"], intent["seq"], facts, ckpts[-1], tmp)
+    return (
+        lines[:at], intent["agent"], intent["body"], intent["seq"], plan[0]["body"], facts,
+        ckpts[-1], tmp,
+    )
 
 
 def no_marker(root: Path) -> bool:

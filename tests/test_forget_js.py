@@ -1,7 +1,8 @@
 """Erasure on JetStream through the Swarm (issues 21.5 and 26): after ``forget`` a byte
-scan of the server's store directory finds none of the agent's words nor the session and
-thread names only it used; the co-shared fact keeps the other agent's words; the log
-verifies; seqs do not move; replay from a checkpoint equals replay from the start."""
+scan of the server's store directory finds none of the agent's words, its name (issue
+27: a pseudonym replaces it) nor the session and thread names only it used; the
+co-shared fact keeps the other agent's words; the log verifies; seqs do not move;
+replay from a checkpoint equals replay from the start."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ WORDS = "ZQXJS the vault combination is orange seven falcon"
 SHARED_V = "Deploys are FROZEN on Fridays."
 SHARED_O = "deploys are frozen on fridays"
 SESSION, THREAD = "session-ZQXSESS-divorce", "thread-ZQXTHR-divorce"
+VICTIM = "victim-ZQXAGENT"
 
 
 @pytest.fixture
@@ -38,7 +40,7 @@ def test_forget_on_jetstream_leaves_no_byte_of_the_agent(server: NatsServer) -> 
     store = server.dir / "js"
     sw = Swarm.open(target)
     try:
-        v = sw.agent("victim", session=SESSION, thread=THREAD)
+        v = sw.agent(VICTIM, session=SESSION, thread=THREAD)
         v.share(WORDS, category="note")
         v.share(SHARED_V, category="policy")
         sw.synthesize()
@@ -49,11 +51,11 @@ def test_forget_on_jetstream_leaves_no_byte_of_the_agent(server: NatsServer) -> 
         before = [(e.seq, e.type) for e in sw.log.read()]
     finally:
         sw.close()
-    needles = [b"ZQXJS", b"ZQXSESS", b"ZQXTHR", b"FROZEN"]
+    needles = [b"ZQXJS", b"ZQXSESS", b"ZQXTHR", b"FROZEN", b"ZQXAGENT"]
     assert set(_hits(store, needles)) == {n.decode() for n in needles}
     sw = Swarm.open(target)
     try:
-        sw.forget(agent="victim")
+        sw.forget(agent=VICTIM)
         st = sw.refresh()
         assert st.facts[fid].content == SHARED_O
         after = [(e.seq, e.type) for e in sw.log.read()]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import orjson
 import pytest
 
 from swarmlog import FileLog
@@ -113,9 +114,12 @@ def test_session_and_thread_names_only_the_agent_used_are_renamed(tmp_path: Path
         assert log.verify().ok
         evs = list(log.read())
         assert [(ev.seq, ev.type) for ev in evs][: len(before)] == before
-        sessions = {ev.session for ev in evs if ev.agent == "victim"}
+        assert not [ev for ev in evs if "victim" in (ev.agent, orjson.dumps(ev.body).decode())]
+        gone = {ev.agent for ev in evs if ev.agent.startswith("~erased-")}
+        assert len(gone) == 1  # one stable pseudonym for the agent's name (issue 27)
+        sessions = {ev.session for ev in evs if ev.agent in gone}
         assert len(sessions) == 1 and next(iter(sessions)).startswith("~erased-")
-        threads = {ev.thread for ev in evs if ev.agent == "victim"}
+        threads = {ev.thread for ev in evs if ev.agent in gone}
         assert "shared-thread" in threads  # others wrote in it: not the victim's name
         assert any(t and t.startswith("~erased-") for t in threads)
     finally:

@@ -17,6 +17,7 @@ import pytest
 from swarmlog import Event, FileLog
 from synthesizer import Swarm
 from synthesizer.events import IDENTITY_FORGOTTEN
+from synthesizer.forgetplan import PLANNED
 from synthesizer.replay import state_at
 from synthesizer.state.erasure import REDACTED
 from tests.cli_util import run_cli
@@ -92,9 +93,12 @@ def test_the_co_shared_fact_keeps_the_other_agents_words(tmp_path: Path) -> None
     finally:
         sw.close()
     # a process that folded the original log and then the intent agrees with the replay
+    with FileLog(root) as done:  # the plan forget appended after its request
+        plan = [e for e in done.read() if e.type == PLANNED]
     log = FileLog(twin)
     try:
         log.append(Event(agent="operator", type=IDENTITY_FORGOTTEN, body={"agent": "victim"}))
+        log.append(Event(agent="operator", type=PLANNED, body=plan[0].body))
         original = state_at(log, from_start=True)
     finally:
         log.close()

@@ -164,20 +164,26 @@ def test_propagated_erasure_leaves_no_words_in_either_root(tmp_path: Path) -> No
     g = tmp_path / "global"
     secret = "The vault passphrase is QUOKKA-PELICAN-7731"
     sw = Swarm.open(tmp_path / "a")
-    sw.agent("mallory", session="ms").share(secret, importance=0.9)
-    sw.agent("mallory", session="ms").share(SHARED, importance=0.9)
+    who = "mallory-ZQXPROP"  # its name goes too: a pseudonym in both roots (issue 27)
+    sw.agent(who, session="ms").share(secret, importance=0.9)
+    sw.agent(who, session="ms").share(SHARED, importance=0.9)
     sw.agent("ana", session="as").share(SHARED, importance=0.9)
     sw.synthesize()
     assert sw.promote(g, tier="working").promoted == 2
-    sw.forget(agent="mallory", propagate=g)
+    sw.forget(agent=who, propagate=g)
     with Swarm.open(g) as glob:
         contents = {f.content for f in glob.state().facts.values()}
         assert SHARED in contents and secret not in contents
+        assert glob.log.verify().ok
+        assert state_at(glob.log).digest() == state_at(glob.log, from_start=True).digest()
     sw.close()
     for root in (tmp_path / "a", g):
         for p in root.rglob("*"):
             if p.is_file():
-                assert b"QUOKKA-PELICAN" not in p.read_bytes(), p
+                data = p.read_bytes()
+                assert b"QUOKKA-PELICAN" not in data, p
+                assert b"ZQXPROP" not in data, p
+        assert run_cli("--root", str(root), "verify").code == 0
 
 
 def test_session_end_harvest_and_retry(tmp_path: Path) -> None:

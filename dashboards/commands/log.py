@@ -130,7 +130,7 @@ def verify(
         with working("verifying checksums and seq order"):
             rep = log.verify()
         for at, want in wanted:  # anchors kept outside the root (docs/trust.md)
-            problem = check_anchor(log, at, want)
+            problem = check_anchor(log, at, want, rep)
             if problem is not None:
                 rep.problems.append(problem)
         if rep.ok:  # redactions no forget request explains (synthesizer/redactcheck.py)

@@ -6,7 +6,9 @@ What defeats that is a chain value the operator kept *elsewhere* (``verify --anc
 prints one; docs/trust.md shows a cron line that keeps one per checkpoint): the log
 verifies *and* the record at that seq still carries that value, so the history up to it
 is the one anchored. ``chain_at`` reads the stored value at a seq from a FileLog's
-segments or archives, or a MemoryLog's records.
+segments or archives, or a MemoryLog's records; on JetStream (no value in the records:
+they live in the seal stream) the value ``verify`` recomputed from the stored records
+and checked against the seals (``VerifyReport.chain_values``, swarmlog/jetstream/verify.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from typing import Any
 
 from swarmlog.chain import stored
+from swarmlog.contract import VerifyReport
 from swarmlog.errors import SwarmlogError
 from swarmlog.file import archive
 from swarmlog.file import segment as seg
@@ -58,9 +61,13 @@ def _file_line(log: Any, seq: int) -> bytes | None:
     return None
 
 
-def chain_at(log: Any, seq: int) -> str | None:
+def chain_at(log: Any, seq: int, rep: VerifyReport | None = None) -> str | None:
     """The chain value stored in the record at ``seq`` (None: no such record, or it has
-    none). FileLog and MemoryLog; other backends: SwarmlogError."""
+    none). FileLog and MemoryLog; JetStream from ``rep`` (its ``verify``'s report);
+    other backends: SwarmlogError."""
+    if rep is not None and rep.chain_values is not None:
+        v = rep.chain_values.get(seq)
+        return None if v is None else v.decode()
     if hasattr(log, "segdir") and hasattr(log, "root"):
         line = _file_line(log, seq)
     elif hasattr(log, "_shared") and hasattr(log._shared, "records"):
@@ -74,9 +81,10 @@ def chain_at(log: Any, seq: int) -> str | None:
     return None if parts is None else parts[1].decode()
 
 
-def check(log: Any, seq: int, want: str) -> str | None:
-    """A problem line when the record at ``seq`` does not carry chain value ``want``."""
-    got = chain_at(log, seq)
+def check(log: Any, seq: int, want: str, rep: VerifyReport | None = None) -> str | None:
+    """A problem line when the record at ``seq`` does not carry chain value ``want``
+    (``rep``: the log's verify report, needed on JetStream)."""
+    got = chain_at(log, seq, rep)
     if got == want:
         return None
     if got is None:

@@ -156,9 +156,12 @@ def write_synced(path: str, data: bytes) -> None:
     fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as e:  # EFBIG (ulimit -f), ENOSPC: name the file
+            raise OSError(e.errno, e.strerror, path) from None
     finally:
         os.close(fd)
 
@@ -221,17 +224,14 @@ def archived_id(root: str, seq: int) -> str | None:
 
 def records(data: bytes, first: int, name: str) -> Iterator[list[dict[str, Any]]]:
     """Record batches of segment bytes (scanned like a segment: CRCs, gapless seqs)."""
-    fd = os.memfd_create("swarmlog-archive", os.MFD_CLOEXEC)
-    try:
-        os.write(fd, data)
-        sc = None
-        for recs, sc in seg.read_records(fd, 0, len(data), first, name):
-            if recs:
-                yield recs
-        if sc is not None and sc.end < len(data):
-            raise ArchiveCorrupt(f"archive {name}: torn at byte {sc.end}")
-    finally:
-        os.close(fd)
+    # scanned in memory: a memfd copy counted against RLIMIT_FSIZE, and a short write
+    # there once made the scan re-read a torn tail forever
+    sc = None
+    for recs, sc in seg.read_records(data, 0, len(data), first, name):
+        if recs:
+            yield recs
+    if sc is not None and sc.end < len(data):
+        raise ArchiveCorrupt(f"archive {name}: torn at byte {sc.end}")
 
 
 def _gone(m: Manifest, seq: int) -> RetentionError:

@@ -277,13 +277,15 @@ def _scan_lines(
 
 
 def read_records(
-    fd: int, start: int, stop: int, first_seq: int | None, segment: str
+    fd: int | bytes, start: int, stop: int, first_seq: int | None, segment: str
 ) -> Iterator[tuple[list[dict[str, Any]], Scan]]:
     """Scan [start, stop) of a segment in chunks; yield each chunk's complete batches.
 
-    A chunk that holds no complete batch (a long record, a batch across the cut) is grown
-    until one fits. Ends at the torn tail, if any; raises CorruptionError at a bad
-    terminated record. The last Scan yielded tells where the valid prefix ends.
+    ``fd`` is an open segment or the segment's bytes (an archive's, in memory). A chunk
+    that holds no complete batch (a long record, a batch across the cut) is grown until
+    one fits. Ends at the torn tail, if any, and where the data ends before ``stop`` (a
+    short file is never re-read forever); raises CorruptionError at a bad terminated
+    record. The last Scan yielded tells where the valid prefix ends.
     """
     pos = start
     nxt = first_seq
@@ -292,9 +294,12 @@ def read_records(
     left = 0
     done = start  # just past the last complete batch seen so far
     while pos < stop:
-        buf = os.pread(fd, min(size, stop - pos), pos)
+        want = min(size, stop - pos)
+        buf = os.pread(fd, want, pos) if isinstance(fd, int) else fd[pos : pos + want]
         if not buf:
             return
+        if len(buf) < want:
+            stop = pos + len(buf)  # the data ends before stop: what is there is all
         sc = scan(buf, pos, nxt, segment, pending, left)
         if sc.records:
             nxt = sc.records[-1]["seq"] + 1

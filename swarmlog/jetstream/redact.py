@@ -29,8 +29,11 @@ with a one-line error; its events must be copied to a new stream.
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from swarmlog.errors import InvalidEvent, SwarmlogError
 from swarmlog.jetstream.client import Raw
@@ -46,7 +49,7 @@ from swarmlog.jetstream.proto import (
 from swarmlog.jetstream.seal.chain import full_line, payload_of
 from swarmlog.jetstream.side import erase
 from swarmlog.jetstream.skip import stand_in, why_skipped
-from swarmlog.redaction import check_changes, redact_line
+from swarmlog.redaction import Rewrite, check_changes, redact_line
 
 if TYPE_CHECKING:
     from swarmlog.jetstream.read import JsReader
@@ -96,7 +99,7 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: b
         raise StreamCorruption(log.stream, seq, "missing (deleted, and no redaction record)")
     new = redact_line(full_line(seq, _record(log, cur), value), body)
     if new is not None:
-        await side.put(cur, payload_of(new))
+        await side.put(_moved(log, cur, new, body), payload_of(new))
     elif stand is None:  # the stored message already is such a record: keep it served
         await side.put(cur, cur.data)
     if orig is not None:
@@ -104,6 +107,18 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: b
     await side.refresh()
     await side.erase_stale(seq)
     return 0 if new is None else 1
+
+
+def _moved(log: JsReader, r: Raw, new: bytes, body: Mapping[str, Any] | None) -> Raw:
+    """``r``, on the subject of its new agent when the redaction renames the agent (a
+    forgotten agent's pseudonym): the side record keeps no subject naming the old one,
+    and readers find its author and envelope agreeing (per-agent layout only)."""
+    if not (isinstance(body, Rewrite) and "agent" in body.envelope and log.subjects.per_agent):
+        return r
+    d = orjson.loads(new)
+    if log.subjects.author(r.subject) == d["agent"]:
+        return r
+    return dataclasses.replace(r, subject=log.subjects.of(d["agent"], d.get("key")))
 
 
 def _record(log: JsReader, r: Raw) -> bytes:

@@ -91,6 +91,7 @@ def verify(log: JsReader) -> VerifyReport:
     if side.stale:
         rep.notes.append(f"{len(side.stale)} superseded redaction record(s) not yet erased")
     rep.head = head.decode()
+    rep.chain_values = mine
     return rep
 
 

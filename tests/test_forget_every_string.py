@@ -1,0 +1,108 @@
+"""Issue 26's acceptance check ("trust-erasure"): after ``swarmlog forget --agent A`` a
+byte scan of the whole root (segments, archives opened and as stored, checkpoints, side
+files, reports, temporaries) finds none of the strings the agent chose: its words, its
+session and thread names, and its own name (a pseudonym replaces it); the log verifies;
+seqs do not move; replay from a checkpoint equals replay from the start.
+
+What is not met yet is pinned by a strict xfail: a board key the agent created and an
+event id it chose stay (docs/erasure.md, "What is kept by design").
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+from swarmlog import Event, FileLog
+from synthesizer import Swarm
+from synthesizer.replay import state_at
+from tests.cli_util import run_cli
+
+pytestmark = pytest.mark.timeout(300)
+
+NAMES = {
+    "agent": "victim-ZQXAGNT",
+    "session": "sess-ZQXSESS-divorce",
+    "thread": "thread-ZQXTHRD-divorce",
+}
+WORDS = "ZQXWORD my lawyer meets me on tuesday about the divorce papers"
+
+
+def _scan(root: Path, needles: list[bytes]) -> list[str]:
+    """Files under ``root`` holding a needle, gzip files also decompressed."""
+    hits = []
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            p = Path(dirpath) / n
+            data = p.read_bytes()
+            if n.endswith(".gz"):
+                data += gzip.decompress(data)
+            hits += [f"{p.relative_to(root)}: {x.decode()}" for x in needles if x in data]
+    return hits
+
+
+def _build(root: Path, extra: bool = False) -> None:
+    sw = Swarm.open(root, segment_bytes=4096)
+    try:
+        v = sw.agent(NAMES["agent"], session=NAMES["session"], thread=NAMES["thread"])
+        v.share(WORDS, category="note")
+        v.share("the build cache lives in /var/cache/build", category="ops")
+        if extra:
+            sw.board.cas("door-code-ZQXKEY", 0, content="door code", agent=NAMES["agent"])
+            sw.log.append(
+                Event(
+                    agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1",
+                    body={"content": "a note with a retry id", "category": "note"},
+                )
+            )
+        for i in range(40):
+            sw.agent("other", session="o").share(f"filler finding {i} on topic {i * 3}")
+        sw.agent("other", session="o").share("the build cache lives in /var/cache/build")
+        sw.agent("carol").recall("when does the lawyer meet about the divorce papers")
+        sw.synthesize()
+        sw.checkpoint(pinned=True)
+    finally:
+        sw.close()
+    assert run_cli("--root", str(root), "config", "set", "retention.keep_checkpoints=1").code == 0
+    assert run_cli("--root", str(root), "compact").code == 0
+    (root / "metrics").mkdir(exist_ok=True)  # a report quoting the agent (demo --keep)
+    (root / "metrics" / "swarm_memory_dashboard.md").write_text(
+        run_cli("--root", str(root), "dashboard", "--format", "markdown").out
+    )
+
+
+def _forget_and_check(root: Path, needles: list[bytes]) -> None:
+    assert list((root / "archive").glob("*.jsonl.gz")), "something was archived"
+    assert set(h.split(": ")[1] for h in _scan(root, needles)) == {x.decode() for x in needles}
+    log = FileLog(root)
+    before = [(e.seq, e.type) for e in log.read()]
+    log.close()
+    r = run_cli("--root", str(root), "forget", "--agent", NAMES["agent"])
+    assert r.code == 0, r.err
+    assert _scan(root, needles) == []
+    v = run_cli("--root", str(root), "verify")
+    assert v.code == 0 and "problem" not in v.out, v.out
+    with Swarm.open(root) as sw:
+        after = [(e.seq, e.type) for e in sw.log.read()]
+        assert after[: len(before)] == before
+        assert state_at(sw.log).digest() == state_at(sw.log, from_start=True).digest()
+        facts = {f.content for f in sw.refresh().facts.values()}
+        assert "the build cache lives in /var/cache/build" in facts
+
+
+def test_no_string_the_agent_chose_survives(tmp_path: Path) -> None:
+    needles = [b"ZQXWORD", b"ZQXAGNT", b"ZQXSESS", b"ZQXTHRD"]
+    _build(tmp_path / "s")
+    _forget_and_check(tmp_path / "s", needles)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="keys and event ids the identity chose are kept (docs/erasure.md): not done",
+)
+def test_keys_and_event_ids_it_chose(tmp_path: Path) -> None:
+    _build(tmp_path / "s", extra=True)
+    _forget_and_check(tmp_path / "s", [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # numpy, the vector index and the worker load on first use: a
     # that only reinforces or writes the board never needs them (CLI start time)
     import numpy as np
 
-    from synthesizer.forget import Result as ForgetResult
+    from synthesizer.forget.erase import Result as ForgetResult
     from synthesizer.promotion.bootstrap import BootstrapReport
     from synthesizer.promotion.promote import PromotionReport
     from synthesizer.search.embed import Embedder
@@ -244,13 +244,13 @@ class Swarm:
         force: bool = False,
         propagate: str | os.PathLike[str] | None = None,
     ) -> ForgetResult:
-        """Erase an agent, a session or a thread (DESIGN 7; how: synthesizer/forget.py):
+        """Erase an agent, a session or a thread (DESIGN 7; how: synthesizer/forget/erase.py):
         appends ``identity.forgotten`` as ``by``, rewrites the log so no word of the
         identity is left, rebuilds the checkpoints after it. Re-running finishes an
         interrupted forget. Forgetting another identity needs an operator (config
         ``operators``). With ``propagate`` (a global memory this swarm promotes into)
         the identity is erased there too (``synthesizer.promotion.propagate``)."""
-        from synthesizer.forget import Identity, forget
+        from synthesizer.forget.erase import Identity, forget
 
         ident = Identity(agent, session, thread)
         res = forget(self, ident, by, by_session, force)

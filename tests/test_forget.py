@@ -26,7 +26,7 @@ from swarmlog.redaction import TOMBSTONE, kind_of
 from synthesizer import Swarm
 from synthesizer.compat.store import MemoryEntry, MemoryIdentity, MemoryStore
 from synthesizer.events import IDENTITY_FORGOTTEN
-from synthesizer.forget import ForgetError, Identity, forget
+from synthesizer.forget.erase import ForgetError, Identity, forget
 from synthesizer.replay import state_at
 from synthesizer.state.erasure import REDACTED
 from synthesizer.worker.synth import facts_digest

@@ -21,7 +21,7 @@ from synthesizer import Swarm
 from synthesizer.compat.events import STORE_FORGOTTEN
 from synthesizer.compat.store import MemoryEntry, MemoryIdentity, MemoryStore, encode_identity
 from synthesizer.events import IDENTITY_FORGOTTEN, MEMORY_SHARED
-from synthesizer.forget import ForgetError
+from synthesizer.forget.erase import ForgetError
 from tests.cli_util import run_cli
 
 pytestmark = pytest.mark.timeout(120)
@@ -144,7 +144,7 @@ def test_forgetting_nobody_exits_1_unless_forced(tmp_path: Path) -> None:
     assert r.code == 0, r.err
     log = FileLog(root)
     try:
-        # the request is recorded, and its (empty) plan: forgetplan.py
+        # the request is recorded, and its (empty) plan: synthesizer/forget/planned.py
         assert log.last_seq == last + 2
     finally:
         log.close()

@@ -69,7 +69,8 @@ def fingerprint(root: Path) -> tuple[object, ...]:
     lines = records(root)
     at = max(k for k, ln in enumerate(lines) if b'"type":"identity.forgotten"' in ln)
     intent = orjson.loads(lines[at])
-    plan = [orjson.loads(ln) for ln in lines[at + 1 :]]  # then its plan (forgetplan.py)
+    # then its plan (synthesizer/forget/planned.py)
+    plan = [orjson.loads(ln) for ln in lines[at + 1 :]]
     assert [d["type"] for d in plan] == ["forget.planned"], plan
     sw = Swarm.open(root)
     try:

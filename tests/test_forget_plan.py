@@ -1,5 +1,5 @@
 """A forget's plan in the log (issue 26: "a scrubbed record is accepted only if a forget
-request's own plan lists that seq and type"; synthesizer/forgetplan.py).
+request's own plan lists that seq and type"; synthesizer/forget/planned.py).
 
 Before, ``verify`` judged a scrubbed record by its form, so a record of another agent
 edited by hand to look like forget's scrub (a ``[redacted]`` in a recall's query, the
@@ -17,7 +17,7 @@ import orjson
 from swarmlog import FileLog
 from swarmlog.redaction import kind_of, redact_line
 from synthesizer import Swarm
-from synthesizer.forgetplan import PLANNED, listed, runs
+from synthesizer.forget.planned import PLANNED, listed, runs
 from tests.cli_util import run_cli
 
 

@@ -17,7 +17,7 @@ import pytest
 from swarmlog import Event, FileLog
 from synthesizer import Swarm
 from synthesizer.events import IDENTITY_FORGOTTEN
-from synthesizer.forgetplan import PLANNED
+from synthesizer.forget.planned import PLANNED
 from synthesizer.replay import state_at
 from synthesizer.state.erasure import REDACTED
 from tests.cli_util import run_cli

@@ -1,4 +1,4 @@
-"""Redactions a forget request accounts for (synthesizer/redactcheck.py).
+"""Redactions a forget request accounts for (synthesizer/forget/redactions.py).
 
 The chain walk accepts a redacted record whose marker names its stored chain value, so
 a redaction made outside ``forget`` — a direct ``Log.redact``, or a record rewritten by
@@ -15,7 +15,7 @@ import pytest
 from swarmlog import Event, FileLog, MemoryLog
 from swarmlog.redaction import redact_line
 from synthesizer import Swarm
-from synthesizer.redactcheck import MAX_LISTED, unexplained
+from synthesizer.forget.redactions import MAX_LISTED, unexplained
 from tests.cli_util import run_cli
 
 pytestmark = pytest.mark.timeout(120)

@@ -1,6 +1,6 @@
 """``swarmlog forget``: erase an agent, a session, a thread or a store identity.
 
-Thin: names the identity and calls ``synthesizer.forget`` (the intent event, the log
+Thin: names the identity and calls ``synthesizer.forget.erase`` (the intent event, the log
 rewrite, the checkpoints). Bad input and refusals are one-line errors (exit 1).
 """
 
@@ -44,7 +44,7 @@ def forget(
     of P's conversations); an identity with no events exits 1 unless --force."""
     from dashboards.app import os_message
     from swarmlog import SwarmlogError
-    from synthesizer.forget import ForgetError, Identity, forget
+    from synthesizer.forget.erase import ForgetError, Identity, forget
 
     store = (tenant, principal, conversation)
     ns = None

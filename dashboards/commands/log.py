@@ -133,8 +133,8 @@ def verify(
             problem = check_anchor(log, at, want, rep)
             if problem is not None:
                 rep.problems.append(problem)
-        if rep.ok:  # redactions no forget request explains (synthesizer/redactcheck.py)
-            from synthesizer.redactcheck import RETENTION_NOTE, unexplained
+        if rep.ok:  # redactions no forget request explains (synthesizer/forget/redactions.py)
+            from synthesizer.forget.redactions import RETENTION_NOTE, unexplained
 
             for line in unexplained(log):
                 (rep.notes if line.startswith(RETENTION_NOTE) else rep.problems).append(line)
@@ -143,7 +143,7 @@ def verify(
             problems, notes = report(log)
             rep.problems.extend(problems)
             rep.notes.extend(notes)
-            from synthesizer.forgetcheck import unfinished  # a forget killed mid-way
+            from synthesizer.forget.unfinished import unfinished  # a forget killed mid-way
 
             rep.notes.extend(unfinished(log))
     finally:

@@ -30,7 +30,7 @@ from _table import write_table
 from swarmlog import Event, FileLog
 from swarmlog.file.fsguard import fsync_dir
 from synthesizer import Swarm
-from synthesizer.forget import Identity, plan
+from synthesizer.forget.erase import Identity, plan
 from synthesizer.replay import state_at
 
 WORDS = [

@@ -435,8 +435,8 @@ class MemoryStore(FacadeBase):
     def forget(self, identity: IdentityLike) -> None:
         """Remove every entry, signature and feedback of this identity, nothing else:
         ``memstore.forgotten``, then no byte of it left in the log or the checkpoints
-        (synthesizer/forget.py)."""
-        from synthesizer.forget import Identity, forget
+        (synthesizer/forget/erase.py)."""
+        from synthesizer.forget.erase import Identity, forget
 
         try:
             forget(self.swarm, Identity(ns=encode_identity(identity)), STORE_AGENT, force=True)

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from synthesizer.forget import ForgetError, Identity, Result, forget, plan
+from synthesizer.forget.erase import ForgetError, Identity, Result, forget, plan
 from synthesizer.promotion.promote import (
     PromotionReport,
     Swarm,

@@ -9,7 +9,7 @@ fold for that purpose, words.py) and what came with them (category, importance,
 subject, value, TTL); its embedding and signature are dropped. No fact is ever left
 with a placeholder: one whose survivor's words are unknown is dropped.
 
-After ``swarmlog forget`` rewrote the log (synthesizer/forget.py) the identity's memories
+After ``swarmlog forget`` rewrote the log (synthesizer/forget/erase.py) the identity's memories
 are redaction tombstones; ``on_tombstone`` is what the fold does with one instead of the
 type's handler: a shared memory becomes a placeholder raw memory (content ``REDACTED``),
 so a fact it started still exists for the others' evidence until the

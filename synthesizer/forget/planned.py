@@ -1,7 +1,7 @@
 """A forget's plan in the log: which seqs (and types) a request redacts (issue 26).
 
 ``verify`` must tell a redaction ``forget`` made from one made by anyone else with write
-access (redactcheck.py). Judging a scrubbed record by its form is weak: the words that
+access (redactions.py). Judging a scrubbed record by its form is weak: the words that
 matched are gone, so a record edited to mimic the scrub passes. So ``forget`` appends,
 after its request and *before* rewriting anything, the plan it is about to carry out:
 one ``forget.planned`` event (several for a very large plan) naming the request's seq

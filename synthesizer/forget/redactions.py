@@ -26,7 +26,7 @@ So a redaction is *explained* when such a request is in the log and:
   record edited to mimic exactly such a scrub still passes (docs/trust.md).
 
 Stronger, where every request in the log has its plan (``forget.planned``, appended
-before the rewrite, forgetplan.py): a redacted record is explained only if a plan lists
+before the rewrite, planned.py): a redacted record is explained only if a plan lists
 its seq with its type, whatever its form (``_against_plans``).
 
 ``unexplained`` lists the others; ``swarmlog verify`` reports them as problems.
@@ -40,9 +40,9 @@ from swarmlog import Log
 from swarmlog.file import RetentionError
 from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 from synthesizer import events as T
-from synthesizer import forgetplan
 from synthesizer.compat import events as FE
-from synthesizer.forget import (
+from synthesizer.forget import planned as forgetplan
+from synthesizer.forget.erase import (
     _QUOTABLE,
     _SCRUB,
     _WORDLESS,
@@ -123,7 +123,7 @@ def intent_ok(d: dict[str, Any], wanted: list[Identity]) -> bool:
 def _against_plans(
     redacted: list[dict[str, Any]], plans: dict[int, str], strict: bool
 ) -> list[tuple[int, str]]:
-    """Problems of redacted records judged by the plans (forgetplan.py): a listed seq
+    """Problems of redacted records judged by the plans (planned.py): a listed seq
     must hold the listed type; an unlisted one is a problem when every request has a
     plan (``strict``; else the form checks judge it)."""
     bad: list[tuple[int, str]] = []

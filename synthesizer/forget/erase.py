@@ -49,9 +49,9 @@ from swarmlog.file import RetentionError
 from swarmlog.file import crash_step as step
 from swarmlog.redaction import Rewrite, is_tombstone, kind_of
 from synthesizer import events as T
-from synthesizer import forgetplan
 from synthesizer.compat import events as FE
 from synthesizer.compat import nsprefix
+from synthesizer.forget import planned as forgetplan
 from synthesizer.state.erasure import REDACTED
 
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ class Plan:
     types: dict[int, str] = field(default_factory=dict)
     """Type of each seq the plan may rewrite (what its ``forget.planned`` lists)."""
     listed: bool = False
-    """The pending intent's plan is in the log already (forgetplan.py)."""
+    """The pending intent's plan is in the log already (planned.py)."""
 
     def own_changes(self, key: str) -> dict[int, Any]:
         """``own``, plus the renaming of the names only the agent used (``Rewrite``s

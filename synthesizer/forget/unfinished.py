@@ -21,8 +21,8 @@ from swarmlog.file import RetentionError
 from swarmlog.redaction import kind_of
 from synthesizer import events as T
 from synthesizer.compat import events as FE
-from synthesizer.forget import ForgetError, Identity, plan
-from synthesizer.redactcheck import requested
+from synthesizer.forget.erase import ForgetError, Identity, plan
+from synthesizer.forget.redactions import requested
 
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
 

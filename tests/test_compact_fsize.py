@@ -139,7 +139,7 @@ def test_short_read_ends_the_scan(tmp_path: Path) -> None:
     """``read_records`` asked past the end of a file torn mid-record returns (once looped)."""
     code = (
         "import os, sys\n"
-        "from swarmlog import segment as seg\n"
+        "from swarmlog.file import segment as seg\n"
         "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
         "n = os.fstat(fd).st_size\n"
         "out = [len(r) for r, _ in seg.read_records(fd, 0, n + 5000, 1, 'x')]\n"

@@ -55,7 +55,8 @@ from .errors import (
     LogUnavailable,
     SwarmlogError,
 )
-from .fileindex import IndexedView
+from .filealone import AloneView
+from .fileindex import CRASH_AT_LAG, crash_step
 from .filemeta import clean_meta_tmp, new_swarm_id, write_meta
 from .filereader import SegmentReader
 from .filestate import Durability
@@ -78,7 +79,7 @@ def _reopen_locks_after_fork() -> None:
 os.register_at_fork(after_in_child=_reopen_locks_after_fork)
 
 
-class FileLog(SegmentReader, IndexedView, Log):
+class FileLog(SegmentReader, AloneView, Log):
     """The Log contract on a local directory (see module docstring)."""
 
     def __init__(
@@ -160,6 +161,9 @@ class FileLog(SegmentReader, IndexedView, Log):
         self._save_later = None
         self._seg_ino = 0
         self.index_rebuilds = 0
+        self._alone = False
+        self._lag_gen = self._lag_first = self._lag_hint_at = 0
+        self._lag_cap = (0.0, 0)
         _OPEN.add(self)
 
     # ------------------------------------------------------------------ setup
@@ -190,6 +194,7 @@ class FileLog(SegmentReader, IndexedView, Log):
         child and its parent would both "hold" the lock at once.
         """
         self._tlock = threading.RLock()
+        self._alone = False  # (the parent may enter its lag; the index is caught up anyway)
         self._files.after_fork()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
@@ -198,6 +203,8 @@ class FileLog(SegmentReader, IndexedView, Log):
 
     def close(self) -> None:
         _OPEN.discard(self)
+        if self._alone and not self._closed:
+            self._alone_close()  # (the lag into the index: filealone)
         self._closed = True
         self._close_sync()
         for fd in (self._lock_fd, self._seg_fd):
@@ -259,8 +266,28 @@ class FileLog(SegmentReader, IndexedView, Log):
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
-                ix = self._wview()
-                if ix is None:
+                if self._alone and self._still_alone():  # a writer alone (filealone):
+                    seq = self._ids.get(eid)  # no index work, main's old fast path
+                    known = seq is not None
+                    if seq is None:
+                        if expect:
+                            self._check_expect(expect)
+                        seq = self._last + 1
+                        ts = self._lag_stamp()
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+                        if self._seg_end < self.segment_bytes:
+                            self._write_one(line, seq)
+                        else:
+                            self._write(line, seq, 1)
+                        self._last_ts = ts
+                        self._tip = tip
+                        self._ids[eid] = seq
+                        key = src.get("key")
+                        if key is not None:
+                            self._versions[key] = seq
+                        if CRASH_AT_LAG:
+                            crash_step(4)
+                elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:
                     seq = ix.find_id(eid)
@@ -333,9 +360,11 @@ class FileLog(SegmentReader, IndexedView, Log):
         if not evs:
             if expect:
                 with self._tlock, self._locked():
-                    ix = self._wview()
+                    alone = self._alone and self._still_alone()
+                    ix = None if alone else self._wview()
                     if ix is None:
-                        self._catch_up(locked=True)
+                        if not alone:
+                            self._catch_up(locked=True)
                         self._check_expect(expect)
                     else:
                         self._ix_expect(ix, expect)
@@ -344,10 +373,12 @@ class FileLog(SegmentReader, IndexedView, Log):
         parts = [split_ts(inner) for inner in inners]
         with self._tlock:
             with self._locked():
-                ix = self._wview()
+                alone = self._alone and self._still_alone()  # (no index work: filealone)
+                ix = None if alone else self._wview()
                 known: list[int | None] | None
                 if ix is None:
-                    self._catch_up(locked=True)
+                    if not alone:
+                        self._catch_up(locked=True)
                     index = self._ids
                     known = [index.get(i) for i in ids] if any_known(index, ids) else None
                 else:
@@ -364,7 +395,7 @@ class FileLog(SegmentReader, IndexedView, Log):
                     if ix is None:
                         if expect:
                             self._check_expect(expect)
-                        ts = self._stamp()
+                        ts = self._lag_stamp() if alone else self._stamp()
                     else:
                         if expect:
                             self._ix_expect(ix, expect)
@@ -380,7 +411,7 @@ class FileLog(SegmentReader, IndexedView, Log):
                     seg_first = self._seg_first
                     if ix is not None:
                         self._ix_record(ix, first, fresh_ids, keys, cap)
-                    else:
+                    else:  # (no index, or a writer alone: the dicts, filealone)
                         seqs = range(first, last + 1)
                         self._ids.update(zip(fresh_ids, seqs, strict=True))
                         if keys.count(None) != len(keys):

@@ -45,6 +45,8 @@ _CRC = struct.Struct("<I")
 _SLOTS = struct.Struct("<QQQ")
 _LEN = struct.Struct("<I")
 _Q = struct.Struct("<Q")
+_HINT = struct.Struct("<dQ")  # at 208: a lagging writer's clock ceiling (filealone)
+_HINT_AT = 208
 _GOLD = 0x9E3779B97F4A7C15
 _M64 = (1 << 64) - 1
 
@@ -60,12 +62,12 @@ def _boot_id() -> bytes:
 
 
 BOOT = _boot_id()
-_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)
+BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)
 
 
 def boottime_ns() -> int:
     """Nanoseconds since boot, suspend included, moved by no wall-clock step (>= 1)."""
-    return max(1, time.clock_gettime_ns(_BOOTTIME))
+    return max(1, time.clock_gettime_ns(BOOTTIME))
 
 
 def swarm_key(swarm_id: str) -> bytes:
@@ -253,14 +255,30 @@ class WriterIndex:
 
     def clock(self) -> tuple[float, int]:
         """The swarm clock's ceiling and when it was set (0: unknown), trusted or not, if
-        this file is from this boot and this swarm (a rebuild keeps it)."""
+        this file is from this boot and this swarm (a rebuild keeps it): the committed
+        one, or the clock hint of a writer alone (filealone) where that one is newer."""
         magic, _, _, _, boot = _HEAD.unpack_from(self.m, 0)
         if magic != MAGIC or boot != BOOT:
             return 0.0, 0
         gen = _Q.unpack_from(self.m, 8)[0]
         at = _END_AT[((gen - (gen & 1)) >> 1) & 1] + _END.size - 16
         cap_ts, cap_at = struct.unpack_from("<dQ", self.m, at)
-        return (cap_ts, cap_at) if math.isfinite(cap_ts) else (0.0, 0)
+        if not math.isfinite(cap_ts):
+            cap_ts, cap_at = 0.0, 0
+        hint_ts, hint_at = _HINT.unpack_from(self.m, _HINT_AT)
+        if cap_at < hint_at <= boottime_ns() and math.isfinite(hint_ts):
+            return hint_ts, hint_at
+        return cap_ts, cap_at
+
+    def set_clock_hint(self, cap: tuple[float, int]) -> None:
+        """Publish a lagging writer's ceiling (under the append lock; a hint outside the
+        CRC: a torn one is at worst an older or a later anchor, both sound bounds)."""
+        if self._whole():
+            _HINT.pack_into(self.m, _HINT_AT, *cap)
+
+    def gen(self) -> int:
+        """The update counter as the file holds it now."""
+        return int(_Q.unpack_from(self.m, 8)[0])
 
     # ------------------------------------------------------------------ lookups
 

@@ -71,6 +71,21 @@ class AloneView(IndexedView):
         self._alone = False
         return False
 
+    def _alone_reading(self) -> bool:
+        """For a read of the view without the lock (``version``): still alone, so the
+        dicts answer. False ends the mode: had the read caught up with another writer's
+        records, the dicts would stay whole and this handle would go on parsing them at
+        every read instead of taking the index (a CAS loop beside another writer)."""
+        fd, end = self._seg_fd, self._seg_end
+        if (
+            fd >= 0
+            and os.lseek(fd, 0, os.SEEK_END) == end
+            and (end < self.segment_bytes or not os.path.exists(self._seg_path(self._last + 1)))
+        ):
+            return True
+        self._alone = False
+        return False
+
     def _lag_stamp(self) -> float:
         """The next ts under the handle's own copy of the clock ceiling."""
         now_at = _clock_ns(wi.BOOTTIME) or 1

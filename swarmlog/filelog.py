@@ -7,6 +7,7 @@ Layout of a log directory::
     lock                flock'ed (exclusive) around every append batch (readers need none)
     sync                shared by fsync writers: the log's end and the durable mark (filesync)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
+    sync.wait0, .wait1  flock'ed by a leader until its sync is done; its waiters sleep there
     sync.next           flock'ed by the writer that leads the next fdatasync
     index               the shared writer index: the end, id -> seq, key -> version and
                         the swarm clock's ceiling, mapped by writers (writerindex, fileindex)
@@ -129,6 +130,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._closed = False
         self._tlock = threading.RLock()
         self._sync_fd = self._next_fd = -1
+        self._wait_fds = (-1, -1)
         self._sync_map = None
         self._sync_words = None
         self._failed = None
@@ -473,6 +475,8 @@ class FileLog(SegmentReader, AloneView, Log):
 
     def version(self, key: str) -> int:
         with self._tlock:
+            if self._alone and not self._alone_reading():
+                self._partial = True  # (another writer appended: ask the index, as it does)
             if self._partial:  # (the view's dicts miss other writers' keys: fileindex)
                 v = self._ix_version(key)
                 if v is not None:

@@ -142,3 +142,21 @@ def test_the_clock_ceiling_of_a_writer_alone_reaches_the_next_writer(tmp_path: P
             got = ahead.append(ev("x"))
     # with the ceiling of the lag's start: t + 60 + 2 * 1.6 s
     assert got.ts <= t + 60 + 1.0, got.ts - t
+
+
+def test_a_cas_loop_beside_another_writer_takes_the_index(tmp_path: Path) -> None:
+    """A handle that reads ``version`` and appends with that expectation while another
+    writer appends in between: once the other's records show up it leaves the mode
+    (its unlocked read must not keep its dicts whole by parsing them, leaving the index
+    to lag and the other writer to parse its records at every append)."""
+    root = tmp_path / "log"
+    with FileLog(root, notify=False) as a, FileLog(root, notify=False) as b:
+        a.append(ev("a0", key="k"))
+        b.append(ev("b0"))
+        for i in range(1, 6):
+            v = a.version("k")
+            got = a.append(ev(f"a{i}", key="k"), expect={"k": v})
+            assert index_end(root) == got.seq + 1  # a's append went through the index
+            b.append(ev(f"b{i}"))
+        assert a.version("k") == got.seq
+    assert_index_current(root)

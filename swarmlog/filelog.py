@@ -7,7 +7,6 @@ Layout of a log directory::
     lock                flock'ed (exclusive) around every append batch (readers need none)
     sync                shared by fsync writers: the log's end and the durable mark (filesync)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
-    sync.wait0, .wait1  flock'ed by a leader until its sync is done; its waiters sleep there
     sync.next           flock'ed by the writer that leads the next fdatasync
     index               the shared writer index: the end, id -> seq, key -> version and
                         the swarm clock's ceiling, mapped by writers (writerindex, fileindex)
@@ -130,7 +129,6 @@ class FileLog(SegmentReader, AloneView, Log):
         self._closed = False
         self._tlock = threading.RLock()
         self._sync_fd = self._next_fd = -1
-        self._wait_fds = (-1, -1)
         self._sync_map = None
         self._sync_words = None
         self._failed = None

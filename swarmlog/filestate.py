@@ -46,12 +46,9 @@ class FileState:
 
     # group commit (filesync)
     _sync_fd: int
-    """``sync.lock``: held by the writer syncing for all; the next leader waits on it (filesync)."""
+    """``sync.lock``: held by the writer syncing for all, shared by those waiting (filesync)."""
     _next_fd: int
     """``sync.next``: held by the writer that will lead the next sync (filesync)."""
-    _wait_fds: tuple[int, int]
-    """``sync.wait0``/``sync.wait1``: a leader holds one until its sync is done, its
-    waiters wait on it shared (filesync)."""
     _sync_map: mmap.mmap | None
     """The shared ``sync`` file: last written seq, its segment, the durable mark."""
     _sync_words: memoryview | None

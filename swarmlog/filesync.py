@@ -2,16 +2,12 @@
 
 Files in the log directory::
 
-    sync        32 bytes, mmap'ed by every fsync writer: four machine words
+    sync        32 bytes, mmap'ed by every fsync writer: three machine words
                 [0] the last seq written by an fsync writer, [1] the first seq of its
                 segment (both set under the append lock), [2] the durable mark: every
-                seq at or below it is covered by a completed fdatasync, [3] which of
-                the two wait locks the latest leader holds (0 or 1)
-    sync.lock   held exclusively by the leader while it syncs (and raises the mark)
-    sync.wait0, sync.wait1
-                a leader holds one of them exclusively from before it lets writers
-                queue for its sync until that sync is done; the writers waiting for
-                that sync hold it shared (so they, and only they, wake when it is done)
+                seq at or below it is covered by a completed fdatasync
+    sync.lock   held exclusively by the leader while it syncs (and raises the mark);
+                writers waiting for that sync hold it shared, all woken at once
     sync.next   held exclusively by the writer that will lead the next sync, while it
                 waits for the running one
 
@@ -19,29 +15,20 @@ The protocol (``_group_sync``), after a writer's record is written and the appen
 released. If the mark covers the record, the append is durable. Otherwise the writer
 tries to claim ``sync.next``:
 
-* It gets it: it is the next leader. It takes the wait lock the running leader does not
-  hold (the other one of the two; word 3 says which) and writes its number to word 3,
-  waits for ``sync.lock`` (the running sync, if any, to finish; only leaders ever wait
-  there), lets go of ``sync.next`` (writers arriving from now on wait for the sync after
-  ours), re-reads the mark (the previous leader may have covered it), else reads the
-  end of the log (word 0: everything written so far, by anyone), runs one fdatasync of
-  the segment that end is in, raises the mark to that end, and lets go of ``sync.lock``
-  (the next leader starts its sync at once) and then of its wait lock (its waiters wake).
+* It gets it: it is the next leader. It waits for ``sync.lock`` (the running sync, if
+  any, to finish), lets go of ``sync.next`` (writers arriving from now on wait for the
+  sync after ours), re-reads the mark (the previous leader may have covered it), else
+  reads the end of the log (word 0: everything written so far, by anyone), runs one
+  fdatasync of the segment that end is in, raises the mark to that end and lets go.
 * Another writer holds it: that writer will read the end *after* our write, so its sync
-  covers us. We wait for it to let go of ``sync.next`` (shared), read word 3 (its wait
-  lock, written before it let go), wait for that lock (shared: until its sync is done)
-  and read the mark: covered, done; not (that leader died mid-sync), we start over. If
-  only writers on their way to waiting hold ``sync.next`` (shared, for an instant),
-  nobody is about to lead: we try once more, then queue for it asleep (exclusive,
-  blocking), so no writer ever spins.
+  covers us. We wait for it to hold ``sync.lock`` (``sync.next`` shared), then for its
+  sync to finish (``sync.lock`` shared), and read the mark: covered, done; not (that
+  leader died mid-sync), we start over. If only writers on their way to waiting hold
+  ``sync.next`` (shared, for an instant), nobody is about to lead: we try once more,
+  then queue for it asleep (exclusive, blocking), so no writer ever spins.
 
-So every writer sleeps in flock while one sync runs for all of them. When a sync is
-done, its waiters wake together (shared holders of its wait lock) and nobody else: the
-next leader waits on ``sync.lock``, where no waiter sleeps, so it neither fights the
-waiters for the lock nor waits for each of them to run, and the waiters of the next sync
-sleep on the other wait lock (before issue 24 the waiters and the next leader all slept
-on ``sync.lock``: each sync's end woke every one of them, and the leader then waited for
-the herd to take and drop the lock, or they for its sync).
+So every writer sleeps in flock while one sync runs for all of them, and the writers
+waiting for one sync all wake together (shared holders), never one after another.
 
 Why this is safe:
 
@@ -49,8 +36,7 @@ Why this is safe:
   only after its fdatasync returned; so a writer that sees its seq under the mark was
   covered by a completed sync. A leader killed mid-sync dies without raising it: flock
   lets go with the process, the writers waiting for it find themselves uncovered and
-  start over, and the next leader syncs again. A waiter that reads word 3 late and
-  waits on a later leader's lock is covered by that later sync (or starts over).
+  start over, and the next leader syncs again.
 * Every record at or below the end a leader read is in that end's segment (covered by
   the sync) or in an older one, and a segment is fdatasynced when it is rotated out
   (``SegmentWriter._rotate``, under the append lock, before anything is written to the
@@ -80,7 +66,7 @@ from .fsguard import FILE_MODE, open_nofollow
 
 _SYNC = struct.Struct("<QQ")  # at 0: last written seq, first seq of its segment
 _MARK = struct.Struct("<Q")  # at 16: the highest seq known durable
-_WRITTEN, _WSEG, _DURABLE, _WAIT = 0, 1, 2, 3  # word indexes in the ``sync`` file
+_WRITTEN, _WSEG, _DURABLE = 0, 1, 2  # word indexes in the ``sync`` file
 
 
 class GroupSync(FileState):
@@ -98,7 +84,6 @@ class GroupSync(FileState):
                 os.close(fd)
             self._sync_fd = self._open_lock("sync.lock")
             self._next_fd = self._open_lock("sync.next")
-            self._wait_fds = (self._open_lock("sync.wait0"), self._open_lock("sync.wait1"))
             self._sync_map = smap
             self._sync_words = memoryview(smap).cast("Q")  # (native words: one machine)
         return self._sync_map
@@ -150,56 +135,46 @@ class GroupSync(FileState):
             # else its leader died mid-sync: again
 
     def _wait_for_next_sync(self, mine: int) -> bool | None:
-        """``sync.next`` is taken. If a next leader holds it, sleep until that leader lets
-        go of it (it then holds its wait lock), then until its sync is done (its wait
-        lock, shared), and say whether the mark now covers ``mine``; None if only writers
-        passing through held it (no leader)."""
-        nxt = self._next_fd
+        """``sync.next`` is taken. If a next leader holds it, sleep until that leader
+        holds ``sync.lock``, then until its sync is done, and say whether the mark now
+        covers ``mine``; None if only writers passing through held it (no leader)."""
+        nxt, lock = self._next_fd, self._sync_fd
         try:
             fcntl.flock(nxt, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            fcntl.flock(nxt, fcntl.LOCK_SH)  # until the next leader holds its wait lock
+            fcntl.flock(nxt, fcntl.LOCK_SH)  # until the next leader holds sync.lock
         else:
             fcntl.flock(nxt, fcntl.LOCK_UN)
             return None
-        words = self._words()
-        wait = self._wait_fds[words[_WAIT] & 1]  # (written before that leader let go)
         fcntl.flock(nxt, fcntl.LOCK_UN)
-        fcntl.flock(wait, fcntl.LOCK_SH)  # until its sync is done (its waiters, at once)
+        fcntl.flock(lock, fcntl.LOCK_SH)  # until its sync is done (all waiters at once)
         try:
-            return words[_DURABLE] >= mine
+            return self._words()[_DURABLE] >= mine
         finally:
-            fcntl.flock(wait, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _lead(self, mine: int, fd: int, seg_first_of_fd: int) -> None:
-        """Holding ``sync.next``: take the other wait lock, wait for the running sync,
-        then sync for everyone written so far unless that one covered ``mine`` already."""
+        """Holding ``sync.next``: wait for the running sync, then sync for everyone
+        written so far unless that one covered ``mine`` already."""
         words = self._words()
         lock = self._sync_fd
-        j = (words[_WAIT] & 1) ^ 1  # (the running leader, if any, holds the other one)
-        wait = self._wait_fds[j]
         try:
-            try:
-                fcntl.flock(wait, fcntl.LOCK_EX)  # (waiters of the sync before last: leaving)
-                words[_WAIT] = j
-                fcntl.flock(lock, fcntl.LOCK_EX)  # the running sync is done
-            finally:
-                fcntl.flock(self._next_fd, fcntl.LOCK_UN)  # later writers: our sync
-            try:
-                if words[_DURABLE] >= mine:
-                    return  # the leader before us read the end after our write
-                end = words[_WRITTEN]  # the log's end: written before we read it
-                st = os.fstat(fd)
-                if st.st_size < self.segment_bytes and st.st_nlink and end >= mine:
-                    self._fsync(fd)  # not full, so never rotated: ``end`` is in this segment
-                else:
-                    end = self._sync_newest(mine, fd, seg_first_of_fd)
-                if words[_DURABLE] < end:
-                    words[_DURABLE] = end
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)  # the next leader syncs now
+            fcntl.flock(lock, fcntl.LOCK_EX)  # the running sync is done, its waiters woke
         finally:
-            fcntl.flock(wait, fcntl.LOCK_UN)  # our waiters wake (and nobody else)
+            fcntl.flock(self._next_fd, fcntl.LOCK_UN)  # later writers: the sync after ours
+        try:
+            if words[_DURABLE] >= mine:
+                return  # the leader before us read the end after our write
+            end = words[_WRITTEN]  # the log's end: written before we read it
+            st = os.fstat(fd)
+            if st.st_size < self.segment_bytes and st.st_nlink and end >= mine:
+                self._fsync(fd)  # not full, so never rotated: ``end`` is in this segment
+            else:
+                end = self._sync_newest(mine, fd, seg_first_of_fd)
+            if words[_DURABLE] < end:
+                words[_DURABLE] = end
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _sync_newest(self, mine: int, fd: int, seg_first: int) -> int:
         """The leader's slow path (its segment is full, so the log may have rotated past
@@ -249,19 +224,17 @@ class GroupSync(FileState):
     def _reopen_sync_lock(self) -> None:
         """In a forked child: lock descriptors of its own (see FileLog._after_fork)."""
         if self._sync_fd >= 0:
-            for fd in (self._sync_fd, self._next_fd, *self._wait_fds):
-                os.close(fd)
+            os.close(self._sync_fd)
+            os.close(self._next_fd)
             self._sync_fd = self._open_lock("sync.lock")
             self._next_fd = self._open_lock("sync.next")
-            self._wait_fds = (self._open_lock("sync.wait0"), self._open_lock("sync.wait1"))
 
     def _close_sync(self) -> None:
         """Close the lock descriptors and unmap ``sync`` (FileLog.close)."""
-        for fd in (self._sync_fd, self._next_fd, *self._wait_fds):
+        for fd in (self._sync_fd, self._next_fd):
             if fd >= 0:
                 os.close(fd)
         self._sync_fd = self._next_fd = -1
-        self._wait_fds = (-1, -1)
         if self._sync_words is not None:
             self._sync_words.release()
             self._sync_words = None

@@ -24,8 +24,7 @@ from types import SimpleNamespace
 from . import chain as hashchain
 from . import viewsnap
 from . import writerindex as wi
-from ._fast import hashed_dict
-from .clock import bounded_stamp
+from ._fast import bounded_stamp, hashed_dict
 from .errors import VersionConflict
 from .filecatchup import CatchUp
 from .fsguard import open_nofollow, os_error

@@ -248,11 +248,11 @@ class FileLog(SegmentReader, AloneView, Log):
     def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
         """Append one event (the hot path: one flock pair, one lseek, one write).
 
-        The event is serialized once, outside the flock. Under it, the common case is
-        that the segment's end is where this handle left it (no other writer appended,
-        nothing to catch up) and the segment is not full: then the record is written at
-        once (``_write_one``); anything else catches up first and goes through
-        ``_write``. Under ``durability="fsync"`` it returns once a completed fdatasync
+        The event is serialized once, outside the flock. Under it, a writer alone (the
+        segment ends where this handle left it: nobody else appended) decides on its own
+        dicts and leaves the shared index lagging (filealone); otherwise the end, ids and
+        key versions come from the index (fileindex), and the record and the index update
+        follow. Under ``durability="fsync"`` it returns once a completed fdatasync
         covers the record (group commit: filesync).
         """
         if self._failed:

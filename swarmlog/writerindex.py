@@ -98,6 +98,7 @@ class WriterIndex:
         "key_cap",
         "key_count",
         "m",
+        "miss",
         "path",
         "recovered",
         "seen",
@@ -114,6 +115,7 @@ class WriterIndex:
         self._ids_at = self._keys_at = self._heap_at = PAGE
         self.recovered = False
         self.seen = -1
+        self.miss: tuple[str, int, bytes, int] | None = None
         self._seed = zlib.crc32(m[24:56]) if len(m) >= 56 else 0
 
     # ------------------------------------------------------------------ opening
@@ -302,8 +304,13 @@ class WriterIndex:
             i = (i + 1) & mask
 
     def find_id(self, eid: str) -> int:
-        """The seq of the stored event with id ``eid`` (0: none)."""
-        return self._find(self._ids_at, self.id_cap, _enc(eid), _h(eid))[1]
+        """The seq of the stored event with id ``eid`` (0: none). A miss is remembered
+        (the empty slot, the bytes, the hash) for ``add_id`` of the same id."""
+        s, h = _enc(eid), _h(eid)
+        off, seq = self._find(self._ids_at, self.id_cap, s, h)
+        if not seq:
+            self.miss = (eid, off, s, h)
+        return seq
 
     def version(self, key: str) -> int:
         """The seq of the last event carrying ``key`` (0: none)."""
@@ -346,16 +353,22 @@ class WriterIndex:
 
     def add_id(self, eid: str, seq: int) -> None:
         """Enter a new id (the caller found it absent under the same lock): at the first
-        empty slot of its probe sequence."""
-        s = eid.encode("utf-8", "surrogatepass")
-        h = str_hash(eid) or 1
-        m, cap, at = self.m, self.id_cap, self._ids_at
-        mask = cap - 1
-        i = ((h * _GOLD) & _M64) >> (65 - cap.bit_length())
-        unpack = _Q.unpack_from
-        while unpack(m, at + SLOT * i)[0]:
-            i = (i + 1) & mask
-        off = at + SLOT * i
+        empty slot of its probe sequence: the one ``find_id`` just found for it if that
+        is still empty (slots are only ever filled, so it is still the first)."""
+        m = self.m
+        miss, self.miss = self.miss, None
+        if miss is not None and miss[0] is eid and not _Q.unpack_from(m, miss[1])[0]:
+            _, off, s, h = miss
+        else:
+            s = eid.encode("utf-8", "surrogatepass")
+            h = str_hash(eid) or 1
+            cap, at = self.id_cap, self._ids_at
+            mask = cap - 1
+            i = ((h * _GOLD) & _M64) >> (65 - cap.bit_length())
+            unpack = _Q.unpack_from
+            while unpack(m, at + SLOT * i)[0]:
+                i = (i + 1) & mask
+            off = at + SLOT * i
         p = self._heap_at + self.heap_used
         n = len(s)
         _LEN.pack_into(m, p, n)

@@ -10,6 +10,7 @@ nothing acknowledged.
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -160,3 +161,26 @@ def test_a_cas_loop_beside_another_writer_takes_the_index(tmp_path: Path) -> Non
             b.append(ev(f"b{i}"))
         assert a.version("k") == got.seq
     assert_index_current(root)
+
+
+def test_a_segment_replaced_under_a_lagging_writer(tmp_path: Path) -> None:
+    """The segment a lone writer lags in is replaced the way erasure does it (a byte
+    appended to the old inode first): the writer leaves the mode and the index follows
+    the new file (no record lost, ids and seqs as stored)."""
+    root = tmp_path / "log"
+    with FileLog(root, notify=False) as a:
+        for i in range(10):
+            a.append(ev(f"e{i}", key="k"))
+        assert index_end(root) == 2
+        (seg,) = (root / "segments").iterdir()
+        tmp = seg.with_suffix(".tmp")
+        shutil.copy(seg, tmp)
+        with open(seg, "ab") as f:
+            f.write(b"\0")
+        os.replace(tmp, seg)
+        assert a.append(ev("e3")).seq == 4
+        assert a.append(ev("e10", key="k")).seq == 11
+        assert a.version("k") == 11
+    assert_index_current(root)
+    with FileLog(root, notify=False) as fresh:
+        assert [e.seq for e in fresh.read()] == list(range(1, 12))

@@ -23,6 +23,7 @@ from typing import Any, cast
 import orjson
 
 from swarmlog import chain as hashchain
+from swarmlog import clock
 from swarmlog.codec import CRC_SEP
 from swarmlog.envelope import (
     _BODIES,
@@ -481,3 +482,24 @@ def hashed_dict() -> dict[str, int]:
     d: dict[Any, int] = {0: 0}  # seeded with a non-str key: the general table layout
     del d[0]
     return d
+
+
+# ---------------------------------------------------------------- the swarm clock
+
+_bounded_stamp = clock.bounded_stamp
+_SLEW = clock.SLEW
+_MAX_STEP = clock.MAX_STEP
+
+
+def bounded_stamp(
+    reading: float, last: float, cap_ts: float, cap_at: int, now_at: int
+) -> tuple[float, tuple[float, int]]:
+    """``clock.bounded_stamp`` (the same results: tests/test_fast_reference.py) with its
+    common case inlined: a sound reading, not below ``last``, under a known ceiling.
+    Saves ~0.8 us of ``min``/``max`` calls and branches on a writer alone's append."""
+    if reading >= last and cap_at and now_at >= cap_at:  # (a NaN fails ``>=``)
+        ceiling = cap_ts + _SLEW * (now_at - cap_at) / 1e9  # (as clock's, bit for bit)
+        if reading <= ceiling and ceiling - ceiling == 0.0:  # (finite: inf - inf is NaN)
+            new = reading + _MAX_STEP
+            return float(reading), (new if new < ceiling else ceiling, now_at)
+    return _bounded_stamp(reading, last, cap_ts, cap_at, now_at)

@@ -1,7 +1,7 @@
 """Many writer processes at once: swarmlog append and agent.share vs SQLite WAL and a bare loop.
 
 Usage: ``.venv/bin/python scripts/bench/concurrency_bench.py [--writers 1,4,16,64]
-[--seconds 2] [--no-write]``.
+[--seconds 2] [--baseline DIR] [--no-write]``.
 
 For each writer count and durability (``process``: the OS page cache; ``fsync``: each
 append returns once an fdatasync covers it), every system gets the same number of writer
@@ -16,7 +16,10 @@ per second. The systems, measured in the same run one after another:
 * SQLite in WAL mode, ``synchronous=NORMAL`` (process) or ``FULL`` (fsync), one
   autocommit ``INSERT`` of the same JSON per row, ``busy_timeout`` 60 s;
 * the bare loop: orjson line + ``flock`` + ``write`` (+ ``fdatasync`` per event under
-  fsync, outside the lock), the floor a log on files can approach.
+  fsync, outside the lock), the floor a log on files can approach;
+* with ``--baseline DIR`` (a checkout of another commit, e.g. ``git worktree add /tmp/old
+  83f64a7^``, the last commit before the index): ``FileLog.append`` of that tree, in a
+  process of its own (``SWARMLOG_BENCH_TREE``) started right after the others of the row.
 
 Under fsync the swarmlog rows also give appends per fdatasync (group commit). The
 machine's load average (``os.getloadavg``) is printed with the table: on a shared
@@ -30,6 +33,7 @@ import fcntl
 import multiprocessing as mp
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +43,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, os.environ.get("SWARMLOG_BENCH_TREE") or str(Path(__file__).parents[2]))
 
 from _table import write_table
 
@@ -183,12 +187,28 @@ def run(target: Any, where: str, writers: int, dur: str, seconds: float) -> tupl
     return total / span, total, sum(r[2] for r in res)
 
 
+def baseline(tree: str, where: str, writers: int, dur: str, seconds: float) -> float:
+    """Events/s of ``tree``'s FileLog.append (its own process: another swarmlog)."""
+    env = {**os.environ, "SWARMLOG_BENCH_TREE": os.path.abspath(tree)}
+    cmd = [sys.executable, __file__, "--cell", f"{where},{writers},{dur},{seconds}"]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if res.returncode:
+        raise SystemExit(f"baseline {tree}: {res.stderr.strip()[-500:]}")
+    return float(res.stdout.split()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--writers", default="1,4,16,64")
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--baseline", help="a checkout whose FileLog.append gets a column")
+    ap.add_argument("--cell", help=argparse.SUPPRESS)  # (a baseline cell: where,w,dur,s)
     ap.add_argument("--no-write", action="store_true", help="print only, leave docs alone")
     args = ap.parse_args()
+    if args.cell:
+        where, w, dur, secs = args.cell.split(",")
+        print(run(w_append, where, int(w), dur, float(secs))[0])
+        return
     counts = [int(x) for x in args.writers.split(",")]
     rows = []
     load0 = os.getloadavg()
@@ -212,6 +232,11 @@ def main() -> None:
                     old, n_old, old_syncs = run(
                         w_append, os.path.join(tmp, f"o-{tag}"), w, "noindex", args.seconds
                     )
+                base = (
+                    baseline(args.baseline, os.path.join(tmp, f"x-{tag}"), w, dur, args.seconds)
+                    if args.baseline
+                    else None
+                )
                 share, _, _ = run(w_share, os.path.join(tmp, f"s-{tag}"), w, dur, args.seconds)
                 sql, _, _ = run(w_sqlite, db, w, dur, args.seconds)
                 bare, _, _ = run(w_bare, os.path.join(tmp, f"b-{tag}"), w, dur, args.seconds)
@@ -225,6 +250,7 @@ def main() -> None:
                     str(w),
                     f"{app:,.0f}",
                     f"{old:,.0f}",
+                    *([f"{base:,.0f} ({app / base:.2f}x)"] if base is not None else []),
                     f"{share:,.0f}",
                     f"{sql:,.0f}",
                     f"{bare:,.0f}",
@@ -241,6 +267,7 @@ def main() -> None:
         "writers",
         "swarmlog append/s",
         "append/s, no index (main's path)",
+        *([f"append/s, {args.baseline} (this / it)"] if args.baseline else []),
         "agent.share/s",
         "SQLite WAL/s (NORMAL; fsync: FULL)",
         "bare flock+write/s (fsync: + fdatasync each)",

@@ -9,12 +9,12 @@ Layout of a log directory::
     sync.lock           flock'ed by the one writer running fdatasync for everybody
     sync.next           flock'ed by the writer that leads the next fdatasync
     index               the shared writer index: the end, id -> seq, key -> version and
-                        the swarm clock's ceiling, mapped by writers (writerindex, fileindex)
+                        the swarm clock's ceiling, mapped by writers (writerindex, view/index.py)
     repairs.jsonl       torn tails the writers cut off (reported by verify)
     checkpoints/        opaque snapshots (see checkpoint.py)
 
 Writers serialise on ``lock``: take the log's end, ids and key versions from the shared
-``index`` (a handle's first append reads the log itself; fileindex), check idempotency and
+``index`` (a handle's first append reads the log itself; view/index.py), check idempotency and
 expectations, then write the whole batch with one ``write()`` and update the index.
 Readers take no lock and no write access, and only consume complete, CRC-valid batches.
 Nothing in the directory is followed if it is a symlink (fsguard); segments are opened on
@@ -64,8 +64,9 @@ from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through filelog)
 from swarmlog.file.view import writerindex
+from swarmlog.file.view.alone import AloneView
 from swarmlog.file.view.columns import any_known
-from swarmlog.file.view.index import IndexedView
+from swarmlog.file.view.index import CRASH_AT_LAG, crash_step
 from swarmlog.file.view.state import Durability
 from swarmlog.names import check_name, default_swarm_name, new_swarm_id
 
@@ -82,7 +83,7 @@ def _reopen_locks_after_fork() -> None:
 os.register_at_fork(after_in_child=_reopen_locks_after_fork)
 
 
-class FileLog(SegmentReader, IndexedView, Log):
+class FileLog(SegmentReader, AloneView, Log):
     """The Log contract on a local directory (see module docstring)."""
 
     def __init__(
@@ -164,6 +165,9 @@ class FileLog(SegmentReader, IndexedView, Log):
         self._save_later = None
         self._seg_ino = 0
         self.index_rebuilds = 0
+        self._alone = False
+        self._lag_gen = self._lag_first = self._lag_hint_at = 0
+        self._lag_cap = (0.0, 0)
         _OPEN.add(self)
 
     # ------------------------------------------------------------------ setup
@@ -194,6 +198,7 @@ class FileLog(SegmentReader, IndexedView, Log):
         child and its parent would both "hold" the lock at once.
         """
         self._tlock = threading.RLock()
+        self._alone = False  # (the parent may enter its lag; the index is caught up anyway)
         self._files.after_fork()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
@@ -202,6 +207,8 @@ class FileLog(SegmentReader, IndexedView, Log):
 
     def close(self) -> None:
         _OPEN.discard(self)
+        if self._alone and not self._closed:
+            self._alone_close()  # (the lag into the index: view/alone.py)
         self._closed = True
         self._close_sync()
         for fd in (self._lock_fd, self._seg_fd):
@@ -249,11 +256,11 @@ class FileLog(SegmentReader, IndexedView, Log):
     def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
         """Append one event (the hot path: one flock pair, one lseek, one write).
 
-        The event is serialized once, outside the flock. Under it, the common case is
-        that the segment's end is where this handle left it (no other writer appended,
-        nothing to catch up) and the segment is not full: then the record is written at
-        once (``_write_one``); anything else catches up first and goes through
-        ``_write``. Under ``durability="fsync"`` it returns once a completed fdatasync
+        The event is serialized once, outside the flock. Under it, a writer alone (the
+        segment ends where this handle left it: nobody else appended) decides on its own
+        dicts and leaves the shared index lagging (view/alone.py); otherwise the end, ids and
+        key versions come from the index (view/index.py), and the record and the index update
+        follow. Under ``durability="fsync"`` it returns once a completed fdatasync
         covers the record (group commit: filesync).
         """
         if self._failed:
@@ -267,8 +274,28 @@ class FileLog(SegmentReader, IndexedView, Log):
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
-                ix = self._wview()
-                if ix is None:
+                if self._alone and self._still_alone():  # a writer alone (view/alone.py):
+                    seq = self._ids.get(eid)  # no index work, main's old fast path
+                    known = seq is not None
+                    if seq is None:
+                        if expect:
+                            self._check_expect(expect)
+                        seq = self._last + 1
+                        ts = self._lag_stamp()
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+                        if self._seg_end < self.segment_bytes:
+                            self._write_one(line, seq)
+                        else:
+                            self._write(line, seq, 1)
+                        self._last_ts = ts
+                        self._tip = tip
+                        self._ids[eid] = seq
+                        key = src.get("key")
+                        if key is not None:
+                            self._versions[key] = seq
+                        if CRASH_AT_LAG:
+                            crash_step(4)
+                elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:
                     seq = ix.find_id(eid)
@@ -341,9 +368,11 @@ class FileLog(SegmentReader, IndexedView, Log):
         if not evs:
             if expect:
                 with self._tlock, self._locked():
-                    ix = self._wview()
+                    alone = self._alone and self._still_alone()
+                    ix = None if alone else self._wview()
                     if ix is None:
-                        self._catch_up(locked=True)
+                        if not alone:
+                            self._catch_up(locked=True)
                         self._check_expect(expect)
                     else:
                         self._ix_expect(ix, expect)
@@ -352,10 +381,12 @@ class FileLog(SegmentReader, IndexedView, Log):
         parts = [split_ts(inner) for inner in inners]
         with self._tlock:
             with self._locked():
-                ix = self._wview()
+                alone = self._alone and self._still_alone()  # (no index work: view/alone.py)
+                ix = None if alone else self._wview()
                 known: list[int | None] | None
                 if ix is None:
-                    self._catch_up(locked=True)
+                    if not alone:
+                        self._catch_up(locked=True)
                     index = self._ids
                     known = [index.get(i) for i in ids] if any_known(index, ids) else None
                 else:
@@ -372,7 +403,7 @@ class FileLog(SegmentReader, IndexedView, Log):
                     if ix is None:
                         if expect:
                             self._check_expect(expect)
-                        ts = self._stamp()
+                        ts = self._lag_stamp() if alone else self._stamp()
                     else:
                         if expect:
                             self._ix_expect(ix, expect)
@@ -388,7 +419,7 @@ class FileLog(SegmentReader, IndexedView, Log):
                     seg_first = self._seg_first
                     if ix is not None:
                         self._ix_record(ix, first, fresh_ids, keys, cap)
-                    else:
+                    else:  # (no index, or a writer alone: the dicts, view/alone.py)
                         seqs = range(first, last + 1)
                         self._ids.update(zip(fresh_ids, seqs, strict=True))
                         if keys.count(None) != len(keys):
@@ -450,7 +481,9 @@ class FileLog(SegmentReader, IndexedView, Log):
 
     def version(self, key: str) -> int:
         with self._tlock:
-            if self._partial:  # (the view's dicts miss other writers' keys: fileindex)
+            if self._alone and not self._alone_reading():
+                self._partial = True  # (another writer appended: ask the index, as it does)
+            if self._partial:  # (the view's dicts miss other writers' keys: view/index.py)
                 v = self._ix_version(key)
                 if v is not None:
                     return v

@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 
 from swarmlog import chain as hashchain
-from swarmlog._fast import hashed_dict
-from swarmlog.clock import bounded_stamp
+from swarmlog._fast import bounded_stamp, hashed_dict
 from swarmlog.errors import VersionConflict
 from swarmlog.file.fsguard import open_nofollow, os_error
 from swarmlog.file.view import snapshot as viewsnap
@@ -34,9 +33,13 @@ from swarmlog.file.view.columns import BasedDict, full_table
 _HEAP = 4  # heap bytes per string beyond its UTF-8 (its length)
 CRASH_ENV = "SWARMLOG_TEST_INDEX_CRASH_AT"
 """Test hook: ``"N:S"`` makes the process SIGKILL itself in its Nth index update, at step
-S (1: the batch written, index not touched; 2: ``gen`` odd; 3: slots stored, end not)
-(a real kill -9 at a chosen point; tests/test_writerindex_crash.py)."""
+S (1: the batch written, index not touched; 2: ``gen`` odd; 3: slots stored, end not);
+with steps 1-3 a writer alone updates the index at every append (no lag). Step 4: in
+its Nth append (index updates and appends while alone counted together), written while
+alone, not acknowledged, the index lagging (a real kill -9 at a chosen point;
+tests/test_writerindex_crash.py)."""
 _crash = [int(x) for x in os.environ.get(CRASH_ENV, "0:0").split(":")][:2]
+CRASH_AT_LAG = _crash[1] == 4
 
 
 def _step(s: int) -> None:
@@ -45,6 +48,20 @@ def _step(s: int) -> None:
         _crash[0] -= 1
     if _crash[0] == 0 and _crash[1] == s:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def crash_step(s: int) -> None:
+    """The test hook at step ``s`` (4: an append while alone; see ``CRASH_ENV``)."""
+    if _crash[1] == s:
+        _crash[0] -= 1
+        if _crash[0] == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def lag_allowed() -> bool:
+    """Whether a writer alone may leave the index lagging (filealone; not while a crash
+    test kills writers inside index updates)."""
+    return _crash[1] in (0, 4)
 
 
 def _entries(view: dict[str, int]) -> list[tuple[str, int]]:
@@ -248,7 +265,7 @@ class IndexedView(CatchUp):
         ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
         self._seg_ino = ino
         end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
-        ix.commit(gen, end, (ix.cap_ts, ix.cap_at))
+        ix.commit(gen, end, ix.clock())  # (a lagging writer's newer ceiling: filealone)
         return ix
 
     # ------------------------------------------------------------------ appending
@@ -283,9 +300,13 @@ class IndexedView(CatchUp):
         ids: list[str],
         keys: list[str | None],
         cap: tuple[float, int],
+        alone: bool = True,
     ) -> None:
         """Enter a batch just written (seqs ``first``..) and the new end (after the write:
-        a writer killed before this leaves an index that lags, which is caught up)."""
+        a writer killed before this leaves an index that lags, which is caught up). A
+        handle whose dicts held the whole log enters it there too and, with ``alone``,
+        lags the index from here (filealone)."""
+        whole = not self._partial
         self._partial = True  # (the handle's dicts do not get these)
         if _crash[1]:
             _step(1)
@@ -312,6 +333,35 @@ class IndexedView(CatchUp):
             self._tip,
         )
         ix.commit(gen, end, cap)
+        if whole:
+            self._partial = False
+            seqs = range(first, first + len(ids))
+            self._ids.update(zip(ids, seqs, strict=True))
+            self._versions.update((k, s) for k, s in zip(keys, seqs, strict=True) if k is not None)
+            if alone:
+                self._alone_begin(ix)
+
+    def _alone_begin(self, ix: wi.WriterIndex) -> None:
+        """(filealone.AloneView: start lagging the index)"""
+
+    def _ix_enter(
+        self,
+        ix: wi.WriterIndex,
+        ids: list[str],
+        seqs: list[int],
+        keys: list[tuple[str, int]],
+        cap: tuple[float, int],
+    ) -> None:
+        """Enter ids at their seqs and keys at their versions, then the handle's end as
+        the index's (a writer alone's lag on close: filealone)."""
+        gen = ix.begin()
+        for i, s in zip(ids, seqs, strict=True):
+            ix.add_id(i, s)
+        for k, s in keys:
+            ix.set_key(k, s)
+        self._seg_ino = ino = os.fstat(self._seg_fd).st_ino
+        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
+        ix.commit(gen, end, cap)
 
     def _ix_record_one(
         self, ix: wi.WriterIndex, seq: int, eid: str, key: str | None, cap: tuple[float, int]
@@ -320,6 +370,7 @@ class IndexedView(CatchUp):
         if _crash[1]:
             self._ix_record(ix, seq, [eid], [key], cap)
             return
+        whole = not self._partial
         self._partial = True
         gen = ix.begin()
         ix.add_id(eid, seq)
@@ -333,6 +384,12 @@ class IndexedView(CatchUp):
             (seq + 1, self._seg_first, self._seg_end, self._seg_ino, self._last_ts, self._tip),
             cap,
         )
+        if whole:  # (the dicts hold the whole log: keep them so, and lag from here)
+            self._partial = False
+            self._ids[eid] = seq
+            if key is not None:
+                self._versions[key] = seq
+            self._alone_begin(ix)
 
     def _ix_version(self, key: str) -> int | None:
         """``version(key)`` from the index under the append lock (None: no index)."""

@@ -106,3 +106,15 @@ class FileState:
     """Inode of the current segment as the index names it."""
     index_rebuilds: int
     """Index rebuilds this handle ran (a torn, stale or foreign index; tests read it)."""
+
+    # a writer alone (filealone): the index lags while nobody else appends
+    _alone: bool
+    """True while this handle appends without touching the index (its dicts whole)."""
+    _lag_first: int
+    """The first seq past the index's end when the lag began (the dicts hold the rest)."""
+    _lag_gen: int
+    """The index's ``gen`` when the lag began (the close flush needs it unchanged)."""
+    _lag_cap: tuple[float, int]
+    """The swarm clock's ceiling kept by the handle while it lags."""
+    _lag_hint_at: int
+    """When the ceiling was last published to the index's clock hint (boot-time ns)."""

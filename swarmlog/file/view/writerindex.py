@@ -45,6 +45,8 @@ _CRC = struct.Struct("<I")
 _SLOTS = struct.Struct("<QQQ")
 _LEN = struct.Struct("<I")
 _Q = struct.Struct("<Q")
+_HINT = struct.Struct("<dQ")  # at 208: a lagging writer's clock ceiling (filealone)
+_HINT_AT = 208
 _GOLD = 0x9E3779B97F4A7C15
 _M64 = (1 << 64) - 1
 
@@ -60,12 +62,12 @@ def _boot_id() -> bytes:
 
 
 BOOT = _boot_id()
-_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)
+BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)
 
 
 def boottime_ns() -> int:
     """Nanoseconds since boot, suspend included, moved by no wall-clock step (>= 1)."""
-    return max(1, time.clock_gettime_ns(_BOOTTIME))
+    return max(1, time.clock_gettime_ns(BOOTTIME))
 
 
 def swarm_key(swarm_id: str) -> bytes:
@@ -96,6 +98,7 @@ class WriterIndex:
         "key_cap",
         "key_count",
         "m",
+        "miss",
         "path",
         "recovered",
         "seen",
@@ -112,6 +115,7 @@ class WriterIndex:
         self._ids_at = self._keys_at = self._heap_at = PAGE
         self.recovered = False
         self.seen = -1
+        self.miss: tuple[str, int, bytes, int] | None = None
         self._seed = zlib.crc32(m[24:56]) if len(m) >= 56 else 0
 
     # ------------------------------------------------------------------ opening
@@ -253,14 +257,30 @@ class WriterIndex:
 
     def clock(self) -> tuple[float, int]:
         """The swarm clock's ceiling and when it was set (0: unknown), trusted or not, if
-        this file is from this boot and this swarm (a rebuild keeps it)."""
+        this file is from this boot and this swarm (a rebuild keeps it): the committed
+        one, or the clock hint of a writer alone (filealone) where that one is newer."""
         magic, _, _, _, boot = _HEAD.unpack_from(self.m, 0)
         if magic != MAGIC or boot != BOOT:
             return 0.0, 0
         gen = _Q.unpack_from(self.m, 8)[0]
         at = _END_AT[((gen - (gen & 1)) >> 1) & 1] + _END.size - 16
         cap_ts, cap_at = struct.unpack_from("<dQ", self.m, at)
-        return (cap_ts, cap_at) if math.isfinite(cap_ts) else (0.0, 0)
+        if not math.isfinite(cap_ts):
+            cap_ts, cap_at = 0.0, 0
+        hint_ts, hint_at = _HINT.unpack_from(self.m, _HINT_AT)
+        if cap_at < hint_at <= boottime_ns() and math.isfinite(hint_ts):
+            return hint_ts, hint_at
+        return cap_ts, cap_at
+
+    def set_clock_hint(self, cap: tuple[float, int]) -> None:
+        """Publish a lagging writer's ceiling (under the append lock; a hint outside the
+        CRC: a torn one is at worst an older or a later anchor, both sound bounds)."""
+        if self._whole():
+            _HINT.pack_into(self.m, _HINT_AT, *cap)
+
+    def gen(self) -> int:
+        """The update counter as the file holds it now."""
+        return int(_Q.unpack_from(self.m, 8)[0])
 
     # ------------------------------------------------------------------ lookups
 
@@ -284,8 +304,13 @@ class WriterIndex:
             i = (i + 1) & mask
 
     def find_id(self, eid: str) -> int:
-        """The seq of the stored event with id ``eid`` (0: none)."""
-        return self._find(self._ids_at, self.id_cap, _enc(eid), _h(eid))[1]
+        """The seq of the stored event with id ``eid`` (0: none). A miss is remembered
+        (the empty slot, the bytes, the hash) for ``add_id`` of the same id."""
+        s, h = _enc(eid), _h(eid)
+        off, seq = self._find(self._ids_at, self.id_cap, s, h)
+        if not seq:
+            self.miss = (eid, off, s, h)
+        return seq
 
     def version(self, key: str) -> int:
         """The seq of the last event carrying ``key`` (0: none)."""
@@ -328,16 +353,22 @@ class WriterIndex:
 
     def add_id(self, eid: str, seq: int) -> None:
         """Enter a new id (the caller found it absent under the same lock): at the first
-        empty slot of its probe sequence."""
-        s = eid.encode("utf-8", "surrogatepass")
-        h = str_hash(eid) or 1
-        m, cap, at = self.m, self.id_cap, self._ids_at
-        mask = cap - 1
-        i = ((h * _GOLD) & _M64) >> (65 - cap.bit_length())
-        unpack = _Q.unpack_from
-        while unpack(m, at + SLOT * i)[0]:
-            i = (i + 1) & mask
-        off = at + SLOT * i
+        empty slot of its probe sequence: the one ``find_id`` just found for it if that
+        is still empty (slots are only ever filled, so it is still the first)."""
+        m = self.m
+        miss, self.miss = self.miss, None
+        if miss is not None and miss[0] is eid and not _Q.unpack_from(m, miss[1])[0]:
+            _, off, s, h = miss
+        else:
+            s = eid.encode("utf-8", "surrogatepass")
+            h = str_hash(eid) or 1
+            cap, at = self.id_cap, self._ids_at
+            mask = cap - 1
+            i = ((h * _GOLD) & _M64) >> (65 - cap.bit_length())
+            unpack = _Q.unpack_from
+            while unpack(m, at + SLOT * i)[0]:
+                i = (i + 1) & mask
+            off = at + SLOT * i
         p = self._heap_at + self.heap_used
         n = len(s)
         _LEN.pack_into(m, p, n)

@@ -60,6 +60,10 @@ SPAN_SAME = 0.5
 """Embedder cosine of two differing spans at or above which, when the lexicon knows no
 reason to keep them apart, they are a rewording of each other."""
 
+FRAME_SAME = 0.8
+"""Embedder cosine of two differing words in their frame (one shared word either side)
+at or above which a word swapped for a broader or narrower one is a rewording."""
+
 SpanSim = Callable[[str, str], float]
 
 # Closed-class words that head a predicate (the rest of the verb is found by morphology).
@@ -214,7 +218,12 @@ def parse(text: str) -> _Parsed:
         if w in STOPWORDS or w == "one":
             i += 1
             continue
-        if lex is not None and i + 1 < n and words[i + 1] in _PARTICLES:
+        if (
+            lex is not None
+            and i + 1 < n
+            and words[i + 1] in _PARTICLES
+            and (i + 2 >= n or words[i + 2] not in _DETERMINERS)  # "builds on the branch":
+        ):  # a preposition before a noun phrase, not a particle
             pair = f"{w}_{words[i + 1]}"
             lem = _lemma(pair, lex)
             if lem != stem(pair) or lex.known(pair):  # a collocation WordNet knows
@@ -235,7 +244,23 @@ def parse(text: str) -> _Parsed:
     aux = next((k for k, w in enumerate(words) if w in _AUX), -1)
     if aux >= 0:
         verb_at = aux  # an auxiliary, where there is one, over a guess by morphology
-    return _Parsed(tuple(toks), tuple(words), negations % 2 == 1, n if verb_at < 0 else verb_at, by)
+    verb_at = n if verb_at < 0 else verb_at
+    return _Parsed(_elide(toks), tuple(words), negations % 2 == 1, verb_at, by)
+
+
+def _elide(toks: list[_Tok]) -> tuple[_Tok, ...]:
+    """The tokens less a common word said again ("weekend traffic … than weekday
+    traffic" = "traffic on weekends … than on weekdays"): the repeat adds no content.
+    Names and quantities are kept (a repeated value is part of what is said)."""
+    seen: set[str] = set()
+    out: list[_Tok] = []
+    for t in toks:
+        if t.name or t.key[0] in "#~":
+            out.append(t)
+        elif t.key not in seen:
+            seen.add(t.key)
+            out.append(t)
+    return tuple(out)
 
 
 def _is_name(raw: str, m: re.Match[str]) -> bool:
@@ -455,6 +480,7 @@ def compare(a: str, b: str, span_sim: SpanSim | None = None) -> Verdict:
 
 
 def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
+    pb = _subject_as_in(pb, pa)
     ka, kb = [t.key for t in pa.toks], [t.key for t in pb.toks]
     polarity = pa.negated != pb.negated
     if ka == kb:
@@ -481,7 +507,8 @@ def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
             and pa.toks[i2].pos < pa.verb_at
             and pb.toks[j2].pos < pb.verb_at
         )
-        kind = _judge_span(xs, ys, span_sim, modifier)
+        context = (_in_frame(pa.toks, i1, i2), _in_frame(pb.toks, j1, j2))
+        kind = _judge_span(xs, ys, span_sim, modifier, context)
         if kind == "added" and _gap_antonym(pa, i1, i2, pb, j1, j2):
             kind = "antonym"
         if kind == "rewording":
@@ -507,6 +534,24 @@ def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
     if subject or reason == "added":
         return Verdict(DIFFERENT, f"{reason} in the subject" if subject else "a word added")
     return Verdict(CONTRADICTS, reason)
+
+
+def _subject_as_in(p: _Parsed, like: _Parsed) -> _Parsed:
+    """``p`` with its subject's words in ``like``'s order when the two subjects hold the
+    same words ("traffic on weekends" / "weekend traffic"): inside a noun phrase the order
+    of modifiers and head is a rewording; the predicate's order is left alone."""
+    mine = [t for t in p.toks if t.pos < p.verb_at]
+    theirs = [t.key for t in like.toks if t.pos < like.verb_at]
+    keys = [t.key for t in mine]
+    if keys == theirs or sorted(keys) != sorted(theirs) or any(t.name for t in mine):
+        return p
+    pool = list(mine)
+    ordered: list[_Tok] = []
+    for key, slot in zip(theirs, mine, strict=True):
+        t = next(x for x in pool if x.key == key)
+        pool.remove(t)
+        ordered.append(_Tok(t.key, t.text, t.name, slot.pos))
+    return _Parsed((*ordered, *p.toks[len(mine) :]), p.words, p.negated, p.verb_at, p.by)
 
 
 def _compound(w: str) -> bool:
@@ -564,8 +609,18 @@ def _in_subject(p: _Parsed, toks: tuple[_Tok, ...], at: int) -> bool:
     return at < len(p.toks) and p.toks[at].pos < p.verb_at
 
 
+def _in_frame(toks: tuple[_Tok, ...], i1: int, i2: int) -> str:
+    """The span ``toks[i1:i2]`` with the shared word on either side ("pipeline processes
+    4000"): what the embedder compares when a word's sense depends on its frame."""
+    return " ".join(t.text for t in toks[max(0, i1 - 1) : i2 + 1])
+
+
 def _judge_span(
-    xs: tuple[_Tok, ...], ys: tuple[_Tok, ...], span_sim: SpanSim | None, modifier: bool = False
+    xs: tuple[_Tok, ...],
+    ys: tuple[_Tok, ...],
+    span_sim: SpanSim | None,
+    modifier: bool = False,
+    context: tuple[str, str] | None = None,
 ) -> str:
     """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word)."""
     nums_x = sorted(t.key for t in xs if t.key[0] in "#~")
@@ -626,6 +681,10 @@ def _judge_span(
         return "word"  # a modifier swapped for a broader or narrower one: another thing
     if span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME:
         return "rewording"
+    # one word for a broader or narrower one ("processes" / "handles"): never a rival
+    # value by itself; a rewording when the embedder reads the two alike in the frame
+    if rels == ["kind"] and span_sim is not None and context is not None:
+        return "rewording" if span_sim(*context) >= FRAME_SAME else "unsure"
     if "unknown" in rels and len(wx) == len(wy) == 1:
         return "word"  # a word the lexicon does not know, swapped: another value
     return "unsure" if (len(wx) > 1 or len(wy) > 1 or "kind" in rels) else "word"

@@ -53,7 +53,17 @@ from .wordclass import (
     stem,
 )
 
-__all__ = ["CONTRADICTS", "DIFFERENT", "SAME", "SPAN_SAME", "UNSURE", "Verdict", "compare"]
+__all__ = [
+    "CONTRADICTS",
+    "DIFFERENT",
+    "SAME",
+    "SPAN_SAME",
+    "UNSURE",
+    "Verdict",
+    "compare",
+    "may_bind",
+    "settle",
+]
 
 SAME, CONTRADICTS, DIFFERENT, UNSURE = "same", "contradicts", "different", "unsure"
 SPAN_SAME = 0.5
@@ -132,6 +142,8 @@ _DETERMINERS = frozenset(
         "your",
     ]
 )
+_NUMBER_START = frozenset([*NUMBER_WORDS, "one", "a", "an", "half"])
+"""The words ``_number_at`` can start a quantity with (besides digits and "twenty-one")."""
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
 
 
@@ -207,7 +219,7 @@ def parse(text: str) -> _Parsed:
                 verb_at = i
             i += 2
             continue
-        value = _number_at(words, i)
+        value = _number_at(words, i) if w[0].isdigit() or w in _NUMBER_START or "-" in w else None
         if value is not None:
             v, j, dim = value
             toks.append(_Tok(f"#{dim}:{canon(v)}", " ".join(words[i:j]), False, i))
@@ -266,6 +278,8 @@ def _elide(toks: list[_Tok]) -> tuple[_Tok, ...]:
 def _is_name(raw: str, m: re.Match[str]) -> bool:
     """Capitalised inside a sentence, CamelCase/ACRONYM, or letters with digits."""
     w = m.group()
+    if w.isalpha() and not w[0].isupper():
+        return False  # letters only, not capitalised (most words): the checks below agree
     if any(c.isdigit() for c in w) and any(c.isalpha() for c in w):
         return True
     if not w[:1].isupper():
@@ -285,11 +299,12 @@ def _name_key(w: str, original: str = "") -> str:
     return w
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
     """``w`` reads as an inflected verb after a content word ("the courier picks")."""
     if lex is None or before in _DETERMINERS or before in STOPWORDS:
         return False
-    if w.endswith(("s", "ed", "en")) or w in lex._exc.get("v", {}):
+    if w.endswith(("s", "ed", "en")) or w in lex.exceptions("v"):
         return any(b != w for b in lex.bases(w, "v"))
     # a base form after a plural subject ("the sprinklers run")
     return before.endswith("s") and not before.endswith("ss") and bool(lex.bases(w, "v"))
@@ -468,18 +483,61 @@ def _antonyms(lex: Lexicon, sx: tuple[str, ...], sy: tuple[str, ...]) -> bool:
 # ------------------------------------------------------------------ the verdict
 
 
-def compare(a: str, b: str, span_sim: SpanSim | None = None) -> Verdict:
+def compare(
+    a: str, b: str, span_sim: SpanSim | None = None, *, exhaustive: bool = False
+) -> Verdict:
     """The rule's verdict on statements ``a`` and ``b`` (see module docstring).
 
     ``span_sim(x, y)`` is the embedder's cosine of two differing spans; without it no
     span the lexicon cannot place is a rewording. Symmetric, deterministic.
+    ``exhaustive`` asks the embedder about every span even where the verdict cannot
+    depend on it: the plain reference the shortcut is tested against (same verdicts).
     """
     pa, pb = parse(a), parse(b)
     first, second = (pa, pb) if [t.key for t in pa.toks] <= [t.key for t in pb.toks] else (pb, pa)
-    return _compare(first, second, span_sim)
+    return _compare(first, second, span_sim, exhaustive)
 
 
-def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
+@functools.lru_cache(maxsize=1 << 14)
+def _bag(text: str) -> tuple[Counter[str], tuple[str, ...]]:
+    """The statement's token keys as a multiset and sorted (cached with ``parse``)."""
+    keys = [t.key for t in parse(text).toks]
+    return Counter(keys), tuple(sorted(keys))
+
+
+def may_bind(a: str, b: str) -> bool:
+    """False only when ``compare(a, b)`` is certainly neither ``same`` nor ``contradicts``.
+
+    Why: the synthesizer acts on those two verdicts only (without a judge), and most
+    candidates of a busy swarm share a topic, not a frame. The rule needs the same tokens
+    in another order, or an alignment covering half of the longer statement's tokens; an
+    alignment never covers more than the two multisets share, so fewer shared tokens than
+    that settles it without aligning or judging a span. Exact, not a heuristic (a test
+    checks it against ``compare`` on every labelled pair)."""
+    (ca, sa), (cb, sb) = _bag(a), _bag(b)
+    if sa == sb:
+        return True
+    return 2 * sum((ca & cb).values()) >= max(len(sa), len(sb))
+
+
+def settle(a: str, b: str, span_sim: SpanSim | None = None) -> Verdict:
+    """``compare(a, b, span_sim)`` for a caller that acts only on ``same`` and
+    ``contradicts`` (the synthesizer without a judge): the same verdict whenever it is one
+    of those two, else a ``different`` or ``unsure`` one, found sooner. Why: most
+    candidates differ in two slots or more; the first two settle it, and a quantity is
+    checked before any word reaches the lexicon or the embedder. A test checks it against
+    ``compare`` on every labelled pair and on the benchmark's."""
+    pa, pb = parse(a), parse(b)
+    first, second = (pa, pb) if [t.key for t in pa.toks] <= [t.key for t in pb.toks] else (pb, pa)
+    return _compare(first, second, span_sim, False, settle=True)
+
+
+_ANOTHER = Verdict(DIFFERENT, "settled: neither same nor contradicts")
+
+
+def _compare(
+    pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None, exhaustive: bool, settle: bool = False
+) -> Verdict:
     pb = _subject_as_in(pb, pa)
     ka, kb = [t.key for t in pa.toks], [t.key for t in pb.toks]
     polarity = pa.negated != pb.negated
@@ -494,9 +552,17 @@ def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
     slots: list[tuple[str, bool]] = []  # (reason, in the subject)
     unsure: list[str] = []
     shared = sum(size for _, _, size in matcher.get_matching_blocks())
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
+    little = shared * 2 < max(len(ka), len(kb))
+    if little and settle:
+        return _ANOTHER  # "different" or "unsure" below, whatever the spans
+    if little and not exhaustive:
+        # the verdict below reads only the number/unit/name/antonym slots, which the
+        # lexicon decides before any span reaches the embedder: skip embedding spans
+        span_sim = None
+    spans = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if settle:  # a differing quantity first: the cheapest slot to find
+        spans.sort(key=lambda op: _same_quantities(pa.toks[op[1] : op[2]], pb.toks[op[3] : op[4]]))
+    for _, i1, i2, j1, j2 in spans:
         xs, ys = pa.toks[i1:i2], pb.toks[j1:j2]
         subject = _in_subject(pa, xs, i1) and _in_subject(pb, ys, j1)
         modifier = (  # it names which of one shared head: "consumer lag" / "producer lag"
@@ -507,17 +573,20 @@ def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
             and pa.toks[i2].pos < pa.verb_at
             and pb.toks[j2].pos < pb.verb_at
         )
-        context = (_in_frame(pa.toks, i1, i2), _in_frame(pb.toks, j1, j2))
-        kind = _judge_span(xs, ys, span_sim, modifier, context)
+        kind = _judge_span(xs, ys, span_sim, modifier, (pa.toks, i1, i2, pb.toks, j1, j2))
         if kind == "added" and _gap_antonym(pa, i1, i2, pb, j1, j2):
             kind = "antonym"
         if kind == "rewording":
             continue
         if kind == "unsure":
             unsure.append(" ".join(t.text for t in xs) + " / " + " ".join(t.text for t in ys))
-            continue
-        slots.append((kind, subject))
-    if shared * 2 < max(len(ka), len(kb)):  # little shared frame: a paraphrase, or not
+        else:
+            slots.append((kind, subject))
+        # never "same" or "contradicts" once: a span the lexicon cannot place, two slots,
+        # a slot beside a flipped negation, or a slot in the subject or added
+        if settle and (unsure or len(slots) > 1 or polarity or subject or kind == "added"):
+            return _ANOTHER
+    if little:  # little shared frame: a paraphrase, or not
         definite = {"number", "unit", "name", "antonym"} & {r for r, _ in slots}
         if definite or polarity:
             return Verdict(DIFFERENT, "little shared wording; " + ", ".join(sorted(definite)))
@@ -534,6 +603,13 @@ def _compare(pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None) -> Verdict:
     if subject or reason == "added":
         return Verdict(DIFFERENT, f"{reason} in the subject" if subject else "a word added")
     return Verdict(CONTRADICTS, reason)
+
+
+def _same_quantities(xs: tuple[_Tok, ...], ys: tuple[_Tok, ...]) -> bool:
+    """Whether two spans hold the same quantities (False: a number or unit slot)."""
+    return sorted(t.key for t in xs if t.key[0] in "#~") == sorted(
+        t.key for t in ys if t.key[0] in "#~"
+    )
 
 
 def _subject_as_in(p: _Parsed, like: _Parsed) -> _Parsed:
@@ -615,12 +691,16 @@ def _in_frame(toks: tuple[_Tok, ...], i1: int, i2: int) -> str:
     return " ".join(t.text for t in toks[max(0, i1 - 1) : i2 + 1])
 
 
+_Frame = tuple[tuple[_Tok, ...], int, int, tuple[_Tok, ...], int, int]
+"""Both statements' tokens and where the two spans lie in them (frames built on demand)."""
+
+
 def _judge_span(
     xs: tuple[_Tok, ...],
     ys: tuple[_Tok, ...],
     span_sim: SpanSim | None,
     modifier: bool = False,
-    context: tuple[str, str] | None = None,
+    frame: _Frame | None = None,
 ) -> str:
     """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word)."""
     nums_x = sorted(t.key for t in xs if t.key[0] in "#~")
@@ -683,8 +763,10 @@ def _judge_span(
         return "rewording"
     # one word for a broader or narrower one ("processes" / "handles"): never a rival
     # value by itself; a rewording when the embedder reads the two alike in the frame
-    if rels == ["kind"] and span_sim is not None and context is not None:
-        return "rewording" if span_sim(*context) >= FRAME_SAME else "unsure"
+    if rels == ["kind"] and span_sim is not None and frame is not None:
+        ta, i1, i2, tb, j1, j2 = frame
+        near = span_sim(_in_frame(ta, i1, i2), _in_frame(tb, j1, j2)) >= FRAME_SAME
+        return "rewording" if near else "unsure"
     if "unknown" in rels and len(wx) == len(wy) == 1:
         return "word"  # a word the lexicon does not know, swapped: another value
     return "unsure" if (len(wx) > 1 or len(wy) > 1 or "kind" in rels) else "word"

@@ -195,7 +195,13 @@ def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
     from synthesizer import mergerule
 
     def clear() -> None:
-        for f in (lexmod.lexicon, mergerule.parse, mergerule.relation, mergerule._lemma):
+        for f in (
+            lexmod.lexicon,
+            mergerule.parse,
+            mergerule.relation,
+            mergerule._lemma,
+            mergerule._bag,
+        ):
             f.cache_clear()
 
     monkeypatch.setattr(lexmod, "wordnet_dir", lambda: None)

@@ -21,7 +21,10 @@ the same way whatever the embedder:
 3. Verdict: all spans rewordings and the polarity equal -> ``same``. One slot after the
    statement's verb, or the polarity alone differs -> ``contradicts`` (same subject,
    incompatible value: both cannot be true). A slot before the verb (the subject:
-   "consumer lag" / "producer lag"), or more than one slot -> ``different``. A pair
+   "consumer lag" / "producer lag"), or more than one slot -> ``different``, except
+   two holders of one thing ("Alice owns the service" / "Bob owns the service": the
+   whole subject differs before a verb of possessing or controlling with a definite
+   object) -> ``contradicts``. A pair
    decided only by a span the lexicon cannot place is ``unsure``: kept apart unless a
    configured judge (``judge``) says otherwise.
 
@@ -560,6 +563,7 @@ def _compare(
         # lexicon decides before any span reaches the embedder: skip embedding spans
         span_sim = None
     spans = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    where = (0, 0, 0, 0)  # the last slot's span
     if settle:  # a differing quantity first: the cheapest slot to find
         spans.sort(key=lambda op: _same_quantities(pa.toks[op[1] : op[2]], pb.toks[op[3] : op[4]]))
     for _, i1, i2, j1, j2 in spans:
@@ -582,9 +586,17 @@ def _compare(
             unsure.append(" ".join(t.text for t in xs) + " / " + " ".join(t.text for t in ys))
         else:
             slots.append((kind, subject))
+            where = (i1, i2, j1, j2)
         # never "same" or "contradicts" once: a span the lexicon cannot place, two slots,
-        # a slot beside a flipped negation, or a slot in the subject or added
-        if settle and (unsure or len(slots) > 1 or polarity or subject or kind == "added"):
+        # a slot beside a flipped negation, a word added, a quantity in the subject (any
+        # other subject slot may be two holders of one thing: see the end)
+        if settle and (
+            unsure
+            or len(slots) > 1
+            or polarity
+            or kind == "added"
+            or (subject and kind in ("number", "unit"))
+        ):
             return _ANOTHER
     if little:  # little shared frame: a paraphrase, or not
         definite = {"number", "unit", "name", "antonym"} & {r for r, _ in slots}
@@ -600,9 +612,47 @@ def _compare(
     if polarity or len(slots) + len(unsure) > 1:
         return Verdict(DIFFERENT, ", ".join(sorted({r for r, _ in slots})) + " (several slots)")
     reason, subject = slots[0]
+    if subject and reason not in ("added", "number", "unit") and _one_holder(pa, pb, where):
+        return Verdict(CONTRADICTS, "another holder")
     if subject or reason == "added":
         return Verdict(DIFFERENT, f"{reason} in the subject" if subject else "a word added")
     return Verdict(CONTRADICTS, reason)
+
+
+_DEFINITE = frozenset(
+    ["the", "this", "that", "these", "those", "its", "their", "our", "my", "your", "his", "her"]
+)
+
+
+def _one_holder(pa: _Parsed, pb: _Parsed, where: tuple[int, int, int, int]) -> bool:
+    """Whether the two statements name two holders of one thing: the whole subject differs
+    ("Alice" / "Bob"), the rest is the same, and it is a relation one holder has: the
+    verb right after the subject means possessing or controlling (in one of its two main
+    senses, WordNet's "own" or "control, command", or a kind of either), and its object is
+    definite ("owns the billing service"; "owns a bicycle" can be true of both)."""
+    i1, i2, j1, j2 = where
+    if i1 or j1 or i2 >= len(pa.toks) or j2 >= len(pb.toks):
+        return False  # not the whole subject (a modifier, or words before it)
+    for p, at in ((pa, i2), (pb, j2)):
+        verb = p.toks[at]
+        if verb.pos != p.verb_at or verb.pos + 1 >= len(p.words):
+            return False  # an auxiliary, or no object after the verb
+        nxt = p.words[verb.pos + 1]
+        if nxt not in _DEFINITE and not (at + 1 < len(p.toks) and p.toks[at + 1].name):
+            return False
+    return _holding_verb(pa.toks[i2].key)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _holding_verb(lemma: str) -> bool:
+    """``lemma`` is a verb of possession or control in one of its two main senses."""
+    lex = lexicon()
+    if lex is None:
+        return False
+    anchors = set(lex.synsets("own", "v")) | {
+        k for k in lex.synsets("control", "v") if "command" in lex.synset(k).lemmas
+    }
+    return any(lex.ancestors(k, 4) & anchors for k in lex.synsets(lemma, "v")[:2])
 
 
 def _same_quantities(xs: tuple[_Tok, ...], ys: tuple[_Tok, ...]) -> bool:

@@ -190,7 +190,9 @@ def candidates(idx: VectorIndex, query: np.ndarray, want: int) -> np.ndarray:
     return _top_rows(est, want)
 
 
-def _hamming(cols: list[np.ndarray], q: np.ndarray, rows: np.ndarray | None, n: int) -> np.ndarray:
+def _hamming(
+    cols: list[np.ndarray], q: np.ndarray, rows: np.ndarray | None, n: int
+) -> np.ndarray:
     """Hamming distances (uint16) between ``q`` and the codes in ``cols`` (of ``rows``, or
     of every row): whole-column passes, ~1.5 ms per 64 bits at 1M rows (chunked loops
     were slower)."""

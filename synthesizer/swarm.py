@@ -327,7 +327,9 @@ class Swarm:
         With ``promotion.when=session_end`` the ended sessions' facts are then harvested
         into ``promotion.target`` in a background thread (``synthesizer.harvest``): the
         call never waits for the global memory, and what fails is retried later."""
-        ev = self.appends.append(Event(agent=agent, session=session, type=T.SESSION_ENDED, body={}))
+        ev = self.appends.append(
+            Event(agent=agent, session=session, type=T.SESSION_ENDED, body={})
+        )
         if self.refresh().promotion_waiting:
             from .harvest import harvest_in_background
 

@@ -5,6 +5,7 @@ with synonyms still merge under minilm. Every pair goes through the real synthes
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -62,13 +63,11 @@ OWN_PAIRS = [  # new words: in none of the labelled sets
     ("The apple harvest is late this year", "The grape harvest is late this year", D),
     ("Ticket scanners at gate B freeze", "Ticket scanners at gate C freeze", D),
 ]
-# Kept apart but not flagged, and why (the rule's known limits, documented in
-# docs/architecture.md): a different subject reads as a different thing even where the
-# predicate allows one value ("owns"); for minilm "weekdays" / "weekends" are close and
-# WordNet relates them in no way the rule trusts, so it cannot tell (a judge could).
+# Kept apart but not flagged, and why (the rule's known limit, documented in
+# docs/architecture.md): for minilm "weekdays" / "weekends" are close and WordNet relates
+# them in no way the rule trusts, so it cannot tell (a judge could). "Alice owns" / "Bob
+# owns" is flagged: two holders of one definite thing (``mergerule._one_holder``).
 NOT_FLAGGED = {
-    ("hash", "Alice owns the billing service"),
-    ("minilm", "Alice owns the billing service"),
     ("minilm", "The museum is crowded on weekdays"),
 }
 SYNONYMS = [
@@ -195,7 +194,13 @@ def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
     from synthesizer.merge import rule as mergerule
 
     def clear() -> None:
-        for f in (lexmod.lexicon, mergerule.parse, mergerule.relation, mergerule._lemma):
+        for f in (
+            lexmod.lexicon,
+            mergerule.parse,
+            mergerule.relation,
+            mergerule._lemma,
+            mergerule._bag,
+        ):
             f.cache_clear()
 
     monkeypatch.setattr(lexmod, "wordnet_dir", lambda: None)
@@ -216,4 +221,66 @@ def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
 def test_no_slot_pair_merges_even_when_the_embedder_calls_every_span_the_same() -> None:
     """Any embedder: cosine on the spans only confirms what the lexicon allows."""
     for a, b, _ in ISSUE_PAIRS + OWN_PAIRS:
+        assert compare(a, b, lambda x, y: 1.0).kind != "same", (a, b)
+
+
+SUBJECTS_APART = [  # the whole subject differs, and both can be true: never flagged
+    ("Priya owns a vintage bicycle", "Marco owns a vintage bicycle"),  # not one thing
+    ("Hannah likes the new cafeteria", "Tomas likes the new cafeteria"),  # not holding
+    ("The north gate closes at midnight", "The south gate closes at midnight"),  # modifier
+    ("Alice is on call this week", "Bob is on call this week"),
+    ("Consumer lag is above ten thousand messages", "Producer lag is above ten thousand messages"),
+]
+
+
+def test_two_holders_of_one_definite_thing_contradict_and_other_subjects_do_not() -> None:
+    """A differing subject is another thing, except for a relation one holder has (WordNet:
+    possessing or controlling) over a definite object: then both cannot be true."""
+    alice = compare("Alice owns the billing service", "Bob owns the billing service")
+    assert (alice.kind, alice.reason) == ("contradicts", "another holder")
+    assert compare("Kenji manages the office", "Fatima manages the office") == alice
+    assert compare("The scheduler owns the job table", "The importer owns the job table") == alice
+    for a, b in SUBJECTS_APART:
+        assert compare(a, b, lambda x, y: 1.0).kind in ("different", "unsure"), (a, b)
+
+
+def _minilm_sim() -> Callable[[str, str], float]:
+    from synthesizer.search.embed import embedder_for
+
+    emb = embedder_for("minilm")
+    return lambda x, y: float(emb.embed([x])[0] @ emb.embed([y])[0])
+
+
+REWORDED = [  # issue 21 round 2: rewordings the rule reads as such
+    # a subject's words in another order, a common word said again elided
+    ("Weekend traffic is 30 percent lower than weekday traffic",
+     "Traffic on weekends is 30 percent lower than on weekdays"),
+    ("Mobile sessions are twice as long as desktop sessions",
+     "Sessions on mobile are twice as long as on desktop"),
+    # "on" before a determiner is a preposition, not the particle of "build on"
+    ("Builds on the main branch take 25 minutes", "Builds of the main branch take 25 minutes"),
+    # a word for a broader one that the embedder reads alike in its frame
+    ("The ingestion pipeline processes 4000 events per second",
+     "The ingestion pipeline handles 4000 events per second"),
+    # "while" is a conjunction like "when"
+    ("The payment service retries when the database is under load",
+     "The payment service retries while the database is under load"),
+]  # fmt: skip
+NOT_REWORDED = [  # the same shapes with a slot: never "same"
+    ("Weekend traffic is 30 percent lower than weekday traffic",
+     "Traffic on weekends is 40 percent lower than on weekdays"),
+    ("Mobile sessions are twice as long as desktop sessions",
+     "Desktop sessions are twice as long as mobile sessions"),
+    ("Builds on the main branch take 25 minutes", "Builds of the release branch take 25 minutes"),
+    ("The ingestion pipeline processes 4000 events per second",
+     "The ingestion pipeline drops 4000 events per second"),
+]  # fmt: skip
+
+
+def test_rewordings_of_round_two_merge_and_their_slot_variants_do_not() -> None:
+    sim = _minilm_sim()
+    for a, b in REWORDED:
+        assert compare(a, b, sim).kind == "same", (a, b, compare(a, b, sim))
+    for a, b in NOT_REWORDED:
+        assert compare(a, b, sim).kind != "same", (a, b)
         assert compare(a, b, lambda x, y: 1.0).kind != "same", (a, b)

@@ -10,8 +10,9 @@ corpus unpacks it; ``SWARMLOG_WORDNET`` names another folder. No network, no mod
 
 Without the files ``lexicon()`` returns None and the rule degrades to the safe side:
 no two different words are taken for synonyms, so fewer statements merge, none wrongly.
-The reader is small on purpose: index files are loaded into dicts on first use
-(~0.5 s), synsets are read from the data files by byte offset (mmap) and cached.
+The reader is small on purpose: a lemma is found by binary search in its sorted index
+file, as WordNet's own library does, synsets are read from the data files by byte offset
+(both mapped with mmap) and both are cached.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 __all__ = ["Lexicon", "Synset", "lexicon", "wordnet_dir"]
+
+_UNSEEN = object()
 
 POS = ("n", "v", "a", "r")
 _FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
@@ -71,51 +74,78 @@ class Lexicon:
     def __init__(self, root: Path) -> None:
         """Open the database at ``root`` (index files load on first use)."""
         self.root = root
-        self._index: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._found: dict[str, dict[str, object]] = {p: {} for p in POS}
         self._exc: dict[str, dict[str, tuple[str, ...]]] = {}
-        self._data: dict[str, mmap.mmap] = {}
+        self._data: dict[tuple[str, str], mmap.mmap] = {}
         self._lock = threading.Lock()
         self.synset = functools.lru_cache(maxsize=1 << 16)(self._synset)
         self.bases = functools.lru_cache(maxsize=1 << 16)(self._bases)  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------ files
 
-    def _idx(self, pos: str) -> dict[str, tuple[str, ...]]:
-        got = self._index.get(pos)
+    def _offsets(self, pos: str, word: str) -> tuple[str, ...] | None:
+        """The synset keys of lemma ``word`` in ``index.<pos>``, or None when it is not one.
+
+        WordNet's own lookup: a binary search of the sorted index file (mapped), so a
+        process that compares a few statements reads a few pages, not 155k lines (~1 s)."""
+        found = self._found[pos]
+        got = found.get(word, _UNSEEN)
+        if got is _UNSEEN:
+            got = found[word] = self._search(pos, word)
+        return got  # type: ignore[return-value]
+
+    def _search(self, pos: str, word: str) -> tuple[str, ...] | None:
+        mm = self._mm(pos, "index")
+        key = word.encode("utf-8")
+        if not key or b" " in key or b"\n" in key:
+            return None
+        lo, hi = 0, len(mm)
+        while lo < hi:  # lo and hi are line starts
+            mid = (lo + hi) // 2
+            start = mm.rfind(b"\n", 0, mid) + 1
+            end = mm.find(b"\n", start)
+            end = len(mm) if end < 0 else end
+            line = mm[start:end]
+            lemma = b"" if line.startswith(b" ") else line.split(b" ", 1)[0]  # licence: first
+            if lemma == key:
+                parts = line.decode("utf-8").split()
+                n_syn, n_ptr = int(parts[2]), int(parts[3])
+                offs = parts[6 + n_ptr : 6 + n_ptr + n_syn]
+                return tuple(f"{pos}:{o}" for o in offs)
+            if lemma < key:
+                lo = end + 1
+            else:
+                hi = start
+        return None
+
+    def exceptions(self, pos: str) -> dict[str, tuple[str, ...]]:
+        """WordNet's irregular forms for ``pos`` (``<pos>.exc``: "went" -> ("go",))."""
+        got = self._exc.get(pos)
         if got is None:
             with self._lock:
-                got = self._index.get(pos)
+                got = self._exc.get(pos)
                 if got is None:
                     got = {}
-                    with open(self.root / f"index.{_FILES[pos]}", encoding="utf-8") as f:
-                        for line in f:
-                            if line.startswith(" "):
-                                continue
-                            parts = line.split()
-                            n_syn, n_ptr = int(parts[2]), int(parts[3])
-                            offs = parts[6 + n_ptr : 6 + n_ptr + n_syn]
-                            got[parts[0]] = tuple(f"{pos}:{o}" for o in offs)
-                    exc: dict[str, tuple[str, ...]] = {}
                     path = self.root / f"{_FILES[pos]}.exc"
                     if path.is_file():
                         with open(path, encoding="utf-8") as f:
                             for line in f:
                                 parts = line.split()
                                 if len(parts) >= 2:
-                                    exc[parts[0]] = tuple(parts[1:])
-                    self._exc[pos] = exc
-                    self._index[pos] = got
+                                    got[parts[0]] = tuple(parts[1:])
+                    self._exc[pos] = got
         return got
 
-    def _mm(self, pos: str) -> mmap.mmap:
-        mm = self._data.get(pos)
+    def _mm(self, pos: str, kind: str = "data") -> mmap.mmap:
+        """``data.<pos>`` or ``index.<pos>``, mapped read-only (once)."""
+        mm = self._data.get((kind, pos))
         if mm is None:
             with self._lock:
-                mm = self._data.get(pos)
+                mm = self._data.get((kind, pos))
                 if mm is None:
-                    with open(self.root / f"data.{_FILES[pos]}", "rb") as f:
+                    with open(self.root / f"{kind}.{_FILES[pos]}", "rb") as f:
                         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                    self._data[pos] = mm
+                    self._data[(kind, pos)] = mm
         return mm
 
     def _synset(self, key: str) -> Synset:
@@ -145,26 +175,26 @@ class Lexicon:
 
     def _bases(self, word: str, pos: str) -> tuple[str, ...]:
         word = word.lower().replace(" ", "_")
-        idx = self._idx(pos)
+        known = self._offsets
         head, sep, rest = word.partition("_")
-        if sep and word not in idx:  # a collocation: its first word inflected ("rounded_up")
-            return tuple(b for h in self.bases(head, pos) if (b := f"{h}_{rest}") in idx)
-        out = list(self._exc[pos].get(word, ()))
-        if word in idx:
+        if sep and known(pos, word) is None:  # a collocation, first word inflected ("rounded_up")
+            return tuple(b for h in self.bases(head, pos) if known(pos, b := f"{h}_{rest}"))
+        out = list(self.exceptions(pos).get(word, ()))
+        if known(pos, word) is not None:
             out.append(word)
         for suffix, ending in _DETACH[pos]:
             if word.endswith(suffix) and len(word) > len(suffix) + 1:
                 base = word[: len(word) - len(suffix)] + ending
-                if base in idx:
+                if known(pos, base) is not None:
                     out.append(base)
-        return tuple(dict.fromkeys(b for b in out if b in idx))
+        return tuple(dict.fromkeys(b for b in out if known(pos, b) is not None))
 
     def synsets(self, word: str, pos: str | None = None) -> tuple[str, ...]:
         """Keys of the synsets of ``word`` (any inflection), of one part of speech or all."""
         out: list[str] = []
         for p in (pos,) if pos else POS:
             for base in self.bases(word, p):
-                out.extend(self._idx(p)[base])
+                out.extend(self._offsets(p, base) or ())
         return tuple(dict.fromkeys(out))
 
     def known(self, word: str) -> bool:

@@ -79,7 +79,7 @@ _STOPWORDS = _set(
     did has have had having will would shall should can could may might must i you he she
     we they me him her us them my your his our their what which who whom whose when where
     why how all any both each some such only own same too very just also about again once
-    get gets got"""
+    get gets got while whilst toward towards"""
 )
 
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")

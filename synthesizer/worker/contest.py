@@ -33,7 +33,16 @@ from swarmlog import Event
 from synthesizer import events as T
 from synthesizer.config import CONTEST_FLOOR
 from synthesizer.merge.judge import Judge, judge_for
-from synthesizer.merge.rule import CONTRADICTS, DIFFERENT, SAME, UNSURE, Verdict, compare
+from synthesizer.merge.rule import (
+    CONTRADICTS,
+    DIFFERENT,
+    SAME,
+    UNSURE,
+    Verdict,
+    compare,
+    may_bind,
+    settle,
+)
 from synthesizer.search.embed import Embedder
 from synthesizer.state.facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, RawMemory
 from synthesizer.state.swarmstate import SwarmState
@@ -166,9 +175,14 @@ class TextContests:
             other = content_of(fid)
             if other is None:
                 continue
-            if judge is None and not _may_share_a_frame(content, other):
-                continue  # the rule would only say "different" or "unsure": skip parsing
-            v: Verdict = compare(content, other, self.span_sim)
+            if judge is None and not (
+                _may_share_a_frame(content, other) and may_bind(content, other)
+            ):
+                continue  # the rule would only say "different" or "unsure": skip it
+            # without a judge only "same" and "contradicts" matter: ``settle`` finds the
+            # others sooner (the same verdict whenever it is one of those two)
+            rule = compare if judge is not None else settle
+            v: Verdict = rule(content, other, self.span_sim)
             kind = v.kind
             judged = False
             if kind == UNSURE and sim >= near and judge is not None and asked < MAX_JUDGED:

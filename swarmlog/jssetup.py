@@ -14,6 +14,7 @@ from .filemeta import new_swarm_id
 from .jsclient import JsClient
 from .jsloop import LoopThread
 from .jsproto import FORMAT, ApiError, Target, parse_target
+from .jsstampfeed import stamp_config
 from .jssubjects import META_SUBJECTS, PER_AGENT, keep_layout
 from .names import check_name
 
@@ -54,6 +55,7 @@ def stream_config(
         "allow_rollup_hdrs": False,
         "allow_direct": True,
         "allow_atomic": True,
+        "republish": stamp_config(stream),  # appends' server time, pushed (jsstampfeed)
         "metadata": meta,
     }
 

@@ -202,15 +202,25 @@ def child_writer(kind: str, target: str, m: int, agent: str) -> None:
             for p in ps:
                 await js.publish(p.subject, p.payload, headers={"Nats-Msg-Id": p.event.id})
 
+        async def one(p: Any) -> None:
+            await log._c.conn.jetstream().publish(
+                p.subject, p.payload, headers={"Nats-Msg-Id": p.event.id}
+            )
+
         def go() -> None:
-            log._run(pub(), 600)
+            if kind == "rawhop":  # each publish handed to the loop thread, as append is
+                for p in ps:
+                    log._run(one(p), 60)
+            else:
+                log._run(pub(), 600)
 
     print("ready", flush=True)
     sys.stdin.readline()
-    t0 = time.time()
+    c0, t0 = time.process_time(), time.time()
     go()
-    t1 = time.time()
-    print(json.dumps({"t0": t0, "t1": t1}), flush=True)
+    t1, c1 = time.time(), time.process_time()
+    sealer = bool(getattr(log, "_seals", None) and log._seals.lease.holding)
+    print(json.dumps({"t0": t0, "t1": t1, "cpu": c1 - c0, "sealer": sealer}), flush=True)
     log.close()
 
 
@@ -234,6 +244,14 @@ def writers(target: str, kind: str, n: int, total: int) -> float:
     for p in procs:
         out, _ = p.communicate(timeout=600)
         spans.append(json.loads(out.strip().splitlines()[-1]))
+    if os.environ.get("JS_BENCH_CPU"):  # client CPU per event, the sealer's apart
+        cpu = [(s["cpu"] * 1e6 / m, s["sealer"]) for s in spans]
+        print(
+            f"  {kind} x{n}: client CPU/event "
+            + ", ".join(f"{c:.0f}{'*' if sl else ''}" for c, sl in sorted(cpu))
+            + " us",
+            flush=True,
+        )
     return n * m / (max(s["t1"] for s in spans) - min(s["t0"] for s in spans))
 
 
@@ -276,6 +294,9 @@ def writers_main(counts: list[int], total: int, vis_seconds: float) -> str:
             target = f"{srv.url}/WRITERS"
             JetStreamLog(target).close()
             for n in counts:
+                if os.environ.get("JS_BENCH_HOP"):
+                    hop = writers(target, "rawhop", n, total)
+                    print(f"{n} writers: raw from a thread {hop:,.0f}/s", flush=True)
                 raw = writers(target, "raw", n, total)
                 sl = writers(target, "swarmlog", n, total)
                 rows.append((n, sl, raw))

@@ -145,6 +145,9 @@ def ensure_stream(
       erase and serves their redaction records in their place; a delete by anything
       else leaves a seq with no record, which readers and ``verify`` report. Streams made
       before erasure keep ``deny_delete`` on (the server cannot lift it) and cannot erase.
+    - ``republish`` (headers only, on ``swarmlog-stamp.<STREAM>.…``): the seq and stored
+      time of each message reach its writer before the PubAck, so an append learns the
+      server's time without a second request (jsstampfeed.py).
     - ``allow_atomic`` (atomic batches for ``append_many``), ``allow_direct`` (fast reads),
       no rollups, no limits (nothing ever ages out), ``max_msg_size`` from the event limit.
 

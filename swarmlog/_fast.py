@@ -10,11 +10,13 @@ a benchmark run (scripts/bench/log_bench.py) and the property tests green.
 
 from __future__ import annotations
 
+import calendar
 import collections
 import functools
 import itertools
 import operator
 import re
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -503,3 +505,15 @@ def bounded_stamp(
             new = reading + _MAX_STEP
             return float(reading), (new if new < ceiling else ceiling, now_at)
     return _bounded_stamp(reading, last, cap_ts, cap_at, now_at)
+@functools.lru_cache(maxsize=64)
+def _utc_seconds(whole: str) -> int:  # strptime is ~20 us; a stream's stamps share seconds
+    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))
+
+
+def rfc3339_ns(stamp: str) -> int:
+    """``jsproto.rfc3339_ns``: nanoseconds of the server's RFC 3339 time stamp."""
+    s = stamp.strip()
+    if not s.endswith("Z"):
+        raise ValueError(f"not a UTC time stamp: {stamp!r}")
+    whole, _, frac = s[:-1].partition(".")
+    return _utc_seconds(whole) * 1_000_000_000 + int((frac + "000000000")[:9])

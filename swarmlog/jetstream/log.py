@@ -24,6 +24,9 @@ Mapping (details of subjects and payloads in proto.py):
   ``allow_atomic``): all events are stored or none, at consecutive seqs. At most 1000
   events (the server's limit). A stream or server without atomic batches refuses batches
   of more than one event with a clear error; it never falls back to a non-atomic publish.
+- **ts** is the server's stored time of the message: the stream republishes each
+  message's headers (seq, time) and the writer, subscribed to its agents' stamps,
+  has them when the PubAck comes (stampfeed.py; older streams: consumer or read-back).
 - **follow** runs an ordered push consumer from ``from_seq``; **read** uses pipelined
   Direct Get batches; **last_seq** and **version** ask the stream leader.
 - **Hash chain** (tamper evidence): every record's chain value (the FileLog one) is kept

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from swarmlog.errors import LogUnavailable
 
@@ -57,11 +58,47 @@ class LoopThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float, what: str = "request") -> T:
-        """Run ``coro`` on the loop and wait at most ``timeout`` seconds for its result."""
+        """Run ``coro`` on the loop and wait at most ``timeout`` seconds for its result.
+
+        The hand-off is one task and one plain lock (not ``run_coroutine_threadsafe``'s
+        chained futures and condition variable): it is paid on every append, and costs
+        about half as much CPU this way (issue 29)."""
         if threading.current_thread() is self.thread:
             coro.close()
             raise RuntimeError("LoopThread.run called from its own loop (would deadlock)")
-        return wait(self.submit(coro), timeout, what)
+        if not self.alive:
+            coro.close()
+            raise LogUnavailable("the log is closed")
+        done = threading.Lock()
+        done.acquire()
+        box: list[Any] = []  # the task, then (ok, result or exception)
+
+        async def step() -> None:
+            try:
+                box.append((True, await coro))
+            except BaseException as e:  # handed to the caller (CancelledError included)
+                box.append((False, e))
+            finally:
+                done.release()  # at once: no done-callback turn of the loop
+
+        def start() -> None:
+            box.insert(0, self.loop.create_task(step()))
+
+        try:
+            self.loop.call_soon_threadsafe(start)
+        except RuntimeError:  # closed meanwhile
+            coro.close()
+            raise LogUnavailable("the log is closed") from None
+        if not done.acquire(timeout=timeout):
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(lambda: box and box[0].cancel())
+            raise LogUnavailable(f"NATS {what} timed out after {timeout:g}s")
+        ok, value = box[1]
+        if ok:
+            return cast(T, value)
+        if isinstance(value, asyncio.CancelledError):
+            raise LogUnavailable(f"NATS {what} was cancelled (log closed)")
+        raise value
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the loop (cancelling what still runs) and join the thread."""

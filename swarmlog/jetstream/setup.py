@@ -12,7 +12,14 @@ from swarmlog.envelope import DEFAULT_LIMITS, Limits
 from swarmlog.errors import LogUnavailable
 from swarmlog.jetstream.client import JsClient
 from swarmlog.jetstream.loop import LoopThread
-from swarmlog.jetstream.proto import FORMAT, ApiError, Target, parse_target
+from swarmlog.jetstream.proto import (
+    ERR_STREAM_NAME_IN_USE,
+    FORMAT,
+    ApiError,
+    Target,
+    parse_target,
+)
+from swarmlog.jetstream.stampfeed import stamp_config
 from swarmlog.jetstream.subjects import META_SUBJECTS, PER_AGENT, keep_layout
 from swarmlog.names import check_name, new_swarm_id
 
@@ -53,6 +60,7 @@ def stream_config(
         "allow_rollup_hdrs": False,
         "allow_direct": True,
         "allow_atomic": True,
+        "republish": stamp_config(stream),  # appends' server time, pushed (jsstampfeed)
         "metadata": meta,
     }
 
@@ -81,7 +89,7 @@ async def ensure(
         try:
             await c.api(f"STREAM.CREATE.{c.stream}", cfg)
         except ApiError as e:
-            if e.err_code != 10058:  # created meanwhile by somebody else
+            if e.err_code != ERR_STREAM_NAME_IN_USE:  # created meanwhile by somebody else
                 raise LogUnavailable(f"cannot create stream {c.stream}: {e.description}") from None
         info = await c.stream_info()
         if info is None:
@@ -142,6 +150,9 @@ def ensure_stream(
       erase and serves their redaction records in their place; a delete by anything
       else leaves a seq with no record, which readers and ``verify`` report. Streams made
       before erasure keep ``deny_delete`` on (the server cannot lift it) and cannot erase.
+    - ``republish`` (headers only, on ``swarmlog-stamp.<STREAM>.…``): the seq and stored
+      time of each message reach its writer before the PubAck, so an append learns the
+      server's time without a second request (stampfeed.py).
     - ``allow_atomic`` (atomic batches for ``append_many``), ``allow_direct`` (fast reads),
       no rollups, no limits (nothing ever ages out), ``max_msg_size`` from the event limit.
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from swarmlog import Event, InvalidEvent
+from swarmlog import Event, EventIdReused, InvalidEvent
 
 from . import safe
 from .common import echo, emit_json, fail, open_target
@@ -50,6 +50,11 @@ def append(
     log = open_target(ctx, root, url, write=True)
     try:
         stored = log.append_many(events, expect=exp)
+    except EventIdReused as reused:  # (with --jsonl, name the line that reused the id)
+        if not jsonl:
+            raise
+        n = next(i for i, ev in enumerate(events, 1) if ev.id == reused.event_id)
+        raise InvalidEvent(f"line {n}: {reused}") from None
     finally:
         log.close()
     if json:

@@ -52,3 +52,15 @@ def test_dotted_filter_keys_are_json_paths(tmp_path: Path) -> None:
         assert keys({"user.missing": "x"}) == []
         got = s.batch([SearchOp(("users",), filter={"user.age": {"$lt": 30}})])[0]
         assert [i.key for i in got] == ["bob"]  # type: ignore[union-attr]
+
+
+def test_a_filter_key_written_as_sql_finds_nothing(tmp_path: Path) -> None:
+    """The key of upstream's SQLite ``test_sql_injection_vulnerability`` (which SQLite
+    refuses, since it splices keys into SQL): SwarmStore builds no SQL, and the key is a
+    path no value has, so it matches nothing and leaks nothing."""
+    with SwarmStore(tmp_path / "s") as s:
+        s.put(("docs",), "public", {"access": "public", "data": "public info"})
+        s.put(("docs",), "private", {"access": "private", "data": "secret", "password": "123"})
+        bad = "access') = 'public' OR '1'='1' OR json_extract(value, '$."
+        assert s.search(("docs",), filter={bad: "dummy"}) == []
+        assert [i.key for i in s.search(("docs",), filter={"access": "public"})] == ["public"]

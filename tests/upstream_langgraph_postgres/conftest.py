@@ -30,6 +30,13 @@ NOT_APPLICABLE: dict[str, str] = {
     "test_omit_expired_disabled_preserves_expired_rows": _SQL_TTL,
     "test_omit_expired_refresh_ttl_only_refreshes_live_rows": _SQL_TTL,
     "test_omit_expired_search_pagination": _SQL_TTL,
+    "test_no_running_loop": (
+        "AsyncPostgresStore refuses its sync methods on the event loop's thread;"
+        " SwarmStore is one store with both, and its sync methods work anywhere"
+    ),
+    "test_abatch_uses_single_pool_checkout": (
+        "counts checkouts from Postgres' connection pool (_ainternal); a log has no pool"
+    ),
 }
 """Upstream test name -> why it does not apply to SwarmStore."""
 

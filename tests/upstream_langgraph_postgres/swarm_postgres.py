@@ -14,14 +14,22 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 from synthesizer.langgraph import SwarmStore
 from tests.upstream_langgraph_postgres.embed_test_utils import CharacterEmbeddings
 
-__all__ = ["VECTOR_TYPES", "CharacterEmbeddings", "PostgresStore", "fresh_store"]
+__all__ = [
+    "VECTOR_TYPES",
+    "AsyncPostgresStore",
+    "CharacterEmbeddings",
+    "PostgresStore",
+    "afresh_store",
+    "fresh_store",
+]
 
 VECTOR_TYPES = ["vector", "halfvec"]
 """As upstream's conftest (pgvector's column types; SwarmStore keeps float32 vectors)."""
@@ -51,6 +59,33 @@ def fresh_store(*, index: Any = None, ttl: Any = None) -> Iterator[PostgresStore
         yield store
     finally:
         store.close()
+
+
+class AsyncPostgresStore(SwarmStore):
+    """``AsyncPostgresStore`` as its tests use it: a SwarmStore (its ``a*`` methods)."""
+
+    MIGRATIONS: list[str] = []
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> Any:
+        """Nothing to sweep: reads leave expired items out."""
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Nothing to stop."""
+        return True
+
+
+@asynccontextmanager
+async def afresh_store(*, index: Any = None, ttl: Any = None) -> AsyncIterator[AsyncPostgresStore]:
+    """An AsyncPostgresStore (SwarmStore) on a fresh log directory, closed after use."""
+    store = AsyncPostgresStore(f"{_roots}/a{next(_n)}", index=index, ttl=ttl)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+_ainternal = SimpleNamespace(get_connection=None)
+"""Postgres' connection-pool module: no SwarmStore counterpart (its test does not apply)."""
 
 
 def _escape_like_literal(label: str) -> str:

@@ -66,7 +66,7 @@ def forget(
     swarm = open_swarm(ctx, root, url, write=True)
     spread = None
     try:
-        with working(f"forgetting {ident}"):
+        with working(f"forgetting {ident.describe()}"):
             res = forget(swarm, ident, by, force=force)
         if DASHBOARD_REPORT in res.reports_removed:  # rendered again from the rewritten log
             from synthesizer.metrics import compute

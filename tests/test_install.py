@@ -227,3 +227,17 @@ def test_setup_after_the_test_extra_covers_the_demos_extras(tmp_path: Path) -> N
 def test_scripts_demo_installs_the_mcp_extra() -> None:
     text = (ROOT / "scripts" / "demo").read_text()
     assert "scripts/setup mcp,charts" in text
+
+
+def test_a_missing_embed_extra_is_one_line(tmp_path: Path) -> None:
+    """A swarm configured for minilm, run where onnxruntime is missing."""
+    root = str(tmp_path / "s")
+    assert run_cli("--root", root, "init", "--set", "embedder=minilm").code == 0
+    assert run_cli("--root", root, "append", "-a", "a1", "the cache is cold").code == 0
+    r = subprocess.run(
+        [sys.executable, "-c", MISSING, "onnxruntime", "--root", root, "synth", "--once"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert "scripts/setup embed" in lines[0] and "pip install '.[embed]'" in lines[0]

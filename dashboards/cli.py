@@ -99,7 +99,12 @@ def main(argv: list[str] | None = None) -> None:
         if fastpath.run(args):
             return
         app = load_commands(argv)
-        app(args=argv, prog_name="swarmlog", standalone_mode=True)
+        try:
+            app(args=argv, prog_name="swarmlog", standalone_mode=True)
+        except SystemExit as e:
+            if e.code == 1 and pipe_closed():
+                quiet_exit()  # (click ends a closed pipe with 1; a unix tool with 0)
+            raise
     except VersionConflict as e:
         echo(f"conflict: {e} (current version {e.actual})", err=True)
         sys.exit(EXIT_CONFLICT)
@@ -119,6 +124,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def pipe_closed() -> bool:
+    """Whether typer met a closed stdout: on EPIPE (and only then) typer (and click,
+    whose copy typer vendors as ``typer._click``) wraps stdout in a ``PacifyFlushWrapper``
+    before it exits with 1. Told by the class's name: both copies have one."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"
 
 
 def quiet_exit() -> None:

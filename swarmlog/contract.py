@@ -4,7 +4,9 @@ Requirements a backend must meet (the tests in ``tests/test_log_contract.py`` ch
 
 R1 seq is gapless and strictly increasing; a reader never sees seq k+1 before k.
 R2 an append returns only once its events are committed at the promised durability.
-R3 appending an event whose ``id`` is already stored returns the stored original.
+R3 appending an event whose ``id`` is already stored returns the stored original (a
+   retry); if it asks for other content under that id it raises EventIdReused naming
+   the stored seq and writes nothing (idreuse.py).
 R4 ``expect={key: v}`` appends only when every key's version is exactly v, else
    raises VersionConflict(key, expected, actual) and writes nothing.
 R5 ``append_many`` is atomic: all of its events are visible or none is.

@@ -70,3 +70,26 @@ class LogUnavailable(SwarmlogError):
 
 class ReadOnlyLog(LogUnavailable):
     """A write was asked of a log this process may only read (read-only mount, permissions)."""
+
+
+class EventIdReused(InvalidEvent):
+    """An append reused a stored event's id for different content; nothing was written.
+
+    An event id names one event: the same id with the same content is a retry (answered
+    with the stored original), with other content it is refused, as an idempotency key
+    reused with other parameters is elsewhere. ``seq`` is where the id is stored and
+    ``fields`` the envelope fields that differ.
+    """
+
+    def __init__(self, event_id: str, seq: int, fields: list[str]) -> None:
+        super().__init__(
+            f"event id {event_id!r} is already stored at seq {seq} with different content"
+            f" ({', '.join(fields) or 'content'} differ): a retry must resend the same"
+            " event; a new event needs a new id"
+        )
+        self.event_id = event_id
+        self.seq = seq
+        self.fields = fields
+
+    def __reduce__(self) -> tuple:
+        return (EventIdReused, (self.event_id, self.seq, self.fields))

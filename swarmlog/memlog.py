@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from swarmlog import chain as hashchain
+from swarmlog import idreuse
 from swarmlog.checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header
 from swarmlog.contract import Log, VerifyReport
 from swarmlog.envelope import (
@@ -184,7 +185,8 @@ class MemoryLog(Log):
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
     ) -> list[Event]:
         """Append a batch: validate everything, then under the lock (in this order)
-        answer known ids with their stored originals, check the expectations (only if
+        answer known ids with their stored originals (refusing the whole batch if one
+        of them asks for other content: idreuse.py), check the expectations (only if
         something new is to be written), stamp one ``ts`` and consecutive seqs, store.
         """
         self._check_open()
@@ -193,6 +195,10 @@ class MemoryLog(Log):
         s = self._shared
         with s.changed:
             fresh = [ev for ev in evs if ev.id not in s.ids]
+            if len(fresh) < len(evs):  # a retry, or an id reused: tell them apart
+                for ev in evs:
+                    if ev.id in s.ids:
+                        idreuse.check(ev, decode(s.records[s.ids[ev.id] - 1])[0])
             if fresh or not evs:
                 for key, want in (expect or {}).items():
                     have = s.versions.get(key, 0)

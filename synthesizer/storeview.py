@@ -215,6 +215,22 @@ def cosine(query: list[float], rows: list[list[float]]) -> list[float]:
     return result
 
 
+def similarity(distance: str, query: list[float], rows: list[list[float]]) -> list[float]:
+    """The score of each row for ``query`` under an index's ``distance_type``, as the
+    Postgres store gives it: "cosine" (the default), "inner_product" (the dot product)
+    or "l2" (the negated Euclidean distance: nearer scores higher)."""
+    if distance == "cosine" or not rows:
+        return cosine(query, rows)
+    m, q = np.array(rows), np.array(query)
+    out = np.dot(m, q) if distance == "inner_product" else -np.linalg.norm(m - q, axis=1)
+    result: list[float] = out.tolist()
+    return result
+
+
+DISTANCES = ("cosine", "inner_product", "l2")
+"""The ``distance_type`` values an index config may name."""
+
+
 # ---------------------------------------------------------------- the view
 
 
@@ -303,6 +319,7 @@ class StoreView:
         limit: int,
         offset: int,
         space: str | None = None,
+        distance: str = "cosine",
     ) -> list[tuple[StoredItem, float | None]]:
         """A page of candidates: in order, or by best cosine when a query vector is given.
 
@@ -327,7 +344,9 @@ class StoreView:
             if not found:
                 scoreless.append(it)
         scored = sorted(
-            zip(cosine(query, rows), flat_items, strict=True), key=lambda x: x[0], reverse=True
+            zip(similarity(distance, query, rows), flat_items, strict=True),
+            key=lambda x: x[0],
+            reverse=True,
         )
         seen: set[tuple[Namespace, str]] = set()
         kept: list[tuple[StoredItem, float | None]] = []

@@ -44,14 +44,15 @@ def segment_view(root: str) -> View:
 def run_ops(root: str, wid: int, ops: list[tuple[str, Any]], out: Any) -> None:
     """Run ``ops`` in order: ("a", id) append, ("m", [ids]) append_many, ("c", key) a CAS
     (read the version, append expecting it; a conflict is fine), ("r", id) a retry of an
-    id. Put {id: seq} of every acknowledged event on ``out``."""
+    id. Put {id: seq} of every acknowledged event on ``out``. An id names the same event
+    in every worker (one agent), so a shared id is a retry, never a reused id."""
     acked: dict[str, int] = {}
     with FileLog(root, notify=False) as log:
         for op, arg in ops:
             if op in ("a", "r"):
-                acked[arg] = log.append(Event(agent=f"w{wid}", type="t", id=arg)).seq or 0
+                acked[arg] = log.append(Event(agent="w", type="t", id=arg)).seq or 0
             elif op == "m":
-                got = log.append_many([Event(agent=f"w{wid}", type="t", id=i) for i in arg])
+                got = log.append_many([Event(agent="w", type="t", id=i) for i in arg])
                 acked.update((e.id, e.seq or 0) for e in got)
             else:
                 v = log.version(arg)

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from swarmlog import Event, VersionConflict, open_log
+from swarmlog import Event, EventIdReused, VersionConflict, open_log
 from swarmlog.file.log import FileLog
 
 
@@ -73,12 +73,28 @@ def cas_racer(target: str, key: str, rounds: int, barrier: Any, results: Any) ->
 
 
 def same_id_appender(target: str, rounds: int, barrier: Any, results: Any) -> None:
-    """Each round, append an event with the round's fixed id at the same moment as a twin."""
+    """Each round, append an event with the round's fixed id (and content) at the same
+    moment as a twin."""
     log = open_log(target)
     for r in range(rounds):
         barrier.wait()
-        got = log.append(_ev("twin", f"twin{r}", body={"pid": os.getpid()}))
+        got = log.append(_ev("twin", f"twin{r}", body={"round": r}))
         results.put((r, got.seq, got.id))
+    log.close()
+
+
+def reused_id_appender(target: str, rounds: int, barrier: Any, results: Any) -> None:
+    """Each round, append the round's fixed id with content of this process's own at the
+    same moment as a rival: puts (round, "ok", seq, pid) or (round, "reused", seq, pid)."""
+    log = open_log(target)
+    me = os.getpid()
+    for r in range(rounds):
+        barrier.wait()
+        try:
+            got = log.append(_ev("twin", f"rival{r}", body={"pid": me}))
+            results.put((r, "ok", got.seq, me))
+        except EventIdReused as e:
+            results.put((r, "reused", e.seq, me))
     log.close()
 
 

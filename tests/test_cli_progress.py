@@ -60,3 +60,18 @@ def test_spinner_on_a_terminal_only(tmp_path: Path) -> None:
         assert err_pipe == b"", (args, err_pipe)
         if args[0] != "verify":
             assert out_tty.split(b"(")[0] == out_pipe.split(b"(")[0]  # same result
+
+
+def test_spinner_on_the_commands_that_write(tmp_path: Path) -> None:
+    """synth --once, compact and forget: the spinner on a terminal, none when piped."""
+    for args, says in (
+        (["synth", "--once"], b"deciding raw memories"),
+        (["compact"], b"compacting"),
+        (["forget", "--agent", "a", "--as", "operator"], b"forgetting agent 'a'"),
+    ):
+        for tty in (True, False):
+            root = tmp_path / f"{args[0]}-{tty}"
+            with Swarm.open(root) as sw:
+                sw.agent("a").share("something worth deciding")
+            _, err = _run(root, args, tty=tty)
+            assert (says in err) if tty else err == b"", (args, tty, err)

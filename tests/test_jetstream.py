@@ -162,9 +162,10 @@ def test_idempotency_across_processes(target: str) -> None:
     code = (
         "import sys; from swarmlog import open_log, Event\n"
         "log = open_log(sys.argv[1])\n"
-        "e = Event(agent='p', type='test.event', id='cross-1', body={'pid': sys.argv[2]})\n"
+        "e = Event(agent='p', type='test.event', id='cross-1', body={'n': 1},"
+        " ts=int(sys.argv[2]))\n"
         "e = log.append(e)\n"
-        "print(e.seq, e.body['pid']); log.close()\n"
+        "print(e.seq, e.body['n']); log.close()\n"
     )
     outs = [
         subprocess.run(
@@ -177,7 +178,7 @@ def test_idempotency_across_processes(target: str) -> None:
         for i in range(2)
     ]
     assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
-    assert outs[0].stdout == outs[1].stdout == "1 0\n"
+    assert outs[0].stdout == outs[1].stdout == "1 1\n"  # (the second process: a retry)
 
 
 # ---------------------------------------------------------------- errors, bounded

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from swarmlog import Event, VersionConflict
+from swarmlog import Event, EventIdReused, VersionConflict
 from tests import logworkers as w
 from tests.conftest import LogTarget
 
@@ -100,18 +100,80 @@ def test_read_ranges(log_target: LogTarget) -> None:
 
 
 def test_idempotent_append(log_target: LogTarget) -> None:
-    """Acceptance 5 (one process, and across a reopen)."""
+    """Acceptance 5 (one process, and across a reopen): the same id and content is a
+    retry, answered with the stored original (its seq, the log's ts)."""
     with log_target.open() as log:
         first = log.append(ev(id="same-id", body={"v": 1}))
         log.append(ev())
-        again = log.append(ev(id="same-id", body={"v": 2}))
-        assert again.seq == first.seq and again.body == {"v": 1}
-        mixed = log.append_many([ev(id="new-1"), ev(id="same-id"), ev(id="new-2")])
+        again = log.append(ev(id="same-id", body={"v": 1}, ts=1.0))  # (ts: the log's own)
+        assert again == first
+        mixed = log.append_many([ev(id="new-1"), ev(id="same-id", body={"v": 1}), ev(id="new-2")])
         assert [e.seq for e in mixed] == [3, first.seq, 4]
     with log_target.open() as log:
         assert log.append(ev(id="new-2")).seq == 4
         assert log.last_seq == 4
         assert [e.id for e in log.read()].count("same-id") == 1
+
+
+def test_id_reused_for_other_content_is_refused(log_target: LogTarget) -> None:
+    """Issue 28: an id that names a stored event cannot name other content; the error is
+    one line naming the stored seq, and a refused batch writes none of its events."""
+    with log_target.open() as log:
+        first = log.append(ev(id="same-id", key="k", body={"v": 1, "t": [1, 2]}))
+        log.append(ev())
+        with pytest.raises(EventIdReused) as ei:
+            log.append(ev(id="same-id", key="k", body={"v": 2, "t": [1, 2]}))
+        msg = str(ei.value)
+        assert "\n" not in msg and "seq 1 " in msg and "(body differ)" in msg, msg
+        assert (ei.value.event_id, ei.value.seq, ei.value.fields) == ("same-id", 1, ["body"])
+        for other in (
+            ev(agent="a2", id="same-id", key="k", body={"v": 1, "t": [1, 2]}),
+            ev(id="same-id", body={"v": 1, "t": [1, 2]}),  # (no key)
+            ev(id="same-id", key="k", body={"v": True, "t": [1, 2]}),  # (true is not 1)
+            Event(agent="a1", type="test.other", id="same-id", key="k", body={"v": 1, "t": [1, 2]}),
+            ev(id="same-id", key="k", body={"v": 1, "t": [1, 2]}, session="s"),
+        ):
+            with pytest.raises(EventIdReused):
+                log.append(other)
+        with pytest.raises(EventIdReused):  # atomic: the new events are not written either
+            log.append_many([ev(id="n1"), ev(id="same-id", key="k", body={"v": 3}), ev(id="n2")])
+        assert log.last_seq == 2
+        assert log.append(ev(id="same-id", key="k", body={"t": (1, 2), "v": 1})) == first
+    with log_target.open() as log:  # a new handle knows the id from the log itself
+        with pytest.raises(EventIdReused, match="seq 1 with different content"):
+            log.append_many([ev(id="same-id", key="k", body={})])
+        assert [e.id for e in log.read()] == ["same-id", log.record_id(2)]
+
+
+def test_id_reused_from_two_processes_at_once(log_target: LogTarget) -> None:
+    """Issue 28: two processes racing one id with different content: exactly one is
+    stored and acknowledged, the other gets EventIdReused naming the winner's seq."""
+    with log_target.open() as log:
+        log.append(ev())
+    rounds = 10
+    barrier = SPAWN.Barrier(2)
+    results = SPAWN.Queue()
+    procs = [
+        SPAWN.Process(
+            target=w.reused_id_appender, args=(log_target.target, rounds, barrier, results)
+        )
+        for _ in range(2)
+    ]
+    for p in procs:
+        p.start()
+    got = [results.get(120) for _ in range(2 * rounds)]
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with log_target.open() as log:
+        stored = {e.id: e for e in log.read()}
+        assert log.last_seq == 1 + rounds
+    for r in range(rounds):
+        mine = sorted(g for g in got if g[0] == r)
+        assert [g[1] for g in mine] == ["ok", "reused"], mine
+        winner = stored[f"rival{r}"]
+        assert mine[0][2] == mine[1][2] == winner.seq  # the refusal names the stored seq
+        assert winner.body == {"pid": mine[0][3]}  # what is stored is what was acknowledged
 
 
 def test_idempotent_append_two_processes_at_once(log_target: LogTarget) -> None:

@@ -272,3 +272,21 @@ def test_json_true_is_not_a_version_or_a_number(tmp_path: Path) -> None:
         assert v["version"] >= 1  # a real 0 still creates
 
     _run(tmp_path / "s", body, synth=False)
+
+
+def test_contested_rivals_show_in_results(tmp_path: Path) -> None:
+    """Two agents contradict each other: the search hits and get_fact name the rival,
+    so an agent reading one side learns that the other exists."""
+
+    async def body(c: Client) -> None:
+        a = await ok(c, "share_memory", content="The build is green on main.", agent="lead")
+        b = await ok(c, "share_memory", content="The build is red on main.", agent="worker-1")
+        assert a["fact_id"] and b["fact_id"] and a["fact_id"] != b["fact_id"], (a, b)
+        hits = (await ok(c, "search_memory", query="build on main", agent="lead"))["hits"]
+        rivals = {h["fact_id"]: (h["status"], h["contested_with"]) for h in hits}
+        assert rivals[a["fact_id"]] == ("contested", [b["fact_id"]]), hits
+        assert rivals[b["fact_id"]] == ("contested", [a["fact_id"]]), hits
+        f = await ok(c, "get_fact", fact_id=a["fact_id"])
+        assert f["contested_with"] == [b["fact_id"]]
+
+    _run(tmp_path / "s", body, team=Team("lead,worker-*"))

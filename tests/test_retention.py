@@ -94,7 +94,7 @@ def test_id_appended_again_after_archive_is_stored_once(tmp_path: Path) -> None:
     log.checkpoints.save(150, b"opaque", "test/1")
     res = compact(log, 150, "archive")
     assert res.segments and res.first_seq > 2
-    again = Event(agent="a", type="note", body={"n": 0}, id=first[0].id)
+    again = Event(agent="a", type="note", body={"n": 0}, key="k", id=first[0].id)
     for handle in (FileLog(tmp_path), stale, log):
         stored = handle.append(again)
         assert stored.seq == first[0].seq and stored.body == {"n": 0}

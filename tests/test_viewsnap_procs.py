@@ -57,7 +57,7 @@ def _filled(root: Path, n: int, monkeypatch: pytest.MonkeyPatch) -> list[Event]:
 
 def _old(tmp_path: Path, stored: list[Event]) -> str:
     path = tmp_path / "old.json"
-    path.write_bytes(orjson.dumps([[e.id, e.seq] for e in stored]))
+    path.write_bytes(orjson.dumps([[e.id, e.seq, e.to_dict()] for e in stored]))
     return str(path)
 
 

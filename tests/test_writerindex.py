@@ -36,8 +36,8 @@ def test_one_writer_index_equals_rebuild(tmp_path: Path) -> None:
         for i in range(60):  # several segments
             log.append(ev(f"e{i}", key=f"k{i % 4}"))
         log.append_many([ev(f"m{i}", key=f"k{i % 5}") for i in range(30)])
-        assert log.append(ev("e3")).seq == 4  # a retry gets the stored event
-        assert [e.seq for e in log.append_many([ev("m1"), ev("new")])] == [62, 91]
+        assert log.append(ev("e3", key="k3")).seq == 4  # a retry gets the stored event
+        assert [e.seq for e in log.append_many([ev("m1", key="k1"), ev("new")])] == [62, 91]
     assert_equal_to_rebuild(root)
 
 
@@ -52,7 +52,7 @@ def test_two_handles_take_the_end_from_the_index(tmp_path: Path) -> None:
             a.append(ev(f"x{i}", key="k"))
             assert b.version("k") == a.version("k")
             b.append(ev(f"y{i}"))
-        assert b.append(ev("x7")).seq == a.append(ev("x7")).seq
+        assert b.append(ev("x7", "k")).seq == a.append(ev("x7", "k")).seq
         v = a.version("k")
         c = b.append(ev("cas", key="k"), expect={"k": v})
         try:
@@ -69,7 +69,7 @@ def test_tables_grow(tmp_path: Path) -> None:
     with FileLog(root, notify=False) as a, FileLog(root, notify=False) as b:
         for i in range(0, 6000, 100):
             (a if i % 200 else b).append_many([ev(f"g{j}", key=f"k{j}") for j in range(i, i + 100)])
-        assert a.append(ev("g17")).seq == 18 and b.append(ev("g5999")).seq == 6000
+        assert a.append(ev("g17", "k17")).seq == 18 and b.append(ev("g5999", "k5999")).seq == 6000
     assert_equal_to_rebuild(root)
     assert os.path.getsize(root / NAME) > 4096 + 24 * 8192
 
@@ -129,7 +129,7 @@ def test_records_written_without_the_index_are_caught_up(tmp_path: Path) -> None
         for i in range(1, 10):
             old.append(ev(f"o{i}", key="k"))
         rebuilt = a.index_rebuilds
-        assert a.append(ev("o4")).seq == 6
+        assert a.append(ev("o4", key="k")).seq == 6
         assert a.version("k") == 11
         assert a.append(ev("a1")).seq == 12
         assert a.index_rebuilds == rebuilt

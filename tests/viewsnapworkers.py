@@ -39,9 +39,14 @@ def _open(root: str) -> tuple[FileLog, list[bool]]:
     return log, loads
 
 
-def _again(log: FileLog, eid: str) -> int:
-    """Append a retry of the stored event ``eid``; the seq it was stored at."""
-    seq = log.append(Event(agent="retry", type="note", body={"retry": True}, id=eid)).seq
+def _copy(d: dict[str, Any]) -> Event:
+    """The event stored as ``d`` (its envelope), to append again: a retry."""
+    return Event.from_dict({k: v for k, v in d.items() if k != "seq"})
+
+
+def _again(log: FileLog, d: dict[str, Any]) -> int:
+    """Append a retry of the stored event ``d``; the seq it was stored at."""
+    seq = log.append(_copy(d)).seq
     assert seq is not None
     return seq
 
@@ -51,7 +56,7 @@ def retry(root: str, old_json: str) -> dict[str, Any]:
     old = orjson.loads(Path(old_json).read_bytes())
     log, loads = _open(root)
     with log:
-        seqs = [_again(log, eid) for eid, _ in old]
+        seqs = [_again(log, d) for _eid, _seq, d in old]
         return {"loaded": loads, "based": isinstance(log._ids, BasedDict), "seqs": seqs}
 
 
@@ -61,25 +66,27 @@ def write(root: str, old_json: str, go: str, index: int, n: int) -> dict[str, An
     old = orjson.loads(Path(old_json).read_bytes())
     log, loads = _open(root)
     mine: list[tuple[str, int]] = []
+    mine_ev: list[Event] = []
     wrong: list[Any] = []
     counted = 0
     with log:
         while not os.path.exists(go):
             time.sleep(0.005)
         for i in range(n):
-            eid, seq = old[(index * 31 + i * 7) % len(old)]
+            eid, seq, d = old[(index * 31 + i * 7) % len(old)]
             if i % 2:
                 fresh = [
                     Event(agent=f"w{index}", type="note", body={"i": i, "j": j}) for j in (0, 1)
                 ]
-                retried = Event(agent="retry", type="note", body={}, id=eid)
-                stored = log.append_many([fresh[0], retried, fresh[1]])
+                stored = log.append_many([fresh[0], _copy(d), fresh[1]])
                 mine += [(e.id, e.seq or 0) for e in (stored[0], stored[2])]
+                mine_ev += [stored[0], stored[2]]
                 got = stored[1].seq
             else:
                 e = log.append(Event(agent=f"w{index}", type="note", body={"i": i}))
                 mine.append((e.id, e.seq or 0))
-                got = _again(log, eid)
+                mine_ev.append(e)
+                got = _again(log, d)
             if got != seq:
                 wrong.append([eid, seq, got])
             while True:  # a CAS increment: the version read is the log's
@@ -92,9 +99,9 @@ def write(root: str, old_json: str, go: str, index: int, n: int) -> dict[str, An
                     break
                 except VersionConflict:
                     continue
-        for eid, seq in mine[::5]:
-            if _again(log, eid) != seq:
-                wrong.append([eid, seq])
+        for ev in mine_ev[::5]:
+            if _again(log, ev.to_dict()) != ev.seq:
+                wrong.append([ev.id, ev.seq])
         based = isinstance(log._ids, BasedDict)
     return {"loaded": loads, "based": based, "mine": mine, "wrong": wrong, "counted": counted}
 

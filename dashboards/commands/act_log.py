@@ -14,7 +14,7 @@ import orjson
 from dashboards import safe
 from dashboards.common import echo, emit_json, fail, open_target
 from dashboards.spec import REQUIRED, WHERE, Command, Opt
-from swarmlog import Event, InvalidEvent
+from swarmlog import Event, EventIdReused, InvalidEvent
 
 
 def append(
@@ -49,6 +49,11 @@ def append(
     log = open_target(ctx, root, url, write=True)
     try:
         stored = log.append_many(events, expect=exp)
+    except EventIdReused as reused:  # (with --jsonl, name the line that reused the id)
+        if not jsonl:
+            raise
+        n = next(i for i, ev in enumerate(events, 1) if ev.id == reused.event_id)
+        raise InvalidEvent(f"line {n}: {reused}") from None
     finally:
         log.close()
     if json:

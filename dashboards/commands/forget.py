@@ -65,7 +65,7 @@ def forget(
     swarm = open_swarm(ctx, root, url, write=True)
     spread = None
     try:
-        with working(f"forgetting {ident}"):
+        with working(f"forgetting {ident.describe()}"):
             res = forget(swarm, ident, by, force=force)
         if DASHBOARD_REPORT in res.reports_removed:  # rendered again from the rewritten log
             from dashboards.markdown import render

@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 
 from swarmlog import chain as hashchain
+from swarmlog import idreuse
 from swarmlog._fast import (
     Serializer,
     appended,
@@ -323,8 +324,8 @@ class FileLog(SegmentReader, AloneView, Log):
                 self._ix_flush_save()
             if not known and self.durability == "fsync":
                 self._group_sync(seq, seg_fd, seg_first)  # (the segment written to)
-        if known:
-            return self._read_one(seq)
+        if known:  # a retry gets the original; an id reused for other content, an error
+            return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
 
     def _append_plain(
@@ -395,6 +396,7 @@ class FileLog(SegmentReader, AloneView, Log):
                 if known is None:
                     fresh = srcs
                 else:  # a retry: some (or all) events are in the log already
+                    olds = self._check_known(evs, known)  # (raises before any write)
                     fresh = [d for d, s in zip(srcs, known, strict=True) if s is None]
                     parts = [b for b, s in zip(parts, known, strict=True) if s is None]
                 if fresh:
@@ -438,10 +440,17 @@ class FileLog(SegmentReader, AloneView, Log):
                 out = appended_batch(first, fresh, repeat(self.name), ts)
         if known is None:
             return out
-        if not fresh:
-            return [self._read_one(s) for s in known if s is not None]
-        it = iter(out)
-        return [self._read_one(s) if s is not None else next(it) for s in known]
+        it = iter(out if fresh else ())
+        return [olds[s] if s is not None else next(it) for s in known]
+
+    def _check_known(self, evs: list[Event], known: list[int | None]) -> dict[int, Event]:
+        """The stored originals of a batch's known ids, by seq (under the lock, before
+        anything of the batch is written); EventIdReused if one asks for other content."""
+        return {
+            s: idreuse.check(ev, self._read_one(s))
+            for ev, s in zip(evs, known, strict=True)
+            if s is not None
+        }
 
     def _prepare_many(
         self, evs: list[Event]

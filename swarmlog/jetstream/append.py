@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Iterable, Mapping
 
+from swarmlog import idreuse
 from swarmlog.envelope import Event
 from swarmlog.errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
 from swarmlog.jetstream.client import NoResponders, Raw, Unreachable
@@ -139,8 +140,8 @@ class JsAppender(JsReader):
                 if e.err_code not in (*CONFLICT_CODES, ERR_BATCH_DUP_ID):
                     raise _refused(e, self.stream) from None
                 found = await self._probe(pending)
-                if found:
-                    known.update(found)
+                if found:  # (an id reused for other content raises before the rest is sent)
+                    await self._originals(pending, found, stored)
                     pending = [p for p in pending if p.event.id not in found]
                     continue
                 if e.err_code in CONFLICT_CODES and not fenced:
@@ -160,9 +161,18 @@ class JsAppender(JsReader):
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)
         if known:
-            originals = await asyncio.gather(*(self._get_event(s) for s in known.values()))
-            stored.update({ev.id: ev for ev in originals})
+            await self._originals(ps, known, stored)
         return [stored[p.event.id] for p in ps], fresh
+
+    async def _originals(
+        self, ps: list[Prepared], known: dict[str, int], stored: dict[str, Event]
+    ) -> None:
+        """Put the stored originals of the ``known`` ids (id -> seq) into ``stored``;
+        EventIdReused if one of ``ps`` asks for other content than its original."""
+        asked = [p.event for p in ps if p.event.id in known]
+        originals = await asyncio.gather(*(self._get_event(known[ev.id]) for ev in asked))
+        for ev, orig in zip(asked, originals, strict=True):
+            stored[ev.id] = idreuse.check(ev, orig)
 
     async def _probe(self, ps: list[Prepared]) -> dict[str, int]:
         """Which of these events are already stored (id -> seq), within the window."""

@@ -8,8 +8,9 @@ Mapping (details of subjects and payloads in proto.py):
 - **Idempotency**: every message carries ``Nats-Msg-Id`` = event id. Inside the stream's
   ``duplicate_window`` (default 10 minutes) the server refuses a second copy; the log then
   finds the stored original with a *probe* (a publish that can never be stored, answered
-  "duplicate, seq N" for a known id) and returns it. An id re-sent after the window is
-  stored again, and ``verify()`` reports the duplicate. A retried CAS append answers
+  "duplicate, seq N" for a known id) and returns it, or refuses the append if it asks
+  for other content (idreuse.py). An id re-sent after the window is stored again, and
+  ``verify()`` reports the duplicate. A retried CAS append answers
   "wrong last sequence" rather than "duplicate" (the server checks expectations first),
   so every conflict is probed too: a timed-out append that had landed is returned, never
   mistaken for a conflict.

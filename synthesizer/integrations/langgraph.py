@@ -58,6 +58,7 @@ except ModuleNotFoundError as e:  # one clear line instead of a bare "No module 
 
 from swarmlog import Event, Log, VersionConflict, open_log
 from synthesizer.storeview import (
+    DISTANCES,
     Namespace,
     StoredItem,
     StoreView,
@@ -184,6 +185,11 @@ class SwarmStore(BaseStore):
             else:
                 self.embeddings = ensure_embeddings(embed)
                 self.space = f"index:{cfg.get('dims', '?')}"
+            if (cfg.get("distance_type") or "cosine") not in DISTANCES:
+                raise ValueError(
+                    f"index distance_type must be one of {', '.join(DISTANCES)},"
+                    f" not {cfg['distance_type']!r}"
+                )
             cfg["__tokenized_fields"] = [
                 (p, tokenize_path(p)) if p != "$" else (p, p) for p in (cfg.get("fields") or ["$"])
             ]
@@ -334,7 +340,8 @@ class SwarmStore(BaseStore):
         query = None
         if op.query and self.embeddings is not None and cands:
             query = [float(x) for x in self.embeddings.embed_query(op.query)]
-        page = self.view.ranked(cands, query, op.limit, op.offset, self.space)
+        distance = (self.index_config or {}).get("distance_type") or "cosine"
+        page = self.view.ranked(cands, query, op.limit, op.offset, self.space, distance)
         if op.refresh_ttl:
             touched.extend(it for it, _ in page)
         return [

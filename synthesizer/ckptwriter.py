@@ -22,6 +22,7 @@ worker writes inline, as before.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -37,6 +38,7 @@ from swarmlog.filelog import FileLog
 from . import quantindex, statepayload, vecckpt  # noqa: F401  (imported before any fork)
 from .config import SynthConfig
 from .factindex import FactIndex
+from .heapfreeze import freeze_heap
 from .replay import ErasedSince
 from .state import SwarmState
 
@@ -111,10 +113,12 @@ class BackgroundCheckpoint:
             raise RuntimeError("a background checkpoint is already running")
         r, w = os.pipe()
         t0 = time.perf_counter()
+        freeze_heap()  # the child's collections never touch (copy) the parent's pages
         pid = os.fork()
         if pid == 0:  # pragma: no cover (the child: coverage does not follow it)
             os.close(r)
             try:  # the child's signals: a terminal's Ctrl-C goes to the parent's handler
+                gc.disable()  # short-lived, ends in _exit: nothing to collect
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 os.nice(19)  # background work: the deciding parent and the agents go first

@@ -38,6 +38,7 @@ from .embed import Embedder, embedder_for, near_duplicate_of
 from .errors import SynthInterrupted
 from .factindex import FactIndex
 from .facts import RETRACTED, RawMemory
+from .heapfreeze import freeze_heap
 from .lease import LEASE_KEY, Holder, Lease
 from .replay import fold_into, load_checkpoint, load_checkpoint_info, stamp
 from .retention import NoLoadableCheckpoint, compact_by
@@ -322,9 +323,13 @@ class Synthesizer:
         """Run passes until ``stop()`` is true (or nothing happened for ``idle_exit`` s)."""
         warm()
         idle_since = time.monotonic()
+        frozen = not self.background_checkpoints  # only a process of its own freezes
         with LogWaiter(self.log) as waiter:  # one notifier: appends made mid-pass are seen
             while not (stop and stop()):
                 n = self.run_once()
+                if not frozen:  # the first pass built the state: keep the GC off it
+                    freeze_heap(collect=True)
+                    frozen = True
                 if n or (self.standing_by and self.state.pending):  # waiting is not idling
                     idle_since = time.monotonic()
                 if n:

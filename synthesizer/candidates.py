@@ -93,8 +93,10 @@ def bound_pairs(
     for r0 in range(0, m, _BLOCK_ROWS):
         part = left[r0 : r0 + _BLOCK_ROWS]
         direct = False  # this row block takes the float32 product, not the bound
-        for c0 in range(0, n, step):
-            width = min(step, n - c0)
+        # the first block narrow: it tells whether the bound prunes before a wide one pays
+        starts = [0, *range(min(_BLOCK_COLS, n), n, step)]
+        for c0, c1 in zip(starts, [*starts[1:], n], strict=True):
+            width = c1 - c0
             over = buf[: part.shape[0], :width]
             if direct and raw is not None:
                 np.matmul(raw[0][r0 : r0 + _BLOCK_ROWS], raw[1][c0 : c0 + width].T, out=over)

@@ -117,7 +117,11 @@ def _masks_equal(w_of: Callable[[], tuple[FactIndex, SwarmState]]) -> Callable[[
     return check
 
 
-@pytest.mark.parametrize(("name", "chunk"), [("quality", 64), ("swarm", 2000)])
+@pytest.mark.parametrize(
+    ("name", "chunk"),
+    # the 20,000-memory swarm folds twice (~270 s on 2 idle cores): its own time limit
+    [("quality", 64), pytest.param("swarm", 2000, marks=pytest.mark.timeout(1200))],
+)
 def test_decisions_equal_with_and_without_the_candidate_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, chunk: int
 ) -> None:
@@ -196,3 +200,40 @@ def test_verified_keeps_every_pair_at_its_floor_with_canonical_values() -> None:
     assert want and want <= set(got) and len(got) < len(rows)
     full = dict(zip(zip(rows.tolist(), cols.tolist(), strict=True), exact.tolist(), strict=True))
     assert all(full[p] == x for p, x in got.items())  # the canonical values, bit for bit
+
+
+def test_bound_pairs_takes_the_float32_product_where_the_bound_does_not_prune(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A low floor the bound cannot prune (k = 2 on 64 dims): the row blocks switch to the
+    float32 product (``raw_direct``) and find the same pairs as bound-then-thin, and a
+    batch of 3 memories (one wide column block) the same as one of 300."""
+    rng = np.random.default_rng(11)
+    facts = rng.normal(size=(3000, 64)).astype(np.float32)
+    facts[1500:] = facts[:1500] + 0.4 * rng.normal(size=(1500, 64)).astype(np.float32)
+    facts /= np.linalg.norm(facts, axis=1, keepdims=True)
+    mem = facts[::10] + 0.3 * rng.normal(size=(300, 64)).astype(np.float32)
+    mem /= np.linalg.norm(mem, axis=1, keepdims=True)
+    basis = prune.BoundBasis.fit(facts, k=2)
+    floor = np.where(np.arange(len(facts)) % 3 == 0, 0.3, 0.55)
+    left, right = basis.augment(mem), basis.augment(facts)
+    switched: list[bool] = []
+    real = candidates.raw_direct
+
+    def spy(thinned: int, rows: int) -> bool:
+        switched.append(real(thinned, rows))
+        return switched[-1]
+
+    monkeypatch.setattr(candidates, "raw_direct", spy)
+    got = candidates.bound_pairs(left, right, floor, raw=(mem, facts))
+    assert any(switched)
+    monkeypatch.setattr(candidates, "raw_direct", lambda thinned, rows: False)
+    ref = candidates.bound_pairs(left, right, floor, raw=(mem, facts))
+    assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+    exact = mem.astype(np.float64) @ facts.astype(np.float64).T
+    want = set(zip(*np.nonzero(exact >= floor[None, :]), strict=True))
+    assert want and want <= set(zip(got[0].tolist(), got[1].tolist(), strict=True))
+    monkeypatch.setattr(candidates, "raw_direct", real)
+    few = candidates.bound_pairs(left[:3], right, floor, raw=(mem[:3], facts))
+    keep = got[0] < 3
+    assert np.array_equal(few[0], got[0][keep]) and np.array_equal(few[1], got[1][keep])

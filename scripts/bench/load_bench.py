@@ -132,9 +132,17 @@ def _scan(path: Path, after: int) -> tuple[dict[int, float], dict[int, float], i
 
 
 def run_one(
-    swarm: Path, agents: int, rate: float, seconds: float, drain: float, tree: Path | None
+    swarm: Path,
+    agents: int,
+    rate: float,
+    seconds: float,
+    drain: float,
+    tree: Path | None,
+    settings: list[str] | None = None,
 ) -> dict[str, Any]:
-    """One synthesizer (this tree's or ``tree``'s) under ``agents`` x ``rate``/s."""
+    """One synthesizer (this tree's or ``tree``'s) under ``agents`` x ``rate``/s;
+    ``settings`` (KEY=VALUE) are recorded in the copy's configuration first, by that
+    tree's own ``swarmlog config set``."""
     sys.path.insert(0, str(ROOT))
     from swarmlog import Event, open_log
 
@@ -142,6 +150,14 @@ def run_one(
     shutil.copytree(swarm, work)
     src = tree or ROOT
     env = {**os.environ, "PYTHONPATH": str(src)}
+    if settings:
+        subprocess.run(
+            [PY, "-m", "dashboards", "config", "set", "--root", str(work), *settings],
+            cwd=src,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     load0 = os.getloadavg()[0]
     cmd = [PY, "-m", "dashboards", "synth", "--follow", "--root", str(work)]
     if os.environ.get("LOAD_BENCH_SYNTH"):  # a wrapper (profiling): same arguments
@@ -263,6 +279,13 @@ def main() -> None:
     ap.add_argument("--compare-label", default="main")
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting recorded in each run's copy (e.g. synthesizer.contest_floor=0.9)",
+    )
     args = ap.parse_args()
     cached_bytecode()
     import scale_bench
@@ -276,11 +299,14 @@ def main() -> None:
         if args.compare:
             trees.append((args.compare_label, Path(args.compare).resolve()))
         for label, tree in trees:
-            r = run_one(swarm, agents, rate, args.seconds, args.drain, tree)
-            r.update(row=spec, tree=label)
+            r = run_one(swarm, agents, rate, args.seconds, args.drain, tree, args.config)
+            r.update(row=spec, tree=label, config=args.config)
             results.append(r)
             print(json.dumps(r), flush=True)
-            rows.append([f"{facts:,} facts, {agents} x {rate:g}/s", label, *_cells(r).split(" | ")])
+            where = f"{facts:,} facts, {agents} x {rate:g}/s" + "".join(
+                f", {c}" for c in args.config
+            )
+            rows.append([where, label, *_cells(r).split(" | ")])
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     header = [

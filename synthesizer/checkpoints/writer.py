@@ -22,6 +22,7 @@ worker writes inline, as before.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -36,8 +37,11 @@ from swarmlog.file import FileLog
 from synthesizer.checkpoints import vectors as vecckpt
 from synthesizer.config import SynthConfig
 from synthesizer.replay import ErasedSince
+from synthesizer.search import quantindex  # noqa: F401  (imported before any fork)
 from synthesizer.search.factindex import FactIndex
 from synthesizer.state import SwarmState
+from synthesizer.state import payload as statepayload  # noqa: F401  (before any fork)
+from synthesizer.worker.heapfreeze import freeze_heap
 
 LOG = logging.getLogger("synthesizer.worker")
 STALL_ENV = "SWARMLOG_TEST_CKPT_STALL"
@@ -110,10 +114,12 @@ class BackgroundCheckpoint:
             raise RuntimeError("a background checkpoint is already running")
         r, w = os.pipe()
         t0 = time.perf_counter()
+        freeze_heap()  # the child's collections never touch (copy) the parent's pages
         pid = os.fork()
         if pid == 0:  # pragma: no cover (the child: coverage does not follow it)
             os.close(r)
             try:  # the child's signals: a terminal's Ctrl-C goes to the parent's handler
+                gc.disable()  # short-lived, ends in _exit: nothing to collect
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 os.nice(19)  # background work: the deciding parent and the agents go first

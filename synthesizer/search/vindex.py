@@ -340,8 +340,9 @@ class VectorIndex:
         ``fn`` must map each vector to one output row independently of the others (a
         projection, say). Why: a derived matrix of a large index is needed once per
         synthesis batch while only the batch's rows changed; rows appended since the
-        last call are mapped, rows replaced or moved since are mapped again. ``key``
-        stands for ``fn`` (compared by identity): a new key starts from scratch.
+        last call are mapped, rows replaced or moved since are mapped again (in place: a
+        view is valid until the next call). ``key`` stands for ``fn`` (compared by
+        identity): a new key starts from scratch.
         """
         n = len(self._ids)
         if key is not self._derived_key:
@@ -349,8 +350,14 @@ class VectorIndex:
         done = self._derived_n
         if done < n or not done:
             fresh = np.asarray(fn(self._mat[done:n]))
-            kept = self._derived[:done]
-            self._derived = np.concatenate([kept, fresh]) if done else fresh
+            # spare rows: a batch's appends write only their own rows (a copy of the whole
+            # derived matrix per batch was O(facts): 3.5 ms a batch at 50k facts)
+            if not done or len(self._derived) < n:
+                grown = np.empty((n + n // 4 + 64, *fresh.shape[1:]), dtype=fresh.dtype)
+                if done:
+                    grown[:done] = self._derived[:done]
+                self._derived = grown
+            self._derived[done:n] = fresh
             self._derived_n = n
         view = self._derived[:n]
         view.flags.writeable = False

@@ -42,6 +42,7 @@ from synthesizer.state import SwarmState, fold_dicts
 from synthesizer.state.digests import facts_digest
 from synthesizer.state.facts import RETRACTED, RawMemory
 from synthesizer.worker.contest import Choice, TextContests
+from synthesizer.worker.heapfreeze import freeze_heap
 from synthesizer.worker.lease import LEASE_KEY, Holder, Lease
 from synthesizer.worker.scorer import BatchScorer
 from synthesizer.worker.signature import signature
@@ -323,9 +324,13 @@ class Synthesizer:
         """Run passes until ``stop()`` is true (or nothing happened for ``idle_exit`` s)."""
         warm()
         idle_since = time.monotonic()
+        frozen = not self.background_checkpoints  # only a process of its own freezes
         with LogWaiter(self.log) as waiter:  # one notifier: appends made mid-pass are seen
             while not (stop and stop()):
                 n = self.run_once()
+                if not frozen:  # the first pass built the state: keep the GC off it
+                    freeze_heap(collect=True)
+                    frozen = True
                 if n or (self.standing_by and self.state.pending):  # waiting is not idling
                     idle_since = time.monotonic()
                 if n:

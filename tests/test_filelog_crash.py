@@ -28,7 +28,8 @@ def test_sigkill_writers(tmp_path: Path) -> None:
     root = tmp_path / "log"
     FileLog(root).close()
     q = SPAWN.Queue()
-    fol = SPAWN.Process(target=w.follower, args=(str(root), 1, 10**9, 1.5, q))
+    # the follower stops after 8 s without a new record (1.5 s was too short on a loaded host)
+    fol = SPAWN.Process(target=w.follower, args=(str(root), 1, 10**9, 8.0, q))
     fol.start()
     assert q.get(30)[0] == "ready"
     crasher = SPAWN.Process(target=w.crash_run, args=(str(root), 220, 7))

@@ -74,7 +74,9 @@ def nested(record: type[Record]) -> Any:
 
 # ---------------------------------------------------------------- conversions
 
-_INT_TEXT = re.compile(r"[+-]?\d+(_\d+)*(\.0+)?")
+_INT_TEXT = re.compile(r"(?:[+-]|0+-)?\d+(_\d+)*(\.0+)?")
+"""An integer as pydantic-core reads text: its leading zeros may come before the minus
+("0-5" is -5, "00-0" is 0)."""
 _TOO_BIG = "Unable to parse input string as an integer, exceeded maximum size"
 
 
@@ -126,6 +128,8 @@ def lax_int(v: Any) -> int | str:
         t = v.strip()
         if t.isascii() and _INT_TEXT.fullmatch(t):
             digits = t.split(".")[0]
+            if digits[0] == "0" and "-" in digits:  # "0-5": zeros, then the sign
+                digits = "-" + digits.split("-", 1)[1]
             return _TOO_BIG if len(digits) > 4300 else int(digits)
         return "Input should be a valid integer, unable to parse string as an integer"
     return "Input should be a valid integer"

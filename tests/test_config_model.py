@@ -217,3 +217,10 @@ def test_the_api_the_project_uses() -> None:
     with pytest.raises(ValidationError) as e:
         SynthConfig(pool={"capacity": 0})
     assert e.value.errors()[0]["loc"] == ("pool", "capacity")
+
+
+@pytest.mark.parametrize("text", ["0-0", "0-5", "00-0", "0-1_0", "0-0.0", "-0-0", "0--0", "1-0"])
+def test_integer_text_with_zeros_before_the_minus_reads_as_pydantic_reads_it(text: str) -> None:
+    """pydantic-core reads "0-5" as -5 (hypothesis found "0-0" once): the plain model too."""
+    same({"pool": {"capacity": text}})
+    same({"promotion": {"min_support": text}})

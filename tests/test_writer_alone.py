@@ -49,7 +49,7 @@ def test_a_writer_alone_does_not_update_the_index_per_append(tmp_path: Path) -> 
             a.append(ev(f"a{i}", key="k"))
         a.append_many([ev(f"m{i}", key=f"j{i}") for i in range(5)])
         assert index_end(root) == 2  # the index lags: no probe, no update per append
-        assert a.append(ev("a7")).seq == 8  # idempotency on the handle's own dicts
+        assert a.append(ev("a7", key="k")).seq == 8  # idempotency on the handle's own dicts
         assert a.version("k") == 40
     assert_index_current(root)  # the close entered the lag
 
@@ -68,7 +68,7 @@ def test_another_writer_catches_the_lag_up_without_a_rebuild(tmp_path: Path) -> 
             a.append(ev(f"a{i}", key=f"k{i % 3}"))
         assert index_end(root) < 30  # a lagged
         rebuilt = a.index_rebuilds + b.index_rebuilds
-        assert b.append(ev("a17")).seq == 19  # a retry of a lagged id: the stored one
+        assert b.append(ev("a17", key="k2")).seq == 19  # a retry of a lagged id: the stored one
         assert b.version("k2") == 31
         c = b.append(ev("cas", key="k1"), expect={"k1": 30})
         try:  # a no longer alone: its stale expectation is refused
@@ -92,7 +92,7 @@ def test_a_lag_partly_caught_up_is_completed_on_close(tmp_path: Path) -> None:
         for i in range(1, 10):
             a.append(ev(f"a{i}", key="k"))
         assert b.version("k") == 12  # (b: through the index, which catches a's lag up)
-        assert b.append(ev("a3")).seq == 6
+        assert b.append(ev("a3", key="k")).seq == 6
         for i in range(10, 20):
             a.append(ev(f"a{i}", key="k"))  # a still alone: nobody else appended
     assert_index_current(root)
@@ -178,7 +178,7 @@ def test_a_segment_replaced_under_a_lagging_writer(tmp_path: Path) -> None:
         with open(seg, "ab") as f:
             f.write(b"\0")
         os.replace(tmp, seg)
-        assert a.append(ev("e3")).seq == 4
+        assert a.append(ev("e3", key="k")).seq == 4
         assert a.append(ev("e10", key="k")).seq == 11
         assert a.version("k") == 11
     assert_index_current(root)

@@ -211,9 +211,10 @@ def test_second_worker_stands_by_then_takes_over_from_a_killed_holder(
 def test_standby_takes_over_a_hung_holder_after_the_lease_timeout(target: LogTarget) -> None:
     a = b = None
     try:
-        # 8 s: B must first see A's lease as fresh (A's last batch is seconds old when B
-        # looks, longer on a loaded machine) and only then see it go stale
-        a, b, raws = _hung_holder_and_standby(target, "8")
+        # 20 s: B must first see A's lease as fresh (A's last batch is seconds old when B
+        # looks, longer on a loaded machine or a JetStream log) and only then see it go
+        # stale; with 8 s B sometimes found it stale at once and never said "standing by"
+        a, b, raws = _hung_holder_and_standby(target, "20")
         line = _wait_line(b, "taking the lease over")  # A is alive, its batches stopped
         assert "worker-A" in line and "no batch for" in line
         _wait_decided(target, raws)

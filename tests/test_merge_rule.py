@@ -63,13 +63,9 @@ OWN_PAIRS = [  # new words: in none of the labelled sets
     ("The apple harvest is late this year", "The grape harvest is late this year", D),
     ("Ticket scanners at gate B freeze", "Ticket scanners at gate C freeze", D),
 ]
-# Kept apart but not flagged, and why (the rule's known limit, documented in
-# docs/architecture.md): for minilm "weekdays" / "weekends" are close and WordNet relates
-# them in no way the rule trusts, so it cannot tell (a judge could). "Alice owns" / "Bob
-# owns" is flagged: two holders of one definite thing (``mergerule._one_holder``).
-NOT_FLAGGED = {
-    ("minilm", "The museum is crowded on weekdays"),
-}
+# "weekdays" / "weekends" are flagged through WordNet's meronymy: two parts of one whole
+# (a week). "Alice owns" / "Bob owns" is flagged: two holders of one definite thing
+# (``rule._one_holder``).
 SYNONYMS = [
     ("The dashboard shows stale numbers", "The dashboard shows outdated numbers"),
     ("The scheduler skips jobs on holidays", "The scheduler ignores jobs on holidays"),
@@ -95,7 +91,7 @@ def test_slot_differences_never_merge_and_contradictions_are_contested(
         facts = sw.state().facts
         assert len(facts) == 2, f"merged under {embedder}: {a!r} / {b!r}"
         x, y = facts.values()
-        if kind == C and (embedder, a) not in NOT_FLAGGED:
+        if kind == C:
             assert x.contested_with == [y.id] and y.contested_with == [x.id]
             assert x.status == y.status == "contested"  # one agent each: a tie
             contests = [e for e in sw.log.read() if e.type == "fact.contested"]

@@ -17,7 +17,8 @@ the same way whatever the embedder:
    - a *slot* otherwise: another name or identifier, another number or unit, an antonym
      (WordNet's, also through a similar adjective or one hypernym step: "reduces" is a
      kind of "decreases", the antonym of "increases"), a co-hyponym ("green" / "red":
-     two kinds of one thing), a word added or dropped.
+     two kinds of one thing) or co-meronym ("weekdays" / "weekends": two parts of a
+     week), a word added or dropped.
 3. Verdict: all spans rewordings and the polarity equal -> ``same``. One slot after the
    statement's verb, or the polarity alone differs -> ``contradicts`` (same subject,
    incompatible value: both cannot be true). A slot before the verb (the subject:

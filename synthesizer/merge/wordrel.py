@@ -2,7 +2,7 @@
 
 ``relation(x, y)``: synonyms (a shared synset in a main sense, or a derivation), antonyms
 (WordNet's ``!`` pointer, also through a similar adjective or one hypernym step), one a
-kind of the other, two kinds of one thing ("sibling"), unknown or unrelated.
+kind of the other, two kinds or two parts of one thing ("sibling"), unknown or unrelated.
 ``holding_verb(v)``: whether a verb means possessing or controlling (two holders of one
 thing cannot both be right). Read from ``lexicon``; without WordNet every pair is
 "unknown" and no verb holds (the safe side).
@@ -54,7 +54,16 @@ def relation(x: str, y: str) -> str:
         for ky in main_y:
             if kx[0] == ky[0] and hx & set(lex.related(ky, "@ @i")):
                 return "sibling"  # two kinds of one thing ("green" / "red")
+    if _wholes(lex, main_x) & _wholes(lex, main_y):
+        return "sibling"  # two parts of one whole ("weekday" / "weekend": parts of a week)
     return _bridged(lex, main_x, main_y) or "unrelated"
+
+
+def _wholes(lex: Lexicon, keys: tuple[str, ...]) -> set[str]:
+    """The wholes the senses are a part or member of, also through one hypernym step
+    ("weekday" is a "day of the week", a part of a "week"). Nouns only."""
+    nouns = tuple(k for k in keys if k[0] == "n")
+    return _neighbours(lex, nouns + tuple(_neighbours(lex, nouns, "@")), "#p #m")
 
 
 def _main(lex: Lexicon, word: str) -> tuple[str, ...]:

@@ -96,9 +96,6 @@ def _bridged(lex: Lexicon, sx: tuple[str, ...], sy: tuple[str, ...]) -> str | No
         return "kind"  # adjectives similar to one head ("huge" / "enormous")
     if len(own_x & own_y) > 0 and not set(sx) & set(sy):
         return "kind"  # a synonym in common, in other senses ("skip" ~ "cut" ~ "ignore")
-    vx, vy = tuple(k for k in sx if k[0] == "v"), tuple(k for k in sy if k[0] == "v")
-    if _lemmas(lex, _neighbours(lex, vx, "@")) & _lemmas(lex, _neighbours(lex, vy, "@")):
-        return "kind"  # verbs: two manners of one action, by its name ("skip" / "ignore")
     if _lemmas(lex, up_x) & _lemmas(lex, up_y):
         return "sibling"  # nouns: two kinds of one thing, by its name
     # adjectives (organised by similarity, not by kind): a definition naming the other

@@ -671,10 +671,14 @@ def _judge_span(
     x_text = " ".join(t.text for t in wx)
     y_text = " ".join(t.text for t in wy)
     if "unrelated" in rels or "unknown" in rels:
-        near = span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME
-        if near and len(wx) > 1 and len(wy) > 1:
-            return "rewording"  # a paraphrase of a span the lexicon has no rival for
-        return "unsure" if near else "word"  # the lexicon cannot tell; else another value
+        # a paraphrase of a span (words on both sides) the lexicon has no rival for is a
+        # rewording when the embedder reads the two alike; a lone word it reads alike is
+        # no evidence (embedders place antonyms and siblings near each other too), so
+        # there the lexicon's silence decides, whatever the embedder: another value
+        several = len(wx) > 1 and len(wy) > 1
+        if several and span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME:
+            return "rewording"
+        return "word"
     if modifier and "kind" in rels:
         return "word"  # a modifier swapped for a broader or narrower one: another thing
     if span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME:

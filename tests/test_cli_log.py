@@ -101,6 +101,9 @@ def test_bad_single_appends(target: LogTarget) -> None:
         (["--agent", "a", "--body", "{nope", "--type", "x.y"], "--body is not valid JSON"),
         (["--agent", "a", "--expect", "3", "x"], "--expect needs --key"),
         (["--agent", "a", "--importance", "nan", "x"], "finite"),
+        # a name the project writes as: the fold would refuse the memory, so the CLI does
+        (["--agent", "synthesizer", "x"], "agent name 'synthesizer' is reserved"),
+        (["--agent", "operator", "--type", "memory.recalled", "--body", "{}"], "reserved"),
     ]
     for args, needle in cases:
         r = run_cli(*w, "append", *args)

@@ -15,6 +15,7 @@ from dashboards import safe
 from dashboards.common import echo, emit_json, fail, open_target
 from dashboards.spec import REQUIRED, WHERE, Command, Opt
 from swarmlog import Event, EventIdReused, InvalidEvent
+from synthesizer.state.authz import AGENT_TYPES, NOT_AN_AGENT
 
 
 def append(
@@ -41,6 +42,13 @@ def append(
         events = parse_jsonl(sys.stdin.buffer.read(), agent, session, thread)
     else:
         events = [_one(content, agent, session, thread, type_, category, importance, key, body)]
+    for n, ev in enumerate(events, 1):
+        if ev.type in AGENT_TYPES and ev.agent in NOT_AN_AGENT:
+            where = f"line {n}: " if jsonl else ""
+            raise InvalidEvent(
+                f"{where}agent name {ev.agent!r} is reserved: the synthesizer would refuse "
+                f"this {ev.type} (choose another agent name)"
+            )
     exp: dict[str, int] | None = None
     if expect is not None:
         if key is None:

@@ -672,13 +672,14 @@ def _judge_span(
     y_text = " ".join(t.text for t in wy)
     if "unrelated" in rels or "unknown" in rels:
         # a paraphrase of a span (words on both sides) the lexicon has no rival for is a
-        # rewording when the embedder reads the two alike; a lone word it reads alike is
-        # no evidence (embedders place antonyms and siblings near each other too), so
-        # there the lexicon's silence decides, whatever the embedder: another value
-        several = len(wx) > 1 and len(wy) > 1
-        if several and span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME:
+        # rewording when the embedder reads the two alike; a word for a phrase it reads
+        # alike ("moved out" / "left the apartment") cannot be told; one word for one
+        # word it reads alike is no evidence (embedders place antonyms and siblings near
+        # each other too), so there the lexicon's silence decides: another value
+        near = span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME
+        if near and len(wx) > 1 and len(wy) > 1:
             return "rewording"
-        return "word"
+        return "unsure" if near and len(wx) != len(wy) else "word"
     if modifier and "kind" in rels:
         return "word"  # a modifier swapped for a broader or narrower one: another thing
     if span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME:

@@ -15,7 +15,6 @@ from dashboards import safe
 from dashboards.common import echo, emit_json, fail, open_target
 from dashboards.spec import REQUIRED, WHERE, Command, Opt
 from swarmlog import Event, EventIdReused, InvalidEvent
-from synthesizer.state.authz import AGENT_TYPES, NOT_AN_AGENT
 
 
 def append(
@@ -42,13 +41,7 @@ def append(
         events = parse_jsonl(sys.stdin.buffer.read(), agent, session, thread)
     else:
         events = [_one(content, agent, session, thread, type_, category, importance, key, body)]
-    for n, ev in enumerate(events, 1):
-        if ev.type in AGENT_TYPES and ev.agent in NOT_AN_AGENT:
-            where = f"line {n}: " if jsonl else ""
-            raise InvalidEvent(
-                f"{where}agent name {ev.agent!r} is reserved: the synthesizer would refuse "
-                f"this {ev.type} (choose another agent name)"
-            )
+    _refuse_reserved(events, jsonl)
     exp: dict[str, int] | None = None
     if expect is not None:
         if key is None:
@@ -69,6 +62,25 @@ def append(
     else:
         for e in stored:
             echo(f"appended seq {e.seq} ({e.type}, id {e.id})")
+
+
+def _refuse_reserved(events: list[Event], jsonl: bool) -> None:
+    """A memory event under a name the fold refuses for agents fails here, in one line,
+    instead of being appended and then ignored (the fold's rule: ``state.authz``, loaded
+    only when a reserved name is seen, so a plain append stays light)."""
+    from synthesizer.reserved import RESERVED  # (not at import: ``tail`` shares this module)
+
+    if not any(ev.agent in RESERVED for ev in events):
+        return
+    from synthesizer.state.authz import AGENT_TYPES, NOT_AN_AGENT
+
+    for n, ev in enumerate(events, 1):
+        if ev.type in AGENT_TYPES and ev.agent in NOT_AN_AGENT:
+            where = f"line {n}: " if jsonl else ""
+            raise InvalidEvent(
+                f"{where}agent name {ev.agent!r} is reserved: the synthesizer would refuse "
+                f"this {ev.type} (choose another agent name)"
+            )
 
 
 APPEND = Command(

@@ -4,8 +4,9 @@ files, reports, temporaries) finds none of the strings the agent chose: its word
 session and thread names, and its own name (a pseudonym replaces it); the log verifies;
 seqs do not move; replay from a checkpoint equals replay from the start.
 
-What is not met yet is pinned by a strict xfail: a board key the agent created and an
-event id it chose stay (docs/erasure.md, "What is kept by design").
+A board key the agent created and an event id it chose go too: keyed pseudonyms replace
+them in its records, in others' later writes on the key and in the indexes built from
+them (the shared writer index, the view snapshot, the archives' ids files).
 """
 
 from __future__ import annotations
@@ -99,10 +100,6 @@ def test_no_string_the_agent_chose_survives(tmp_path: Path) -> None:
     _forget_and_check(tmp_path / "s", needles)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="keys and event ids the identity chose are kept (docs/erasure.md): not done",
-)
 def test_keys_and_event_ids_it_chose(tmp_path: Path) -> None:
     _build(tmp_path / "s", extra=True)
     _forget_and_check(tmp_path / "s", [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])

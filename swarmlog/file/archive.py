@@ -78,6 +78,9 @@ class Entry:
     file: str = ""
     """The archive's file name when an erasure rewrote it (redact.py); empty: the
     original ``archive_name(first)``."""
+    ids_file: str = ""
+    """The ids file's name when an erasure renamed ids or keys in it (redact.py); empty:
+    the original ``ids_name(first)``."""
 
     @property
     def archived(self) -> bool:
@@ -126,6 +129,11 @@ def archive_file(e: Entry) -> str:
 
 def ids_name(first: int) -> str:
     return f"{first:020d}.ids.gz"
+
+
+def ids_file(e: Entry) -> str:
+    """The file name of ``e``'s ids file (an erasure that renamed ids gives it its own)."""
+    return e.ids_file or ids_name(e.first)
 
 
 def load(root: str) -> Manifest:
@@ -205,7 +213,7 @@ def archived_bytes(root: str, e: Entry) -> bytes:
 
 def archived_ids(root: str, e: Entry) -> dict[str, Any]:
     """``{"ids": [id of seq first, first+1, ...], "keys": {key: last seq}}`` of an entry."""
-    data = _unpack(os.path.join(root, ARCHIVE, ids_name(e.first)), e.ids_checksum, "ids file")
+    data = _unpack(os.path.join(root, ARCHIVE, ids_file(e)), e.ids_checksum, "ids file")
     d: dict[str, Any] = orjson.loads(data)
     if len(d["ids"]) != e.last - e.first + 1:
         raise ArchiveCorrupt(

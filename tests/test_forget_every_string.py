@@ -52,7 +52,10 @@ def _build(root: Path, extra: bool = False) -> None:
         v.share(WORDS, category="note")
         v.share("the build cache lives in /var/cache/build", category="ops")
         if extra:
-            sw.board.cas("door-code-ZQXKEY", 0, content="door code", agent=NAMES["agent"])
+            v1 = sw.board.cas("door-code-ZQXKEY", 0, content="door code", agent=NAMES["agent"])
+            # another agent writes on the key the victim created, and names it in a recall
+            sw.board.cas("door-code-ZQXKEY", v1, value="changed on friday", agent="other")
+            sw.agent("carol").reinforce("door-code-ZQXKEY")
             sw.log.append(
                 Event(
                     agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1",
@@ -101,5 +104,24 @@ def test_no_string_the_agent_chose_survives(tmp_path: Path) -> None:
 
 
 def test_keys_and_event_ids_it_chose(tmp_path: Path) -> None:
-    _build(tmp_path / "s", extra=True)
-    _forget_and_check(tmp_path / "s", [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])
+    root = tmp_path / "s"
+    _build(root, extra=True)
+    _forget_and_check(root, [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])
+    with Swarm.open(root) as sw:
+        log = sw.log
+        keyed = [e for e in log.read() if e.key is not None and e.key.startswith("~erased-")]
+        # one pseudonym for the key, in the victim's write and in the other agent's
+        assert len({e.key for e in keyed}) == 1 and len(keyed) == 2, keyed
+        alias = keyed[0].key or ""
+        assert {e.agent for e in keyed} > {"other"}
+        reinforced = [e for e in log.read() if e.type == "memory.reinforced"]
+        assert [e.body["target"] for e in reinforced] == [alias]
+        # the writer index was rebuilt: versions under the pseudonym, none under the key
+        assert log.version("door-code-ZQXKEY") == 0
+        assert log.version(alias) == keyed[-1].seq
+        nxt = Event(agent="other", type="note.kept", key=alias, body={})
+        assert log.append(nxt, expect={alias: keyed[-1].seq}).seq == log.last_seq
+        # and the id it chose is free again (the index holds only the pseudonym)
+        again = Event(agent="other", type="note.kept", id="req-ZQXID-1", body={})
+        assert log.append(again).seq == log.last_seq
+        assert state_at(log).digest() == state_at(log, from_start=True).digest()

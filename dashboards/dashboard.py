@@ -29,10 +29,7 @@ def _table(
     """A table whose column ``wide`` (-1: the last; None: none) takes the spare width and
     wraps; the other columns never wrap."""
     t = Table(
-        title=title,
-        title_justify="left",
-        title_style="bold",
-        expand=wide is not None,
+        title=title, title_justify="left", title_style="bold", expand=wide is not None,
         box=SIMPLE_HEAD,
     )
     grow_at = None if wide is None else (len(headers) - 1 if wide < 0 else wide)

@@ -19,15 +19,7 @@ EMPTY_MESSAGE = "Empty swarm: no events yet. Agents write with Swarm.agent(...).
 
 FACT_HEADERS = ("fact", "support", "strength", "tier", "ver", "status", "content")
 AGENT_HEADERS = (
-    "agent",
-    "events",
-    "shared",
-    "recalls",
-    "cites",
-    "found",
-    "reinforced",
-    "CAS",
-    "conflicts",
+    "agent", "events", "shared", "recalls", "cites", "found", "reinforced", "CAS", "conflicts",
 )
 CONTEST_HEADERS = ("subject", "claims", "state")
 
@@ -79,7 +71,10 @@ def _counts(d: dict[str, int], order: tuple[str, ...] = ()) -> str:
 def header(m: SwarmMetrics) -> str:
     """The one-line header: swarm, seq, synthesizer lag (= memories not decided yet)."""
     name = m.swarm or "swarm"
-    return f"swarm {name} · seq {m.last_seq} · lag {m.undecided} undecided · {m.facts_total} facts"
+    return (
+        f"swarm {name} · seq {m.last_seq} · lag {m.undecided} undecided"
+        f" · {m.facts_total} facts"
+    )
 
 
 def _backlog_row(m: SwarmMetrics) -> list[tuple[str, str]]:
@@ -134,7 +129,8 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
         ),
         (
             "visibility latency",
-            f"p50 {seconds(m.latency_p50)} · p99 {seconds(m.latency_p99)} ({m.latency_n} samples)",
+            f"p50 {seconds(m.latency_p50)} · p99 {seconds(m.latency_p99)}"
+            f" ({m.latency_n} samples)",
         ),
         *_backlog_row(m),
         (

@@ -65,8 +65,9 @@ def _series(act: Activity, m: SwarmMetrics, width: int) -> list[Text]:
     )
     hist = m.strength_hist
     bars = sparkline([float(n) for n in hist]) if any(hist) else " " * len(hist)
-    st = f"strength  0 {bars} 1  avg {m.average_strength:.2f} · " + " · ".join(
-        f"{k} {m.by_status[k]}" for k in fmt.STATUSES if m.by_status.get(k)
+    st = (
+        f"strength  0 {bars} 1  avg {m.average_strength:.2f} · "
+        + " · ".join(f"{k} {m.by_status[k]}" for k in fmt.STATUSES if m.by_status.get(k))
     )
     return [_line(ev, width), _line(lat, width), _line(st, width)]
 

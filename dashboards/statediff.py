@@ -52,7 +52,6 @@ def _changed(a: Fact, b: Fact) -> dict[str, list[Any]]:
 def diff_states(a: SwarmState, b: SwarmState) -> dict[str, Any]:
     """The facts added, removed and changed from state ``a`` to state ``b`` (by id)."""
     fa, fb = a.facts, b.facts
-
     def order(facts: Mapping[str, Fact]) -> list[str]:  # creation order, then id
         return sorted(facts, key=lambda k: (facts[k].created_seq, k))
 

@@ -505,8 +505,6 @@ def bounded_stamp(
             new = reading + _MAX_STEP
             return float(reading), (new if new < ceiling else ceiling, now_at)
     return _bounded_stamp(reading, last, cap_ts, cap_at, now_at)
-
-
 @functools.lru_cache(maxsize=64)
 def _utc_seconds(whole: str) -> int:  # strptime is ~20 us; a stream's stamps share seconds
     return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))

@@ -13,7 +13,6 @@ def new_swarm_id() -> str:
     """A fresh log identity (every backend names a new log with one)."""
     return uuid.uuid4().hex
 
-
 MAX_NAME = 128
 _TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
 # printable ASCII without space, "/" and "\\": the common case, checked in one call

@@ -70,7 +70,9 @@ def report_charts(log: Log, m: SwarmMetrics, out: str) -> list[tuple[str, str]] 
         return f"No charts: they need the charts extra; install it {install_hint('charts')}."
 
 
-def _shower(fmt_: str, out: str | None, console: Console, swarm: Swarm | None = None) -> Any:
+def _shower(
+    fmt_: str, out: str | None, console: Console, swarm: Swarm | None = None
+) -> Any:
     """A function that shows one set of metrics once (print, or rewrite --out; a
     markdown --out gets its charts beside it when ``swarm`` is given)."""
 
@@ -122,11 +124,8 @@ def dashboard(
     try:
         if json and live:  # one JSON document per refresh (JSON lines)
             watch(
-                swarm,
-                lambda m: emit_json(m.to_dict()),
-                top=top,
-                max_refreshes=max_refreshes,
-                duration=duration,
+                swarm, lambda m: emit_json(m.to_dict()), top=top,
+                max_refreshes=max_refreshes, duration=duration,
             )
         elif json:
             m = compute(swarm.refresh(), swarm=swarm.name, top=top, log=swarm.log)
@@ -146,13 +145,8 @@ def dashboard(
 
 
 def _live(
-    swarm: Swarm,
-    format_: str,
-    out: str | None,
-    console: Console,
-    top: int,
-    max_refreshes: int | None,
-    duration: float | None,
+    swarm: Swarm, format_: str, out: str | None, console: Console, top: int,
+    max_refreshes: int | None, duration: float | None,
 ) -> None:
     """--live: redraw in place on a terminal; elsewhere print one frame per change."""
     opts: dict[str, Any] = {"top": top, "max_refreshes": max_refreshes, "duration": duration}
@@ -168,10 +162,9 @@ def _live(
             return render_live(m, activity(swarm.log), w, h - 1, time.time())
 
         opts["top"] = max(top, console.size.height)
-        with (
-            quit_keys() as pressed,
-            Live(console=console, auto_refresh=False, screen=False, transient=False) as lv,
-        ):
+        with quit_keys() as pressed, Live(
+            console=console, auto_refresh=False, screen=False, transient=False
+        ) as lv:
             watch(swarm, lambda m: lv.update(view(m), refresh=True), stop=pressed.is_set, **opts)
         return
     show = _shower(format_, out, console)
@@ -224,16 +217,13 @@ def _check_detail(r: DemoResult, name: str) -> str:
 def _progress_run(console: Console, agents: int, steps: int, **kw: Any) -> DemoResult:
     """Run the demo under a rich progress bar (one bar per agent)."""
     columns = (
-        TextColumn("{task.description:<10}"),
-        BarColumn(),
-        MofNCompleteColumn(),
+        TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console) as bar:
         tasks = {agent_name(i): bar.add_task(agent_name(i), total=steps) for i in range(agents)}
         return run_demo(
-            agents,
-            steps,
+            agents, steps,
             progress=lambda a, s: bar.update(tasks[a], completed=s),
             phase=lambda msg: bar.console.print(f"· {msg}", style="dim"),
             **kw,

@@ -89,12 +89,8 @@ class Scenario:
         ]
         plan = d["plan"]
         return cls(
-            d["name"],
-            d.get("description", ""),
-            plan["id"],
-            plan["content"],
-            plan.get("category", "plan"),
-            bugs,
+            d["name"], d.get("description", ""), plan["id"], plan["content"],
+            plan.get("category", "plan"), bugs,
         )
 
     def bug_for(self, index: int, step: int) -> Bug:
@@ -140,7 +136,9 @@ class AgentReport:
 class DemoAgent:
     """Agent ``index`` of ``n`` working through a scenario on a swarm."""
 
-    def __init__(self, swarm: Swarm, scenario: Scenario, index: int, n: int, steps: int) -> None:
+    def __init__(
+        self, swarm: Swarm, scenario: Scenario, index: int, n: int, steps: int
+    ) -> None:
         self.swarm = swarm
         self.scenario = scenario
         self.index = index
@@ -219,12 +217,8 @@ class DemoAgent:
             c = bug.claim
             value = c.values[self.index % len(c.values)]
             self.agent.share(
-                c.content.format(value=value),
-                category="config",
-                importance=0.6,
-                subject=c.subject,
-                value=value,
-                causes=causes or None,
+                c.content.format(value=value), category="config", importance=0.6,
+                subject=c.subject, value=value, causes=causes or None,
             )
             self.report.shares += 1
         if peer:
@@ -243,10 +237,7 @@ class DemoAgent:
             pass  # evicted between recall and now
 
     def edit_plan(
-        self,
-        bug: str,
-        k: int,
-        evidence: int | None = None,
+        self, bug: str, k: int, evidence: int | None = None,
         work: Callable[[], int] | None = None,
     ) -> None:
         """Add this agent to the bug's triagers in the plan (CAS with retries). ``work``
@@ -273,10 +264,7 @@ class DemoAgent:
                 self._slow = False
 
         self.swarm.board.update(
-            self.scenario.plan_id,
-            change,
-            agent=self.name,
-            session=self.session,
+            self.scenario.plan_id, change, agent=self.name, session=self.session,
             on_attempt=seen,
         )
         self.report.plan_updates += 1
@@ -286,9 +274,8 @@ class DemoAgent:
         read the plan for this step (its recall of step ``k`` is in the log)."""
         lead = agent_name(0)
         self.wait_until(
-            lambda st: (
-                st.metrics.cas.get(lead, (0, 0, 0))[2] > 0 or st.metrics.recalls.get(lead, 0) > k
-            ),
+            lambda st: st.metrics.cas.get(lead, (0, 0, 0))[2] > 0
+            or st.metrics.recalls.get(lead, 0) > k,
             SLOW_THINK_TIMEOUT,
         )
 
@@ -297,7 +284,8 @@ class DemoAgent:
         every peer is done with this step (bounded)."""
         plan = self.scenario.plan_id
         self.wait_until(
-            lambda st: self.swarm.log.version(plan) != read_version or self._peers_done(st, k + 1),
+            lambda st: self.swarm.log.version(plan) != read_version
+            or self._peers_done(st, k + 1),
             SLOW_THINK_TIMEOUT,
         )
 

@@ -264,12 +264,8 @@ def run_demo(
         if swarm.log.last_seq:
             raise DemoError(f"{target} is not empty; the demo needs a fresh swarm")
         swarm.board.cas(
-            scenario.plan_id,
-            0,
-            content=scenario.plan_content,
-            category=scenario.plan_category,
-            value="",
-            agent=LEAD,
+            scenario.plan_id, 0, content=scenario.plan_content,
+            category=scenario.plan_category, value="", agent=LEAD,
         )
         say("starting the synthesizer worker")
         worker = _Child("synthesizer", [py, "-m", "synthesizer.worker.main", target], out)
@@ -277,17 +273,8 @@ def run_demo(
         extra = ["--scenario", scenario_path] if scenario_path else []
         for i in range(agents):
             argv = [
-                py,
-                "-m",
-                "dashboards.demo.agent",
-                target,
-                "--index",
-                str(i),
-                "--agents",
-                str(agents),
-                "--steps",
-                str(steps),
-                *extra,
+                py, "-m", "dashboards.demo.agent", target, "--index", str(i),
+                "--agents", str(agents), "--steps", str(steps), *extra,
             ]
             children[agent_name(i)] = _Child(agent_name(i), argv, out)
         limit = timeout if timeout is not None else 60.0 + 2.0 * agents * steps
@@ -309,15 +296,8 @@ def run_demo(
 
 
 def _finish(
-    swarm: Swarm,
-    target: str,
-    root: str | None,
-    temporary: bool,
-    agents: int,
-    steps: int,
-    scenario: Scenario,
-    reports: list[dict[str, Any]],
-    t0: float,
+    swarm: Swarm, target: str, root: str | None, temporary: bool, agents: int, steps: int,
+    scenario: Scenario, reports: list[dict[str, Any]], t0: float,
 ) -> DemoResult:
     """Replay check and metrics of the finished run."""
     log = swarm.log

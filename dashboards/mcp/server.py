@@ -160,7 +160,9 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     ) -> CallToolResult:
         """Find the team's facts matching a query, best first: id, content, status,
         version, strength, support, similarity, relevance. Use before starting work."""
-        return _call(tools.search, _client(ctx), query, limit, category, thread, min_score, agent)
+        return _call(
+            tools.search, _client(ctx), query, limit, category, thread, min_score, agent
+        )
 
     @srv.tool(annotations=READ)
     def get_fact(fact_id: FactId) -> CallToolResult:

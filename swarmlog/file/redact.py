@@ -198,7 +198,8 @@ def drop_indexes(root: str) -> None:
     old strings and every writer's next append rebuilds its view from the rewritten
     records (a writer holding the index mapped finds it retired and reopens it by name;
     the new, empty one is untrusted and rebuilt). Done first, so that a redaction killed
-    half way leaves no index to trust; a re-run drops them again."""
+    half way leaves no index to trust; a re-run drops them again. The redaction count
+    moves too, so a writer that copied its view before this does not save it after."""
     for name in INDEX_FILES:
         path = os.path.join(root, name)
         if name == INDEX_FILES[0]:
@@ -216,6 +217,7 @@ def drop_indexes(root: str) -> None:
         except FileNotFoundError:
             pass
     fsync_dir(root)
+    _bump(root)  # (a view copied before this is not saved: view/index.py)
     step()
 
 

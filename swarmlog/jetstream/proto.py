@@ -338,3 +338,4 @@ def companion_config(
         "allow_direct": True,
         "metadata": metadata,
     }
+

@@ -2,8 +2,8 @@
 
 ``Log.redact`` turns a record into a *tombstone* (body ``{}``) or a *scrubbed* record (a
 body given by the caller). Either keeps the whole envelope (seq, id, ts, swarm, agent,
-session, thread, type, key, causes, more) and gains one member just before ``chain``
-(or ``crc``)::
+session, thread, type, key, causes, more; a ``Rewrite`` replaces ``RENAMABLE`` members)
+and gains one member just before ``chain`` (or ``crc``)::
 
     ..."body":{},"redacted":"tombstone:<32 hex>","chain":"<32 hex>","crc":N}
     ..."body":{…},"redacted":"scrubbed:<32 hex>","chain":"<32 hex>","crc":N}

@@ -52,7 +52,7 @@ from synthesizer import events as T
 from synthesizer.compat import events as FE
 from synthesizer.compat import nsprefix
 from synthesizer.forget import planned as forgetplan
-from synthesizer.forget.chosen import PSEUDONYM, Chosen, pseudonym
+from synthesizer.forget.chosen import PSEUDONYM, REFS, Chosen, pseudonym
 from synthesizer.state.erasure import REDACTED
 
 if TYPE_CHECKING:
@@ -287,6 +287,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
         if not p.first or seq < p.first:
             p.first = seq
 
+    chosen = p.chosen
     for batch in _batches(log, 1, upto):
         p.upto = batch[-1]["seq"]
         for d in batch:
@@ -307,7 +308,8 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                     p.types[seq] = t
                 continue
             if t in _NEVER:
-                p.chosen.see(d, own=False, keep_id=True)
+                if "key" in d:
+                    p.chosen.see(d, own=False, keep_id=True)
                 continue
             if ident.owns(d):
                 p.types[seq] = t
@@ -346,7 +348,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 continue
             if kind_of(d) is not None:
                 touch(seq)  # redacted by an earlier run: its checkpoints may hold it
-            if p.chosen.see(d, own=False):
+            if ("key" in d or (chosen.keys and t in REFS)) and chosen.see(d, own=False):
                 touch(seq)
                 p.types[seq] = t
             if "session" in d:

@@ -58,7 +58,9 @@ def _build(root: Path, extra: bool = False) -> None:
             sw.agent("carol").reinforce("door-code-ZQXKEY")
             sw.log.append(
                 Event(
-                    agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1",
+                    agent=NAMES["agent"],
+                    type="memory.shared",
+                    id="req-ZQXID-1",
                     body={"content": "a note with a retry id", "category": "note"},
                 )
             )
@@ -103,9 +105,16 @@ def test_no_string_the_agent_chose_survives(tmp_path: Path) -> None:
     _forget_and_check(tmp_path / "s", needles)
 
 
-def test_keys_and_event_ids_it_chose(tmp_path: Path) -> None:
+def test_keys_and_event_ids_it_chose(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swarmlog.file.view import snapshot as viewsnap
+
+    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 20)  # (a view snapshot on a small log)
     root = tmp_path / "s"
     _build(root, extra=True)
+    with FileLog(root) as log:  # a fresh writer's first append saves the view it read
+        log.append(Event(agent="other", type="note.kept", body={}))
+    assert b"ZQXID" in (root / viewsnap.NAME).read_bytes()
+    assert b"ZQXKEY" in (root / "index").read_bytes()
     _forget_and_check(root, [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])
     with Swarm.open(root) as sw:
         log = sw.log

@@ -134,3 +134,28 @@ def test_keys_and_event_ids_it_chose(tmp_path: Path, monkeypatch: pytest.MonkeyP
         again = Event(agent="other", type="note.kept", id="req-ZQXID-1", body={})
         assert log.append(again).seq == log.last_seq
         assert state_at(log).digest() == state_at(log, from_start=True).digest()
+
+
+def test_memory_log_indexes_the_renamed_ids_and_keys() -> None:
+    """The reference backend too: after the forget its id index and key versions name
+    the pseudonyms, not the strings the agent chose."""
+    sw = Swarm.open(":memory:")
+    try:
+        v1 = sw.board.cas("door-code-ZQXKEY", 0, content="door code", agent=NAMES["agent"])
+        sw.board.cas("door-code-ZQXKEY", v1, value="changed", agent="other")
+        body = {"content": "a note with a retry id", "category": "note"}
+        sw.log.append(
+            Event(agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1", body=body)
+        )
+        sw.agent("other").share("an unrelated finding")
+        sw.forget(agent=NAMES["agent"])
+        evs = list(sw.log.read())
+        assert not [e for e in evs if "ZQX" in (e.key or "") + e.id]
+        alias = next(e.key for e in evs if e.key is not None and e.key.startswith("~erased-"))
+        assert sw.log.version("door-code-ZQXKEY") == 0
+        assert sw.log.version(alias) == max(e.seq or 0 for e in evs if e.key == alias)
+        retry = Event(agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1", body=body)
+        assert sw.log.append(retry).seq == sw.log.last_seq  # a new write, not the old one
+        assert sw.log.verify().ok
+    finally:
+        sw.close()

@@ -173,6 +173,8 @@ def keyed(log: Any, rep: VerifyReport, key: bytes) -> tuple[list[str], list[str]
             )
         n += 1
     notes = [f"keyed: {len(entries)} manifest entr(y/ies), {n} seal(s) checked"]
+    if not n:
+        notes.append("keyed: nothing past the manifest is sealed yet (verify --key --seal)")
     return problems, notes
 
 

@@ -309,7 +309,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 continue
             if t in _NEVER:
                 if "key" in d:
-                    p.chosen.see(d, own=False, keep_id=True)
+                    chosen.see(d, own=False, keep_id=True)
                 continue
             if ident.owns(d):
                 p.types[seq] = t
@@ -322,10 +322,11 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                         mine_names.add(("session", sess))
                     if thr is not None:
                         mine_names.add(("thread", thr))
-                if p.chosen.see(d, own=True):
-                    touch(seq)  # (its id or key: checkpoints hold the key as a fact id)
+                if chosen.see(d, own=True):  # its id or key (checkpoints hold keys)
                     if seq not in p.named:
                         p.named[seq] = (None if is_tombstone(d) else b, None, None)
+                    if t in _WORDLESS:
+                        touch(seq)  # (the others are touched below)
                 if t in _WORDLESS:
                     continue
                 touch(seq)

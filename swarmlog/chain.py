@@ -84,6 +84,14 @@ class Walk:
         self.legacy = 0  # records written before the chain (a prefix of the log)
         self._started = False
 
+    def resume(self, value: bytes, seq: int) -> None:
+        """Go on after records that are gone (deleted by retention) whose last chain
+        value was ``value`` (the retention manifest keeps it): the next record's link is
+        checked against it, not taken as given."""
+        if self.broken is None:
+            self.head, self.head_seq = value, seq
+            self._started = True
+
     def feed(self, data: bytes, first_record: bool) -> None:
         """Check the complete lines of one segment's bytes (in log order).
 

@@ -31,6 +31,8 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from swarmlog import chain as hashchain
 from swarmlog import idreuse
 from swarmlog.checkpoint import CheckpointInfo, CheckpointOwner, CheckpointStore, parse_header
@@ -47,7 +49,7 @@ from swarmlog.envelope import (
 )
 from swarmlog.errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
 from swarmlog.names import check_name
-from swarmlog.redaction import check_changes, redact_line
+from swarmlog.redaction import check_changes, redact_line, renames_index
 
 MEMORY_TARGET = ":memory:"
 """The ``open_log`` target of a fresh in-process log."""
@@ -323,6 +325,13 @@ class MemoryLog(Log):
             done = {q: line for q, line in new.items() if line is not None}
             for q, line in done.items():
                 s.records[q - 1] = line
+            if done and renames_index(todo):  # (ids or keys renamed: index them anew)
+                s.ids, s.versions = {}, {}
+                for q, rec in enumerate(s.records, 1):
+                    d = orjson.loads(rec)
+                    s.ids[d["id"]] = q
+                    if d.get("key") is not None:
+                        s.versions[d["key"]] = q
             if done:
                 s.redactions += 1
                 s.changed.notify_all()

@@ -2,8 +2,8 @@
 
 ``Log.redact`` turns a record into a *tombstone* (body ``{}``) or a *scrubbed* record (a
 body given by the caller). Either keeps the whole envelope (seq, id, ts, swarm, agent,
-session, thread, type, key, causes, more) and gains one member just before ``chain``
-(or ``crc``)::
+session, thread, type, key, causes, more; a ``Rewrite`` replaces ``RENAMABLE`` members)
+and gains one member just before ``chain`` (or ``crc``)::
 
     ..."body":{},"redacted":"tombstone:<32 hex>","chain":"<32 hex>","crc":N}
     ..."body":{…},"redacted":"scrubbed:<32 hex>","chain":"<32 hex>","crc":N}
@@ -79,9 +79,18 @@ def original_hash(line: bytes, d: Mapping[str, Any]) -> str:
     return hashlib.blake2b(line[:cut], digest_size=16).hexdigest()
 
 
-RENAMABLE = ("agent", "session", "thread")
-"""Envelope names a redaction may replace (by pseudonyms: a forgotten agent's name, and
-names it chose)."""
+RENAMABLE = ("agent", "session", "thread", "id", "key")
+"""Envelope strings a redaction may replace (by pseudonyms: a forgotten agent's name, and
+names, event ids and keys it chose). Renaming an id or a key changes what a backend
+indexes by them: ``renames_index`` tells the backend to rebuild those indexes."""
+
+
+def renames_index(changes: Mapping[int, Any]) -> bool:
+    """Whether any of ``changes`` renames an event id or a key."""
+    return any(
+        isinstance(b, Rewrite) and ("id" in b.envelope or "key" in b.envelope)
+        for b in changes.values()
+    )
 
 
 class Rewrite(dict[str, Any]):
@@ -164,4 +173,5 @@ __all__ = [
     "marker",
     "original_hash",
     "redact_line",
+    "renames_index",
 ]

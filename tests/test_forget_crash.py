@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from swarmlog import FileLog
+from swarmlog import Event, FileLog
 from swarmlog.file import redact
 from synthesizer import Swarm
 from synthesizer.replay import state_at
@@ -48,6 +48,14 @@ def build(root: Path) -> None:
                     f"shared topic {i} about the billing pipeline stage {i} {MARK}", category="ops"
                 )
                 v.recall(f"{MARK} billing stage {i}")
+            if i == 10:  # a key and an id the victim chose (issue 26: renamed too)
+                v1 = sw.board.cas(f"door-{MARK}", 0, content="door code", agent="victim")
+                sw.board.cas(f"door-{MARK}", v1, value="changed", agent="other")
+                body = {"content": "a retried note", "category": "note"}
+                rid = f"req-{MARK}-1"
+                sw.log.append(
+                    Event(agent="victim", session="sv", type="memory.shared", body=body, id=rid)
+                )
             if i % 6 == 5:
                 sw.synthesize()
                 sw.checkpoint()
@@ -82,8 +90,14 @@ def fingerprint(root: Path) -> tuple[object, ...]:
         sw.close()
     tmp = [p.name for p in root.rglob("*.tmp")]
     return (
-        lines[:at], intent["agent"], intent["body"], intent["seq"], plan[0]["body"], facts,
-        ckpts[-1], tmp,
+        lines[:at],
+        intent["agent"],
+        intent["body"],
+        intent["seq"],
+        plan[0]["body"],
+        facts,
+        ckpts[-1],
+        tmp,
     )
 
 

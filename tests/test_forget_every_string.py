@@ -4,8 +4,9 @@ files, reports, temporaries) finds none of the strings the agent chose: its word
 session and thread names, and its own name (a pseudonym replaces it); the log verifies;
 seqs do not move; replay from a checkpoint equals replay from the start.
 
-What is not met yet is pinned by a strict xfail: a board key the agent created and an
-event id it chose stay (docs/erasure.md, "What is kept by design").
+A board key the agent created and an event id it chose go too: keyed pseudonyms replace
+them in its records, in others' later writes on the key and in the indexes built from
+them (the shared writer index, the view snapshot, the archives' ids files).
 """
 
 from __future__ import annotations
@@ -51,10 +52,15 @@ def _build(root: Path, extra: bool = False) -> None:
         v.share(WORDS, category="note")
         v.share("the build cache lives in /var/cache/build", category="ops")
         if extra:
-            sw.board.cas("door-code-ZQXKEY", 0, content="door code", agent=NAMES["agent"])
+            v1 = sw.board.cas("door-code-ZQXKEY", 0, content="door code", agent=NAMES["agent"])
+            # another agent writes on the key the victim created, and names it in a recall
+            sw.board.cas("door-code-ZQXKEY", v1, value="changed on friday", agent="other")
+            sw.agent("carol").reinforce("door-code-ZQXKEY")
             sw.log.append(
                 Event(
-                    agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1",
+                    agent=NAMES["agent"],
+                    type="memory.shared",
+                    id="req-ZQXID-1",
                     body={"content": "a note with a retry id", "category": "note"},
                 )
             )
@@ -99,10 +105,57 @@ def test_no_string_the_agent_chose_survives(tmp_path: Path) -> None:
     _forget_and_check(tmp_path / "s", needles)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="keys and event ids the identity chose are kept (docs/erasure.md): not done",
-)
-def test_keys_and_event_ids_it_chose(tmp_path: Path) -> None:
-    _build(tmp_path / "s", extra=True)
-    _forget_and_check(tmp_path / "s", [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])
+def test_keys_and_event_ids_it_chose(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swarmlog.file.view import snapshot as viewsnap
+
+    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 20)  # (a view snapshot on a small log)
+    root = tmp_path / "s"
+    _build(root, extra=True)
+    with FileLog(root) as log:  # a fresh writer's first append saves the view it read
+        log.append(Event(agent="other", type="note.kept", body={}))
+    assert b"ZQXID" in (root / viewsnap.NAME).read_bytes()
+    assert b"ZQXKEY" in (root / "index").read_bytes()
+    _forget_and_check(root, [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])
+    with Swarm.open(root) as sw:
+        log = sw.log
+        keyed = [e for e in log.read() if e.key is not None and e.key.startswith("~erased-")]
+        # one pseudonym for the key, in the victim's write and in the other agent's
+        assert len({e.key for e in keyed}) == 1 and len(keyed) == 2, keyed
+        alias = keyed[0].key or ""
+        assert {e.agent for e in keyed} > {"other"}
+        reinforced = [e for e in log.read() if e.type == "memory.reinforced"]
+        assert [e.body["target"] for e in reinforced] == [alias]
+        # the writer index was rebuilt: versions under the pseudonym, none under the key
+        assert log.version("door-code-ZQXKEY") == 0
+        assert log.version(alias) == keyed[-1].seq
+        nxt = Event(agent="other", type="note.kept", key=alias, body={})
+        assert log.append(nxt, expect={alias: keyed[-1].seq}).seq == log.last_seq
+        # and the id it chose is free again (the index holds only the pseudonym)
+        again = Event(agent="other", type="note.kept", id="req-ZQXID-1", body={})
+        assert log.append(again).seq == log.last_seq
+        assert state_at(log).digest() == state_at(log, from_start=True).digest()
+
+
+def test_memory_log_indexes_the_renamed_ids_and_keys() -> None:
+    """The reference backend too: after the forget its id index and key versions name
+    the pseudonyms, not the strings the agent chose."""
+    sw = Swarm.open(":memory:")
+    try:
+        v1 = sw.board.cas("door-code-ZQXKEY", 0, content="door code", agent=NAMES["agent"])
+        sw.board.cas("door-code-ZQXKEY", v1, value="changed", agent="other")
+        body = {"content": "a note with a retry id", "category": "note"}
+        sw.log.append(
+            Event(agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1", body=body)
+        )
+        sw.agent("other").share("an unrelated finding")
+        sw.forget(agent=NAMES["agent"])
+        evs = list(sw.log.read())
+        assert not [e for e in evs if "ZQX" in (e.key or "") + e.id]
+        alias = next(e.key for e in evs if e.key is not None and e.key.startswith("~erased-"))
+        assert sw.log.version("door-code-ZQXKEY") == 0
+        assert sw.log.version(alias) == max(e.seq or 0 for e in evs if e.key == alias)
+        retry = Event(agent=NAMES["agent"], type="memory.shared", id="req-ZQXID-1", body=body)
+        assert sw.log.append(retry).seq == sw.log.last_seq  # a new write, not the old one
+        assert sw.log.verify().ok
+    finally:
+        sw.close()

@@ -65,3 +65,41 @@ def test_forget_on_jetstream_leaves_no_byte_of_the_agent(server: NatsServer) -> 
     finally:
         sw.close()
     assert _hits(store, needles) == {}
+
+
+def test_forget_on_jetstream_renames_the_keys_and_ids_it_chose(server: NatsServer) -> None:
+    """Issue 26: a board key the agent created (its subject on the per-agent layout) and
+    an event id it chose (``Nats-Msg-Id``) leave the store directory too; another
+    agent's later write on the key moves to the same pseudonym."""
+    from swarmlog import Event
+
+    target = f"{server.url}/FORGETKEY"
+    store = server.dir / "js"
+    sw = Swarm.open(target)
+    try:
+        v1 = sw.board.cas("door-ZQXKEY", 0, content="door code", agent=VICTIM)
+        sw.board.cas("door-ZQXKEY", v1, value="changed", agent="other")
+        sw.log.append(
+            Event(agent=VICTIM, type="memory.shared", id="req-ZQXID-1", body={"content": "x y"})
+        )
+        sw.agent("other", session="o").share("an unrelated finding", category="ops")
+        sw.synthesize()
+        before = [(e.seq, e.type) for e in sw.log.read()]
+    finally:
+        sw.close()
+    needles = [b"ZQXKEY", b"ZQXID", b"ZQXAGENT"]
+    assert set(_hits(store, needles)) == {n.decode() for n in needles}
+    sw = Swarm.open(target)
+    try:
+        sw.forget(agent=VICTIM)
+        evs = list(sw.log.read())
+        assert [(e.seq, e.type) for e in evs][: len(before)] == before
+        keyed = [e for e in evs if e.key is not None and e.key.startswith("~erased-")]
+        assert len({e.key for e in keyed}) == 1 and len(keyed) == 2
+        assert sw.log.version("door-ZQXKEY") == 0
+        assert sw.log.version(keyed[0].key or "") == keyed[-1].seq
+        assert sw.log.verify().ok
+        assert state_at(sw.log).digest() == state_at(sw.log, from_start=True).digest()
+    finally:
+        sw.close()
+    assert _hits(store, needles) == {}

@@ -117,13 +117,29 @@ def verify(
     expect: list[str] = typer.Option(
         [], "--expect", help="SEQ:HASH kept from an earlier --anchor: fail unless it still holds"
     ),
+    key: bool = typer.Option(
+        False,
+        "--key",
+        help="Check the keyed manifest links and seals with the operator's chain key"
+        " (SWARMLOG_CHAIN_KEY or SWARMLOG_CHAIN_KEY_FILE, kept outside the root)",
+    ),
+    seal: bool = typer.Option(
+        False, "--seal", help="With --key: when the log verifies, seal its head with the key"
+    ),
 ) -> None:
     """Check every record's checksum, the seq order and the hash chain, that a forget
     request accounts for every redacted record, and that every checkpoint and side file
     holds what was written; exit 1 on corruption."""
-    from swarmlog.file import check_anchor, parse_anchor
+    from swarmlog.file import chain_key, check_anchor, check_keyed, parse_anchor, seal_head
 
     wanted = [parse_anchor(x) for x in expect]
+    chain_k = chain_key() if key or seal else None
+    if (key or seal) and chain_k is None:
+        raise SwarmlogError(
+            "verify --key: set SWARMLOG_CHAIN_KEY or SWARMLOG_CHAIN_KEY_FILE (the operator's"
+            " chain key, kept outside the root)"
+        )
+    sealed = ""
     t0 = time.perf_counter()
     log = open_target(ctx, root, url, validate=False)
     try:
@@ -146,6 +162,12 @@ def verify(
             from synthesizer.forget.unfinished import unfinished  # a forget killed mid-way
 
             rep.notes.extend(unfinished(log))
+        if chain_k is not None:  # keyed links and seals (docs/trust.md)
+            problems, notes = check_keyed(log, rep, chain_k)
+            rep.problems.extend(problems)
+            rep.notes.extend(notes)
+            if seal and rep.ok and rep.head:
+                sealed = seal_head(log, rep, chain_k)
     finally:
         log.close()
     if json:
@@ -167,6 +189,8 @@ def verify(
             typer.echo(f"note: {n}")
         if anchor:
             typer.echo(f"anchor: seq {rep.head_seq} {rep.head or '(no chained record)'}")
+        if sealed:
+            typer.echo(f"sealed: {sealed}")
     if not rep.ok:
         raise typer.Exit(EXIT_ERROR)
 

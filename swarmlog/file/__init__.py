@@ -16,8 +16,10 @@ from swarmlog.lazy import lazy_names
 
 if TYPE_CHECKING:
     from swarmlog.file.anchors import check as check_anchor
+    from swarmlog.file.anchors import keyed as check_keyed
     from swarmlog.file.anchors import parse as parse_anchor
-    from swarmlog.file.archive import RetentionError
+    from swarmlog.file.anchors import seal as seal_head
+    from swarmlog.file.archive import RetentionError, chain_key
     from swarmlog.file.archive import load as load_archives
     from swarmlog.file.compact import Result as CompactResult
     from swarmlog.file.compact import compact as compact_log
@@ -31,7 +33,9 @@ __all__ = [
     "CompactResult",
     "FileLog",
     "RetentionError",
+    "chain_key",
     "check_anchor",
+    "check_keyed",
     "clean_temporaries",
     "compact_log",
     "compactable",
@@ -41,6 +45,7 @@ __all__ = [
     "load_archives",
     "parse_anchor",
     "retained_first",
+    "seal_head",
     "segment_name",
     "spans",
 ]
@@ -51,7 +56,9 @@ __getattr__, __dir__ = lazy_names(
         "CompactResult": ".compact:Result",
         "FileLog": ".log",
         "RetentionError": ".archive",
+        "chain_key": ".archive",
         "check_anchor": ".anchors:check",
+        "check_keyed": ".anchors:keyed",
         "clean_temporaries": ".tmpclean:clean",
         "compact_log": ".compact:compact",
         "compactable": ".compact",
@@ -61,6 +68,7 @@ __getattr__, __dir__ = lazy_names(
         "load_archives": ".archive:load",
         "parse_anchor": ".anchors:parse",
         "retained_first": ".compact",
+        "seal_head": ".anchors:seal",
         "segment_name": ".segment",
         "spans": ".compact",
     },

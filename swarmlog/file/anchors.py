@@ -14,15 +14,19 @@ and checked against the seals (``VerifyReport.chain_values``, swarmlog/jetstream
 from __future__ import annotations
 
 import bisect
+import hashlib
 import os
 import re
 from typing import Any
+
+import orjson
 
 from swarmlog.chain import stored
 from swarmlog.contract import VerifyReport
 from swarmlog.errors import SwarmlogError
 from swarmlog.file import archive
 from swarmlog.file import segment as seg
+from swarmlog.file.fsguard import read_nofollow
 
 _ANCHOR = re.compile(r"^(\d+):([0-9a-f]{32})$")
 
@@ -95,4 +99,83 @@ def check(log: Any, seq: int, want: str, rep: VerifyReport | None = None) -> str
     )
 
 
-__all__ = ["chain_at", "check", "parse"]
+SEALS = "seals"
+"""The root's file of keyed seals (``seal``): one JSON line each."""
+
+
+def _mac(key: bytes, seq: int, value: str) -> str:
+    doc = f"seal|{seq}|{value}".encode()
+    h = hashlib.blake2b(doc, digest_size=16, key=key, person=b"swarmlog-seal")
+    return archive.KEYED + h.hexdigest()
+
+
+def seal(log: Any, rep: VerifyReport, key: bytes) -> str:
+    """Append a keyed seal of the verified head (``rep``) to the root's ``seals`` file
+    (rewritten atomically); the line, for the caller to print. A seal is an anchor kept
+    *inside* the root that nobody without the key can forge: ``verify --key`` fails
+    unless the record at its seq still carries its chain value."""
+    root = os.fspath(log.root)
+    try:
+        old = read_nofollow(os.path.join(root, SEALS))
+    except FileNotFoundError:
+        old = b""
+    line = orjson.dumps(
+        {"seq": rep.head_seq, "chain": rep.head, "mac": _mac(key, rep.head_seq, rep.head)}
+    )
+    archive.write_atomic(root, SEALS, old + line + b"\n")
+    return line.decode()
+
+
+def keyed(log: Any, rep: VerifyReport, key: bytes) -> tuple[list[str], list[str]]:
+    """``verify --key`` on a FileLog: (problems, notes). Every retention manifest entry
+    must carry a keyed link (chainwalk.py checked the links themselves), every seal its
+    mac and still hold (the record at its seq carries its chain value), and the key
+    file must not be under the root."""
+    if not (hasattr(log, "segdir") and hasattr(log, "root")):
+        raise SwarmlogError("verify --key: only a FileLog keeps keyed links and seals")
+    root = os.fspath(log.root)
+    problems: list[str] = []
+    path = os.environ.get(archive.KEY_FILE_ENV)
+    if path and os.path.realpath(path).startswith(os.path.realpath(root) + os.sep):
+        problems.append(
+            f"the chain key file {path} is under the root: whoever can write the root"
+            " can read it (keep it elsewhere)"
+        )
+    try:
+        entries = archive.load(root).entries
+    except SwarmlogError:
+        entries = []  # (verify reported it)
+    problems += [
+        f"retention manifest: the entry for seqs {e.first}..{e.last} is not keyed (written"
+        " without the chain key, or by someone who does not hold it)"
+        for e in entries
+        if not e.link.startswith(archive.KEYED)
+    ]
+    try:
+        raw = read_nofollow(os.path.join(root, SEALS))
+    except FileNotFoundError:
+        raw = b""
+    n = 0
+    for i, text in enumerate(raw.splitlines(), 1):
+        try:
+            d = orjson.loads(text)
+            seq, value, mac = int(d["seq"]), str(d["chain"]), str(d["mac"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            problems.append(f"{SEALS} line {i}: not a seal")
+            continue
+        if mac != _mac(key, seq, value):
+            problems.append(f"{SEALS} line {i}: its mac does not match (forged, or another key)")
+            continue
+        why = check(log, seq, value, rep)
+        if why is not None:
+            problems.append(
+                why.replace("anchor seq", "seal at seq", 1).replace("anchored", "sealed")
+            )
+        n += 1
+    notes = [f"keyed: {len(entries)} manifest entr(y/ies), {n} seal(s) checked"]
+    if not n:
+        notes.append("keyed: nothing past the manifest is sealed yet (verify --key --seal)")
+    return problems, notes
+
+
+__all__ = ["SEALS", "chain_at", "check", "keyed", "parse", "seal"]

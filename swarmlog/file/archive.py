@@ -78,6 +78,16 @@ class Entry:
     file: str = ""
     """The archive's file name when an erasure rewrote it (redact.py); empty: the
     original ``archive_name(first)``."""
+    ids_file: str = ""
+    """The ids file's name when an erasure renamed ids or keys in it (redact.py); empty:
+    the original ``ids_name(first)``."""
+    chain: str = ""
+    """The chain value of record ``last`` (the cut): the walk checks an archive ends at
+    it, and continues past a deleted range from it (empty: an entry written before the
+    manifest was chained)."""
+    link: str = ""
+    """``entry_link`` of the previous entry's link and this entry: the manifest is a
+    chain of its own (``KEYED`` first: keyed by the operator's chain key)."""
 
     @property
     def archived(self) -> bool:
@@ -124,8 +134,53 @@ def archive_file(e: Entry) -> str:
     return e.file or archive_name(e.first)
 
 
+KEY_ENV = "SWARMLOG_CHAIN_KEY"
+"""The operator's chain key (any text), kept outside the root (docs/trust.md)."""
+KEY_FILE_ENV = "SWARMLOG_CHAIN_KEY_FILE"
+"""A file holding the chain key (wins over ``KEY_ENV``)."""
+KEYED = "k:"
+"""How a keyed link (or seal) starts."""
+
+
+def chain_key() -> bytes | None:
+    """The operator's chain key from the environment (``KEY_FILE_ENV``, else ``KEY_ENV``),
+    as 32 bytes; None when neither is set. A key file that cannot be read, or is empty,
+    is a one-line error (a check must never quietly run without the key it was given)."""
+    path = os.environ.get(KEY_FILE_ENV)
+    if path:
+        try:
+            with open(path, "rb") as f:
+                raw = f.read().strip()
+        except OSError as e:
+            raise SwarmlogError(
+                f"{KEY_FILE_ENV}={path}: cannot read the chain key: {e.strerror}"
+            ) from None
+        if not raw:
+            raise SwarmlogError(f"{KEY_FILE_ENV}={path}: the chain key file is empty")
+    else:
+        raw = os.environ.get(KEY_ENV, "").encode()
+        if not raw:
+            return None
+    return hashlib.blake2b(raw, digest_size=32, person=b"swarmlog-key").digest()
+
+
+def entry_link(prev: str, e: Entry, key: bytes | None) -> str:
+    """The link of manifest entry ``e`` after an entry whose link is ``prev``: a hash of
+    ``prev`` and what the entry says of the history (its seqs, mode and the chain value
+    at its cut), keyed by ``key`` when given (then ``KEYED`` + hex). A redaction rewrites
+    an archive and keeps the link: the files' checksums are not in it."""
+    doc = f"{prev}|{e.first}|{e.last}|{e.mode}|{e.chain}".encode()
+    h = hashlib.blake2b(doc, digest_size=16, key=key or b"", person=b"swarmlog-retain")
+    return (KEYED if key else "") + h.hexdigest()
+
+
 def ids_name(first: int) -> str:
     return f"{first:020d}.ids.gz"
+
+
+def ids_file(e: Entry) -> str:
+    """The file name of ``e``'s ids file (an erasure that renamed ids gives it its own)."""
+    return e.ids_file or ids_name(e.first)
 
 
 def load(root: str) -> Manifest:
@@ -205,7 +260,7 @@ def archived_bytes(root: str, e: Entry) -> bytes:
 
 def archived_ids(root: str, e: Entry) -> dict[str, Any]:
     """``{"ids": [id of seq first, first+1, ...], "keys": {key: last seq}}`` of an entry."""
-    data = _unpack(os.path.join(root, ARCHIVE, ids_name(e.first)), e.ids_checksum, "ids file")
+    data = _unpack(os.path.join(root, ARCHIVE, ids_file(e)), e.ids_checksum, "ids file")
     d: dict[str, Any] = orjson.loads(data)
     if len(d["ids"]) != e.last - e.first + 1:
         raise ArchiveCorrupt(

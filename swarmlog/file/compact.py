@@ -15,6 +15,7 @@ Compactions are serialized by ``compact.lock``; appenders and readers never wait
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import itertools
 import os
@@ -24,6 +25,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from swarmlog import chain as hashchain
 from swarmlog.contract import Log
 from swarmlog.errors import SwarmlogError
 from swarmlog.file import archive, tmpclean
@@ -134,6 +136,14 @@ def compact(log: FileLog, point: int, mode: str = "archive", dry_run: bool = Fal
     return res
 
 
+def _cut_value(raw: bytes) -> str:
+    """The chain value of the segment's last record (the manifest keeps it: a deleted
+    range is then vouched for by the next record's link); empty for an unchained one."""
+    last = raw.rstrip(b"\n").rpartition(b"\n")[2]
+    parts = hashchain.stored(last)
+    return parts[1].decode() if parts is not None else ""
+
+
 def _compact_one(log: FileLog, root: str, span: Span, mode: str) -> int:
     """Archive (or drop) one segment, durably, then unlink it; returns the archive's size."""
     name = seg.segment_name(span.first)
@@ -163,19 +173,21 @@ def _compact_one(log: FileLog, root: str, span: Span, mode: str) -> int:
         packed = archive.pack(raw)
         archive.write_atomic(adir, archive.archive_name(span.first), packed)
     m = archive.load(root)
-    m.put(
-        archive.Entry(
-            span.first,
-            span.last,
-            mode,
-            len(raw),
-            archive.checksum(ids_data),
-            first_ts,
-            last_ts,
-            len(packed),
-            archive.checksum(packed) if packed else "",
-        )
+    ent = archive.Entry(
+        span.first,
+        span.last,
+        mode,
+        len(raw),
+        archive.checksum(ids_data),
+        first_ts,
+        last_ts,
+        len(packed),
+        archive.checksum(packed) if packed else "",
+        chain=_cut_value(raw),
     )
+    before = [e.link for e in m.entries if e.first < span.first]
+    link = archive.entry_link(before[-1] if before else "", ent, archive.chain_key())
+    m.put(dataclasses.replace(ent, link=link))
     nxt = span.last + 1
     if m.first_seq <= nxt:
         m.first_seq = nxt

@@ -28,16 +28,19 @@ matches the file it names.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import fcntl
 import os
 import signal
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+
 from swarmlog.errors import SwarmlogError
 from swarmlog.file import archive, tmpclean
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow, read_nofollow
-from swarmlog.redaction import check_changes, redact_line
+from swarmlog.redaction import check_changes, redact_line, renames_index
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -109,6 +112,8 @@ def redact(log: FileLog, changes: Mapping[int, Mapping[str, Any] | None]) -> int
             if past:
                 raise SwarmlogError(f"redact: seq {min(past)} is past the end of the log")
             clean_tmp(log)
+            if renames_index(todo):
+                drop_indexes(root)
             n = _archives(root, todo)
             firsts = seg.list_segments(log._segdir_s)
             groups: dict[int, dict[int, Any]] = {}
@@ -177,6 +182,56 @@ def _rewrite(data: bytes, sub: dict[int, Any]) -> tuple[bytes, int]:
     if not n:
         return data, 0
     return b"\n".join(lines) + b"\n" + tail, n
+
+
+INDEX_FILES = ("index", "view.idx", "view.json")
+"""The root's files that index records by id and key: the shared writer index
+(view/writerindex.py ``NAME``) and the writer-view snapshot (view/snapshot.py ``NAME``,
+``OLD_NAME``). Named here, not imported: the view imports this module."""
+_RETIRED_AT = 16
+"""Offset of the writer index's ``retired`` word (u64, little-endian; writerindex.py)."""
+
+
+def drop_indexes(root: str) -> None:
+    """Before a redaction renames event ids or keys (under the append lock): retire the
+    shared writer index and delete it and the view snapshot, so that no file keeps the
+    old strings and every writer's next append rebuilds its view from the rewritten
+    records (a writer holding the index mapped finds it retired and reopens it by name;
+    the new, empty one is untrusted and rebuilt). Done first, so that a redaction killed
+    half way leaves no index to trust; a re-run drops them again. The redaction count
+    moves too, so a writer that copied its view before this does not save it after."""
+    for name in INDEX_FILES:
+        path = os.path.join(root, name)
+        if name == INDEX_FILES[0]:
+            try:
+                fd = open_nofollow(path, os.O_RDWR)
+            except FileNotFoundError:
+                continue
+            try:
+                if os.fstat(fd).st_size >= _RETIRED_AT + 8:
+                    os.pwrite(fd, (1).to_bytes(8, "little"), _RETIRED_AT)
+            finally:
+                os.close(fd)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    fsync_dir(root)
+    _bump(root)  # (a view copied before this is not saved: view/index.py)
+    step()
+
+
+def _ids_of(data: bytes, first: int, name: str) -> bytes:
+    """An ids file (compact.py's format) for the archived segment bytes ``data``."""
+    ids: list[str] = []
+    keys: dict[str, int] = {}
+    for recs in archive.records(data, first, name):
+        for d in recs:
+            ids.append(d["id"])
+            k = d.get("key")
+            if k is not None:
+                keys[k] = d["seq"]
+    return archive.pack(orjson.dumps({"ids": ids, "keys": keys}))
 
 
 def _write_tmp(directory: str, name: str, data: bytes) -> str:
@@ -262,19 +317,23 @@ def _archives(root: str, todo: dict[int, Any]) -> int:
         fname = f"{e.first:020d}.r{gen}.jsonl.gz"
         tmp = _write_tmp(adir, fname, packed)
         os.replace(tmp, os.path.join(adir, fname))
+        ids_file, ids_sum = e.ids_file, e.ids_checksum
+        if renames_index(sub):  # (its ids file names them too: a new one, switched with it)
+            ids_data = _ids_of(new, e.first, fname)
+            ids_file = f"{e.first:020d}.r{gen}.ids.gz"
+            tmp = _write_tmp(adir, ids_file, ids_data)
+            os.replace(tmp, os.path.join(adir, ids_file))
+            ids_sum = archive.checksum(ids_data)
         fsync_dir(adir)
         step()
-        ne = archive.Entry(
-            e.first,
-            e.last,
-            e.mode,
-            len(new),
-            e.ids_checksum,
-            e.first_ts,
-            e.last_ts,
-            len(packed),
-            archive.checksum(packed),
-            fname,
+        ne = dataclasses.replace(
+            e,
+            raw_bytes=len(new),
+            ids_checksum=ids_sum,
+            bytes=len(packed),
+            checksum=archive.checksum(packed),
+            file=fname,
+            ids_file=ids_file,
         )
         m.put(ne)
         archive.save(root, m)
@@ -292,14 +351,14 @@ def _generation(e: archive.Entry) -> int:
 
 def _orphans(adir: str, e: archive.Entry) -> None:
     """Delete archive files of ``e``'s segment that the manifest no longer names."""
-    keep = archive.archive_file(e)
+    keep = (archive.archive_file(e), archive.ids_file(e))
     prefix = f"{e.first:020d}."
     try:
         names = os.listdir(adir)
     except FileNotFoundError:
         return
     for name in names:
-        if name.startswith(prefix) and name.endswith(".jsonl.gz") and name != keep:
+        if name.startswith(prefix) and name.endswith((".jsonl.gz", ".ids.gz")) and name not in keep:
             try:
                 os.unlink(os.path.join(adir, name))
             except FileNotFoundError:

@@ -49,6 +49,7 @@ from swarmlog.jetstream.proto import (
 from swarmlog.jetstream.seal.chain import full_line, payload_of
 from swarmlog.jetstream.side import erase
 from swarmlog.jetstream.skip import stand_in, why_skipped
+from swarmlog.jetstream.subjects import NO_AGENT
 from swarmlog.redaction import Rewrite, check_changes, redact_line
 
 if TYPE_CHECKING:
@@ -110,15 +111,23 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: b
 
 
 def _moved(log: JsReader, r: Raw, new: bytes, body: Mapping[str, Any] | None) -> Raw:
-    """``r``, on the subject of its new agent when the redaction renames the agent (a
-    forgotten agent's pseudonym): the side record keeps no subject naming the old one,
-    and readers find its author and envelope agreeing (per-agent layout only)."""
-    if not (isinstance(body, Rewrite) and "agent" in body.envelope and log.subjects.per_agent):
+    """``r``, on the subject its new envelope calls for when the redaction renames the
+    agent (a forgotten agent's pseudonym) or the key (a key the forgotten identity
+    created, issue 26): the side record keeps no subject naming the old one, readers
+    find its author and envelope agreeing, and the key's version moves to the new key
+    (``JsSide.by_key`` reads it from the subject)."""
+    if not isinstance(body, Rewrite) or not ({"agent", "key"} & body.envelope.keys()):
         return r
     d = orjson.loads(new)
-    if log.subjects.author(r.subject) == d["agent"]:
-        return r
-    return dataclasses.replace(r, subject=log.subjects.of(d["agent"], d.get("key")))
+    subjects = log.subjects
+    if not subjects.per_agent:
+        subject = subjects.of("", d.get("key"))
+    else:
+        who = d["agent"] if "agent" in body.envelope else subjects.author(r.subject)
+        if not who or who == NO_AGENT:
+            return r
+        subject = subjects.of(who, d.get("key"))
+    return r if subject == r.subject else dataclasses.replace(r, subject=subject)
 
 
 def _record(log: JsReader, r: Raw) -> bytes:

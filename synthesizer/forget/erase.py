@@ -52,6 +52,7 @@ from synthesizer import events as T
 from synthesizer.compat import events as FE
 from synthesizer.compat import nsprefix
 from synthesizer.forget import planned as forgetplan
+from synthesizer.forget.chosen import PSEUDONYM, REFS, Chosen, pseudonym
 from synthesizer.state.erasure import REDACTED
 
 if TYPE_CHECKING:
@@ -191,7 +192,8 @@ class Plan:
     upto: int = 0
     """Last seq read."""
     intent_key: str = ""
-    """Keys the pseudonyms: the event id of the record before the pending intent."""
+    """Keys the pseudonyms: the pending intent's own event id (a request rewritten by an
+    earlier version: the id of the record before it)."""
     last_id: str = ""
     """Event id of the last record read (the key when the intent is appended after it)."""
     named: dict[int, tuple[dict[str, Any] | None, str | None, str | None]] = field(
@@ -207,13 +209,14 @@ class Plan:
     """Type of each seq the plan may rewrite (what its ``forget.planned`` lists)."""
     listed: bool = False
     """The pending intent's plan is in the log already (planned.py)."""
+    chosen: Chosen = field(default_factory=Chosen)
+    """The event ids and keys the identity chose (chosen.py)."""
 
     def own_changes(self, key: str) -> dict[int, Any]:
         """``own``, plus the renaming of the names only the agent used (``Rewrite``s
         with pseudonyms keyed by ``key``)."""
         out: dict[int, Any] = dict(self.own)
-        if not self.rename and self.agent is None:
-            return out
+        ch = self.chosen
         for seq, (body, session, thread) in self.named.items():
             env = {
                 k: pseudonym(v, key)
@@ -222,8 +225,21 @@ class Plan:
             }
             if self.agent is not None:
                 env["agent"] = pseudonym(self.agent, key)
-            if env:
-                out[seq] = Rewrite(out.get(seq, body), env)
+            env.update(ch.envelope(seq, key))
+            if env or seq in ch.refs:
+                out[seq] = Rewrite(ch.body(seq, out.get(seq, body), key), env)
+        return out
+
+    def derived_changes(self, key: str) -> dict[int, Any]:
+        """``derived``, plus others' records that name a key the identity created (their
+        key and fact references renamed, pseudonyms keyed by ``key``)."""
+        out: dict[int, Any] = dict(self.derived)
+        ch = self.chosen
+        for seq, d in ch.refs.items():
+            if seq in self.named:
+                continue  # (its own: own_changes)
+            body = None if is_tombstone(d) else out.get(seq, d["body"])
+            out[seq] = Rewrite(ch.body(seq, body, key), ch.envelope(seq, key))
         return out
 
 
@@ -271,6 +287,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
         if not p.first or seq < p.first:
             p.first = seq
 
+    chosen = p.chosen
     for batch in _batches(log, 1, upto):
         p.upto = batch[-1]["seq"]
         for d in batch:
@@ -282,14 +299,17 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 p.listed |= bool(p.intent) and b.get("request") == p.intent
                 continue
             if t in _INTENTS:
-                if _is_intent(d, ident, writer, prev):
+                k = _intent_key(d, ident, writer, prev)
+                if k is not None:
                     p.intent = seq
-                    p.intent_key = prev
+                    p.intent_key = k
                 elif ident.agent is not None and d["agent"] == ident.agent:
                     p.named[seq] = (b, None, None)  # its other requests: the envelope
                     p.types[seq] = t
                 continue
             if t in _NEVER:
+                if "key" in d:
+                    chosen.see(d, own=False, keep_id=True)
                 continue
             if ident.owns(d):
                 p.types[seq] = t
@@ -302,6 +322,11 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                         mine_names.add(("session", sess))
                     if thr is not None:
                         mine_names.add(("thread", thr))
+                if chosen.see(d, own=True):  # its id or key (checkpoints hold keys)
+                    if seq not in p.named:
+                        p.named[seq] = (None if is_tombstone(d) else b, None, None)
+                    if t in _WORDLESS:
+                        touch(seq)  # (the others are touched below)
                 if t in _WORDLESS:
                     continue
                 touch(seq)
@@ -324,6 +349,9 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 continue
             if kind_of(d) is not None:
                 touch(seq)  # redacted by an earlier run: its checkpoints may hold it
+            if ("key" in d or (chosen.keys and t in REFS)) and chosen.see(d, own=False):
+                touch(seq)
+                p.types[seq] = t
             if "session" in d:
                 others_names.add(("session", d["session"]))
             if "thread" in d:
@@ -506,9 +534,10 @@ def forget(
             session=session if ident.ns is None else None,
             type=ident.intent_type,
             body=ident.intent_body(),
+            id=intent_id(p.last_id, agent, ident),
         )
         seq = log.append(ev).seq or 0
-        key = p.last_id
+        key = ev.id
         step()
         if seq != p.upto + 1:  # others wrote meanwhile: plan again up to the intent
             p = plan(log, ident, seq)
@@ -516,16 +545,17 @@ def forget(
     elif p.upto > seq:
         p = plan(log, ident, seq)
     own = p.own_changes(key)
+    derived = p.derived_changes(key)
     alias = pseudonym(ident.agent, key) if ident.agent is not None else writer
     last: dict[int, Any] = {}
     if ident.agent is not None:  # last: a re-run until here still finds it by the name
         last[seq] = Rewrite({"agent": alias}, {"agent": alias} if writer == ident.agent else {})
     if not listed:  # the plan goes first: verify accepts only what it lists
-        types = {q: p.types[q] for q in (*p.derived, *own)}
+        types = {q: p.types[q] for q in (*derived, *own)}
         types.update({q: ident.intent_type for q in last})
         forgetplan.append(log, seq, alias if writer == ident.agent else writer, types)
         step()
-    n = log.redact(p.derived) if p.derived else 0
+    n = log.redact(derived) if derived else 0
     step()
     n += log.redact(own) if own else 0
     step()
@@ -545,30 +575,34 @@ def forget(
     return Result(ident.describe(), seq, n, p.matched, dropped, ck, reports)
 
 
-PSEUDONYM = "~erased-"
-"""Prefix of the pseudonyms that replace a forgotten agent's name (in its records'
-envelopes and its request) and the session and thread names only it wrote in (such
-names are never renamed again)."""
+def intent_id(prev: str, writer: str, ident: Identity) -> str:
+    """The event id of a new forget request after the record with id ``prev``: a hash
+    of that id, the writer and the request, so the same forget of the same log makes
+    the same request (and so the same pseudonyms: the id keys them), and no name of
+    the identity shows in it."""
+    doc = "\0".join((prev, writer, ident.intent_type, repr(sorted(ident.intent_body().items()))))
+    h = hashlib.blake2b(doc.encode(), digest_size=16, person=b"swarmlog-forget").hexdigest()
+    return "forget-" + h
 
 
-def _is_intent(d: dict[str, Any], ident: Identity, writer: str | None, prev: str) -> bool:
-    """Whether request ``d`` (after the record with id ``prev``) is one for ``ident`` by
-    ``writer`` (any: None), as appended or as an agent forget leaves it (pseudonyms)."""
+def _intent_key(d: dict[str, Any], ident: Identity, writer: str | None, prev: str) -> str | None:
+    """The key of the pseudonyms when request ``d`` (after the record with id ``prev``)
+    is one for ``ident`` by ``writer`` (any: None), as appended or as an agent forget
+    leaves it (naming the pseudonym); None when it is not. The key is the request's own
+    id (a request an earlier version rewrote: the id of the record before it)."""
     if d["type"] != ident.intent_type:
-        return False
+        return None
     body = d["body"]
     if body == ident.intent_body():
-        return writer is None or d["agent"] == writer
-    if ident.agent is None or body != {"agent": pseudonym(ident.agent, prev)}:
-        return False
-    return writer is None or d["agent"] in (writer, body["agent"])
-
-
-def pseudonym(name: str, key: str) -> str:
-    """The stable pseudonym of ``name``: a hash keyed by the event id of the record just
-    before the forget request (the same on a re-run, different for each request)."""
-    h = hashlib.blake2b(name.encode(), key=key.encode()[:64], digest_size=8).hexdigest()
-    return PSEUDONYM + h
+        return d["id"] if writer is None or d["agent"] == writer else None
+    if ident.agent is None or (
+        writer is not None and d["agent"] not in (writer, body.get("agent"))
+    ):
+        return None
+    for key in (d["id"], prev):
+        if body == {"agent": pseudonym(ident.agent, key)}:
+            return key
+    return None
 
 
 REPORT_DIR = "metrics"

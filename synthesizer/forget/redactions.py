@@ -42,14 +42,13 @@ from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 from synthesizer import events as T
 from synthesizer.compat import events as FE
 from synthesizer.forget import planned as forgetplan
+from synthesizer.forget.chosen import PSEUDONYM, pseudonym
 from synthesizer.forget.erase import (
     _QUOTABLE,
     _SCRUB,
     _WORDLESS,
-    PSEUDONYM,
     ForgetError,
     Identity,
-    pseudonym,
 )
 from synthesizer.state.erasure import REDACTED
 
@@ -135,8 +134,7 @@ def _against_plans(
             bad.append(
                 (
                     d["seq"],
-                    f"a redacted {d['type']} by agent {d['agent']!r} that no forget's plan"
-                    " lists",
+                    f"a redacted {d['type']} by agent {d['agent']!r} that no forget's plan lists",
                 )
             )
     return bad
@@ -177,7 +175,9 @@ def unexplained(log: Log) -> list[str]:
                         wanted.append(ident)
                         if ident.agent is not None and not ident.agent.startswith(PSEUDONYM):
                             # (a rewrite under way: records already carry the pseudonym)
-                            wanted.append(Identity(agent=pseudonym(ident.agent, before)))
+                            wanted += [
+                                Identity(agent=pseudonym(ident.agent, k)) for k in (d["id"], before)
+                            ]
                     if kind == SCRUBBED:
                         intents.append(d)
                 elif kind == TOMBSTONE:

@@ -68,13 +68,13 @@ def unfinished(log: Log) -> list[str]:
             p = plan(log, ident, upto=seq, writer=writer)
         except ForgetError:
             continue
-        left = len(p.own) + len(p.derived)
+        left = len(p.own) + len(p.derived) + len(p.chosen.seqs() - p.own.keys() - p.derived.keys())
         stale = [c for c in ckpts if p.first and p.first <= c < seq]
         if not left and not stale:
             continue
         what = []
         if left:
-            what.append(f"{left} record(s) still hold its words")
+            what.append(f"{left} record(s) still hold its words, ids or keys")
         if stale:
             what.append(f"{len(stale)} checkpoint(s) from before the request remain")
         out.append(

@@ -24,6 +24,7 @@ from types import SimpleNamespace
 from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp, hashed_dict
 from swarmlog.errors import VersionConflict
+from swarmlog.file import redact
 from swarmlog.file.fsguard import open_nofollow, os_error
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
@@ -154,6 +155,7 @@ class IndexedView(CatchUp):
             _seg_first=self._seg_first,
             _seg_end=self._seg_end,
             _view_at=self._view_at,
+            redactions=redact.count(self._root_s),
         )
         self._view_at = self._last
         self._save_later = view
@@ -161,7 +163,8 @@ class IndexedView(CatchUp):
     def _ix_flush_save(self) -> None:
         """Write the snapshot ``_ix_save_view`` prepared (after the append lock)."""
         view, self._save_later = self._save_later, None
-        if view is not None:
+        # (not when a redaction ran since: it may have renamed ids or keys the copy holds)
+        if view is not None and redact.count(self._root_s) == view.redactions:
             viewsnap.save(view)
 
     def _ix_mapped(self) -> wi.WriterIndex | None:

@@ -2,47 +2,18 @@
 
 Files in the log directory::
 
-    sync        64 bytes (32 before issue 24's epochs), mmap'ed by every fsync writer:
-                machine words [0] the last seq written by an fsync writer, [1] the first
-                seq of its segment (both set under the append lock), [2] the durable
-                mark: every seq at or below it is covered by a completed fdatasync,
-                [3] the epoch: how many syncs have begun, and at byte 32 a 32-bit
-                generation, one more each time a sync is done (the futex word)
+    sync        32 bytes, mmap'ed by every fsync writer: three machine words
+                [0] the last seq written by an fsync writer, [1] the first seq of its
+                segment (both set under the append lock), [2] the durable mark: every
+                seq at or below it is covered by a completed fdatasync
     sync.lock   held exclusively by the leader while it syncs (and raises the mark);
-                with the flock protocol, writers waiting for that sync hold it shared
+                writers waiting for that sync hold it shared, all woken at once
     sync.next   held exclusively by the writer that will lead the next sync, while it
                 waits for the running one
 
-Two protocols share these files: on Linux the epoch protocol (``_epoch_sync``, below),
-elsewhere the flock protocol (``_group_sync``'s fallback). Both elect leaders the same
-way (``sync.next``, then ``sync.lock``), so writers of either kind may share a log.
-
-**The epoch protocol** (issue 24). After its write (append lock released) a writer
-whose record the mark does not cover tries to claim ``sync.next``. Got it: it leads.
-It raises the epoch word (the syncs claimed so far) while it holds ``sync.next``, waits
-for ``sync.lock`` (the running sync), lets go of ``sync.next``, reads the log's end, runs
-one fdatasync for everyone written so far (none if the mark covers it), raises the
-mark, then the generation, and wakes the futex waiters of its epoch's bit alone
-(``FUTEX_WAKE_BITSET``). Not got it: another leader holds ``sync.next``; it will let go
-after our failed claim and read the end after that, so its sync covers us (the order
-of two flock calls on one file), and its epoch is the epoch word ``e`` we read after the
-claim, or ``e + 1`` if it has not raised the word yet (its predecessor raised it before
-letting go of ``sync.next``). So the writer sleeps once, in a futex wait on the
-generation with the bits of ``e`` and ``e + 1`` (``FUTEX_WAIT_BITSET``), and on every
-return reads the mark: covered, done; else it claims again. Writers waiting for a later
-sync sleep on; nothing but leaders takes ``sync.lock``, so a leader waits only for the
-sync before it. A waiter not woken within ``_RECHECK_S`` (a leader killed mid-sync, or
-one of the flock protocol, which wakes no futex) looks at the mark and claims again.
-
-Why (measured on the 2-core machine, 16 fsync writers): with flock every waiter slept
-twice per append (for the next leader to hold ``sync.lock``, then for its sync), the
-waiters of a sync were woken all at once as shared holders, and the next leader could
-not begin before all of them had run and let go: 20-25 us of CPU per append on cores
-that were all busy.
-
-**The flock protocol** (``_group_sync`` where there is no futex), after a writer's
-record is written and the append lock released. If the mark covers the record, the
-append is durable. Otherwise the writer tries to claim ``sync.next``:
+The protocol (``_group_sync``), after a writer's record is written and the append lock
+released. If the mark covers the record, the append is durable. Otherwise the writer
+tries to claim ``sync.next``:
 
 * It gets it: it is the next leader. It waits for ``sync.lock`` (the running sync, if
   any, to finish), lets go of ``sync.next`` (writers arriving from now on wait for the
@@ -65,9 +36,7 @@ Why this is safe:
   only after its fdatasync returned; so a writer that sees its seq under the mark was
   covered by a completed sync. A leader killed mid-sync dies without raising it: flock
   lets go with the process, the writers waiting for it find themselves uncovered and
-  start over (a futex waiter when its recheck comes), and the next leader syncs again.
-* Every return of a waiter is a reading of the mark, never a wake-up alone: a wake, a
-  timeout or a stale generation only makes it look again.
+  start over, and the next leader syncs again.
 * Every record at or below the end a leader read is in that end's segment (covered by
   the sync) or in an older one, and a segment is fdatasynced when it is rotated out
   (``SegmentWriter._rotate``, under the append lock, before anything is written to the
@@ -89,9 +58,6 @@ import fcntl
 import mmap
 import os
 import struct
-import sys
-import time
-from collections.abc import Callable
 
 from swarmlog.errors import DurabilityError
 from swarmlog.file import segment as seg
@@ -100,89 +66,26 @@ from swarmlog.file.view.state import FileState
 
 _SYNC = struct.Struct("<QQ")  # at 0: last written seq, first seq of its segment
 _MARK = struct.Struct("<Q")  # at 16: the highest seq known durable
-_WRITTEN, _WSEG, _DURABLE, _EPOCH = 0, 1, 2, 3  # word indexes in the ``sync`` file
-_GEN = 8  # the generation: 32-bit word index (byte 32), the futex word
-_SIZE = 64
-_RECHECK_S = 0.05
-"""A futex waiter looks at the mark at least this often (a dead leader wakes nobody)."""
-
-Futex = tuple[Callable[[int, int, int, float], None], Callable[[int, int], None]]
-
-
-def _futex() -> Futex | None:
-    """(wait, wake) over Linux's futex syscall on a shared mapping, or None elsewhere.
-
-    ``wait(addr, value, bit, timeout)`` sleeps while the 32-bit word at ``addr`` holds
-    ``value``, until a ``wake`` of a mask holding ``bit`` or ``timeout`` seconds;
-    ``wake(addr, bit)`` wakes every waiter of ``bit``. Not private: the word is in a
-    file every writer process maps.
-    """
-    import platform
-
-    nr = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
-    if not sys.platform.startswith("linux") or nr is None:
-        return None
-    import ctypes
-
-    try:
-        call = ctypes.CDLL(None, use_errno=True).syscall
-    except (OSError, AttributeError):
-        return None
-    call.restype = ctypes.c_long
-
-    class Timespec(ctypes.Structure):
-        _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
-
-    c_long, c_uint, c_void = ctypes.c_long, ctypes.c_uint32, ctypes.c_void_p
-    byref, null = ctypes.byref, ctypes.c_void_p()
-    wait_bits, wake_bits = c_long(9), c_long(10)  # FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET
-    sysno, everyone = c_long(nr), c_long(0x7FFFFFFF)
-
-    def wait(addr: int, value: int, bit: int, timeout: float) -> None:
-        at = time.monotonic() + timeout  # (WAIT_BITSET: an absolute CLOCK_MONOTONIC time)
-        ts = Timespec(int(at), int((at % 1.0) * 1e9))
-        call(sysno, c_void(addr), wait_bits, c_uint(value), byref(ts), null, c_uint(bit))
-
-    def wake(addr: int, bit: int) -> None:
-        call(sysno, c_void(addr), wake_bits, everyone, null, null, c_uint(bit))
-
-    return wait, wake
-
-
-_FUTEX: list[Futex | None] = []  # (found on first use: ctypes only for fsync writers)
+_WRITTEN, _WSEG, _DURABLE = 0, 1, 2  # word indexes in the ``sync`` file
 
 
 class GroupSync(FileState):
     """Shares fdatasyncs between the writers of one log (see module docstring)."""
-
-    _sync_gen: memoryview | None = None
-    """``sync`` as 32-bit words (the generation; epoch protocol)."""
-    _futex_at = 0
-    """The generation word's address in this process (0: the flock protocol)."""
 
     def _sync_state(self) -> mmap.mmap:
         """The shared ``sync`` file, mapped (and the sync locks opened) on first use."""
         if self._sync_map is None:
             fd = open_nofollow(os.path.join(self._root_s, "sync"), os.O_RDWR | os.O_CREAT)
             try:
-                if os.fstat(fd).st_size < _SIZE:
-                    os.ftruncate(fd, _SIZE)  # (zeros: a 32-byte file of older writers grows)
-                smap = mmap.mmap(fd, _SIZE)
+                if os.fstat(fd).st_size < 32:
+                    os.ftruncate(fd, 32)
+                smap = mmap.mmap(fd, 32)
             finally:
                 os.close(fd)
             self._sync_fd = self._open_lock("sync.lock")
             self._next_fd = self._open_lock("sync.next")
             self._sync_map = smap
             self._sync_words = memoryview(smap).cast("Q")  # (native words: one machine)
-            if not _FUTEX:
-                _FUTEX.append(_futex())
-            if _FUTEX[0] is not None:
-                import ctypes
-
-                self._sync_gen = memoryview(smap).cast("I")
-                word = ctypes.c_uint32.from_buffer(smap, 4 * _GEN)
-                self._futex_at = ctypes.addressof(word)  # (valid while mapped)
-                del word  # (no export left: the map can close)
         return self._sync_map
 
     def _open_lock(self, name: str) -> int:
@@ -210,9 +113,6 @@ class GroupSync(FileState):
         words = self._words()
         if words[_DURABLE] >= mine:
             return  # a sync that began after our write has completed
-        if self._futex_at:
-            self._epoch_sync(mine, fd, seg_first_of_fd)
-            return
         nxt = self._next_fd
         passes = 0
         while True:
@@ -250,57 +150,6 @@ class GroupSync(FileState):
         fcntl.flock(lock, fcntl.LOCK_SH)  # until its sync is done (all waiters at once)
         try:
             return self._words()[_DURABLE] >= mine
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-    def _epoch_sync(self, mine: int, fd: int, seg_first_of_fd: int) -> None:
-        """The epoch protocol's wait (module docstring): lead, or sleep in the futex
-        until a sync that covers this write is done."""
-        words, gen = self._words(), self._sync_gen
-        assert gen is not None and _FUTEX[0] is not None
-        wait = _FUTEX[0][0]
-        nxt, at = self._next_fd, self._futex_at
-        while True:
-            try:
-                fcntl.flock(nxt, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                pass
-            else:
-                self._lead_epoch(mine, fd, seg_first_of_fd)
-                return
-            # the holder of sync.next leads epoch e or e + 1 (it may not have claimed yet)
-            e = words[_EPOCH]
-            g = gen[_GEN]  # (before the mark: a sync done after this read changes it)
-            if words[_DURABLE] >= mine:
-                return
-            wait(at, g, (1 << (e & 31)) | (1 << ((e + 1) & 31)), _RECHECK_S)
-            if words[_DURABLE] >= mine:
-                return
-
-    def _lead_epoch(self, mine: int, fd: int, seg_first_of_fd: int) -> None:
-        """Holding ``sync.next``: claim the next epoch, wait for the running sync, then
-        sync for everyone written so far and wake that epoch's waiters."""
-        words, gen = self._words(), self._sync_gen
-        assert gen is not None and _FUTEX[0] is not None
-        epoch = words[_EPOCH] + 1
-        words[_EPOCH] = epoch  # (claimed while holding sync.next: one claimer at a time)
-        lock = self._sync_fd
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # the running sync is done
-        finally:
-            fcntl.flock(self._next_fd, fcntl.LOCK_UN)  # later writers: the epoch after ours
-        try:
-            end = words[_WRITTEN]  # the log's end: written before we read it
-            if words[_DURABLE] < max(end, mine):
-                st = os.fstat(fd)
-                if st.st_size < self.segment_bytes and st.st_nlink and end >= mine:
-                    self._fsync(fd)  # not full, so never rotated: ``end`` is in this segment
-                else:
-                    end = self._sync_newest(mine, fd, seg_first_of_fd)
-                if words[_DURABLE] < end:
-                    words[_DURABLE] = end
-            gen[_GEN] = (gen[_GEN] + 1) & 0xFFFFFFFF
-            _FUTEX[0][1](self._futex_at, 1 << (epoch & 31))
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
@@ -386,10 +235,6 @@ class GroupSync(FileState):
             if fd >= 0:
                 os.close(fd)
         self._sync_fd = self._next_fd = -1
-        self._futex_at = 0
-        if self._sync_gen is not None:
-            self._sync_gen.release()
-            self._sync_gen = None
         if self._sync_words is not None:
             self._sync_words.release()
             self._sync_words = None

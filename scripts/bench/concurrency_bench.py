@@ -21,7 +21,11 @@ per second. The systems, measured in the same run one after another:
   83f64a7^``, the last commit before the index): ``FileLog.append`` of that tree, in a
   process of its own (``SWARMLOG_BENCH_TREE``) started right after the others of the row.
 
-Under fsync the swarmlog rows also give appends per fdatasync (group commit). The
+Under fsync the swarmlog rows also give appends per fdatasync (group commit). Every row
+gives the CPU per append (user + system time of the writer processes over the events
+they appended) of swarmlog's append and of the bare loop: on a machine whose cores are
+all busy, throughput is cores over CPU per append (issue 24: why fsync at 16 writers
+stays under the bare loop). ``--durability fsync`` runs only the fsync rows. The
 machine's load average (``os.getloadavg``) is printed with the table: on a shared
 machine the figures move with it, so compare only rows of one run.
 """
@@ -75,6 +79,12 @@ def _loop(step: Any, start: Any, seconds: float) -> tuple[int, float]:
     return n, now() - t0
 
 
+def _cpu() -> float:
+    """CPU seconds (user + system) this process has used."""
+    t = os.times()
+    return t.user + t.system
+
+
 class Start:
     """A common start time for forked workers: all set up (a barrier), then the parent
     picks an instant shortly ahead and lets them go (a second barrier)."""
@@ -105,8 +115,9 @@ def w_append(where: str, wid: int, dur: str, start: Start, seconds: float, out: 
         log._wix_off = True
     log.append(_event(wid, -1))  # (the first append reads the log: before the clock)
     syncs0 = log.sync_count
+    cpu0 = _cpu()
     n, span = _loop(lambda i: log.append(_event(wid, i)), start, seconds)
-    out.put((n, span, log.sync_count - syncs0))
+    out.put((n, span, log.sync_count - syncs0, _cpu() - cpu0))
     log.close()
 
 
@@ -115,8 +126,9 @@ def w_noindex_fsync(where: str, wid: int, dur: str, start: Start, seconds: float
     log._wix_off = True
     log.append(_event(wid, -1))
     syncs0 = log.sync_count
+    cpu0 = _cpu()
     n, span = _loop(lambda i: log.append(_event(wid, i)), start, seconds)
-    out.put((n, span, log.sync_count - syncs0))
+    out.put((n, span, log.sync_count - syncs0, _cpu() - cpu0))
     log.close()
 
 
@@ -128,7 +140,7 @@ def w_share(where: str, wid: int, dur: str, start: Start, seconds: float, out: A
     agent = swarm.agent(f"agent-{wid}")
     agent.share(TEXT.format(-1))
     n, span = _loop(lambda i: agent.share(TEXT.format(i), importance=0.5), start, seconds)
-    out.put((n, span, 0))
+    out.put((n, span, 0, 0.0))
     swarm.close()
 
 
@@ -144,7 +156,7 @@ def w_sqlite(where: str, wid: int, dur: str, start: Start, seconds: float, out: 
         db.execute("INSERT INTO events (id, data) VALUES (?, ?)", (d["id"], dumps(d)))
 
     n, span = _loop(step, start, seconds)
-    out.put((n, span, 0))
+    out.put((n, span, 0, 0.0))
     db.close()
 
 
@@ -162,14 +174,18 @@ def w_bare(where: str, wid: int, dur: str, start: Start, seconds: float, out: An
         if sync:
             os.fdatasync(fd)
 
+    cpu0 = _cpu()
     n, span = _loop(step, start, seconds)
-    out.put((n, span, n if sync else 0))
+    out.put((n, span, n if sync else 0, _cpu() - cpu0))
     os.close(fd)
     os.close(lock)
 
 
-def run(target: Any, where: str, writers: int, dur: str, seconds: float) -> tuple[float, int, int]:
-    """(events/s over all writers, events, fdatasyncs)."""
+def run(
+    target: Any, where: str, writers: int, dur: str, seconds: float
+) -> tuple[float, int, int, float]:
+    """(events/s over all writers, events, fdatasyncs, CPU us per event: user + system
+    of the writer processes, for the systems that measure it, else 0)."""
     start = Start(writers)
     out = FORK.Queue()
     procs = [
@@ -184,7 +200,7 @@ def run(target: Any, where: str, writers: int, dur: str, seconds: float) -> tupl
         p.join(60)
     total = sum(r[0] for r in res)
     span = max(r[1] for r in res)
-    return total / span, total, sum(r[2] for r in res)
+    return total / span, total, sum(r[2] for r in res), 1e6 * sum(r[3] for r in res) / total
 
 
 def baseline(tree: str, where: str, writers: int, dur: str, seconds: float) -> float:
@@ -200,6 +216,7 @@ def baseline(tree: str, where: str, writers: int, dur: str, seconds: float) -> f
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--writers", default="1,4,16,64")
+    ap.add_argument("--durability", default="process,fsync", help="process, fsync or both")
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--baseline", help="a checkout whose FileLog.append gets a column")
     ap.add_argument("--cell", help=argparse.SUPPRESS)  # (a baseline cell: where,w,dur,s)
@@ -213,7 +230,7 @@ def main() -> None:
     rows = []
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="concbench-") as tmp:
-        for dur in ("process", "fsync"):
+        for dur in args.durability.split(","):
             for w in counts:
                 tag = f"{dur}-{w}"
                 db = os.path.join(tmp, f"{tag}.db")
@@ -221,15 +238,15 @@ def main() -> None:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute("CREATE TABLE events (id TEXT PRIMARY KEY, data BLOB)")
                 con.close()
-                app, n_app, syncs = run(
+                app, n_app, syncs, app_cpu = run(
                     w_append, os.path.join(tmp, f"a-{tag}"), w, dur, args.seconds
                 )
                 if dur == "fsync":
-                    old, n_old, old_syncs = run(
+                    old, n_old, old_syncs, _ = run(
                         w_noindex_fsync, os.path.join(tmp, f"o-{tag}"), w, dur, args.seconds
                     )
                 else:
-                    old, n_old, old_syncs = run(
+                    old, n_old, old_syncs, _ = run(
                         w_append, os.path.join(tmp, f"o-{tag}"), w, "noindex", args.seconds
                     )
                 base = (
@@ -237,9 +254,11 @@ def main() -> None:
                     if args.baseline
                     else None
                 )
-                share, _, _ = run(w_share, os.path.join(tmp, f"s-{tag}"), w, dur, args.seconds)
-                sql, _, _ = run(w_sqlite, db, w, dur, args.seconds)
-                bare, _, _ = run(w_bare, os.path.join(tmp, f"b-{tag}"), w, dur, args.seconds)
+                share = run(w_share, os.path.join(tmp, f"s-{tag}"), w, dur, args.seconds)[0]
+                sql = run(w_sqlite, db, w, dur, args.seconds)[0]
+                bare, _, _, bare_cpu = run(
+                    w_bare, os.path.join(tmp, f"b-{tag}"), w, dur, args.seconds
+                )
                 per = (
                     f"{n_app / max(1, syncs):.1f} (no index: {n_old / max(1, old_syncs):.1f})"
                     if dur == "fsync"
@@ -258,6 +277,7 @@ def main() -> None:
                     f"{share / sql:.2f}x",
                     f"{app / bare:.2f}x",
                     per,
+                    f"{app_cpu:.0f} / {bare_cpu:.0f} us",
                 ]
                 rows.append(row)
                 print(" | ".join(row), f"(load {os.getloadavg()[0]:.1f})", flush=True)
@@ -275,6 +295,7 @@ def main() -> None:
         "share / SQLite",
         "append / bare",
         "appends per fdatasync",
+        "CPU per append, swarmlog / bare (user + sys of the writers)",
     ]
     notes = (
         f"{os.cpu_count()} cores; load average {load0[0]:.1f} at the start, {load1[0]:.1f} "

@@ -44,6 +44,7 @@ from synthesizer.state.facts import RETRACTED, RawMemory
 from synthesizer.worker.contest import Choice, TextContests
 from synthesizer.worker.heapfreeze import freeze_heap
 from synthesizer.worker.lease import LEASE_KEY, Holder, Lease
+from synthesizer.worker.pace import GATHER_S, Pace
 from synthesizer.worker.scorer import BatchScorer
 from synthesizer.worker.signature import signature
 from synthesizer.worker.wake import LogWaiter
@@ -112,6 +113,7 @@ class Synthesizer:
         name: str | None = None,
         lease_timeout_s: float | None = None,
         background_checkpoints: bool = False,
+        gather_s: float = GATHER_S,
     ) -> None:
         """A worker on ``log``; ``pruned`` (the default) chooses the exact-pruning scorer.
 
@@ -120,7 +122,7 @@ class Synthesizer:
         long a holder's batches may stop before another worker takes the lease over;
         ``background_checkpoints`` lets a forked child write periodic checkpoints while
         this worker decides (``ckptwriter``; for processes that own their threads: the
-        CLI worker, ``worker_main``).
+        CLI worker, ``worker_main``); ``gather_s``: ``run``'s batching while busy (``pace``).
 
         Pruned scoring computes only the memory x fact cosines whose bound can reach a
         threshold, as canonical float32 values (see ``prune``): same facts, ids and
@@ -160,6 +162,7 @@ class Synthesizer:
         self._contests = TextContests(self, lambda: self.index.embedder)
         self.background_checkpoints = background_checkpoints
         self.bg_checkpoint = ckptwriter.BackgroundCheckpoint()
+        self.pace = Pace(gather_s)
 
     @property
     def config(self) -> SynthConfig:
@@ -240,15 +243,19 @@ class Synthesizer:
 
     # ------------------------------------------------------------------ one pass
 
-    def run_once(self) -> int:
-        """Fold, decide every undecided raw memory, append the decisions; return their count."""
+    def run_once(self, gather: bool = False) -> int:
+        """Fold, decide every undecided raw memory, append the decisions; return their count
+        (``gather``: see ``decide_pending``)."""
         self.catch_up()
-        n = self.decide_pending()
+        n = self.decide_pending(gather)
         self.maybe_checkpoint()
         return n
 
-    def decide_pending(self) -> int:
+    def decide_pending(self, gather: bool = False) -> int:
         """Decide the raws pending in the folded state and append the decisions under the lease.
+
+        Raws arriving meanwhile are decided too; with ``gather`` (``pace``) only while a
+        full batch of them is pending, fewer are left for the next pass's one batch.
 
         While another worker holds the lease (its last batch is newer than the lease
         timeout) nothing is decided: the worker stands by. On VersionConflict (another
@@ -257,6 +264,7 @@ class Synthesizer:
         """
         total = batches = 0
         upto = self.state.progress
+        began = max(self.state.pending, default=0)  # the newest raw pending at the start
         if self.state.pending:
             self.sync_lease()
             if not self.lease.may_write():
@@ -298,6 +306,9 @@ class Synthesizer:
             self.decisions += len(batch) - 1
             self._fold_own(stored)
             self.catch_up()
+            pending = self.state.pending
+            if gather and len(pending) < self.batch_size and min(pending, default=0) > began:
+                break  # only newer raws, less than a batch: the next pass gathers them
         return total
 
     def _fold_own(self, stored: list[Event]) -> None:
@@ -325,15 +336,18 @@ class Synthesizer:
         warm()
         idle_since = time.monotonic()
         frozen = not self.background_checkpoints  # only a process of its own freezes
+        pace = self.pace
         with LogWaiter(self.log) as waiter:  # one notifier: appends made mid-pass are seen
             while not (stop and stop()):
-                n = self.run_once()
+                pace.begin()
+                n = self.run_once(gather=pace.gather_s > 0)
                 if not frozen:  # the first pass built the state: keep the GC off it
                     freeze_heap(collect=True)
                     frozen = True
                 if n or (self.standing_by and self.state.pending):  # waiting is not idling
                     idle_since = time.monotonic()
-                if n:
+                if n:  # busy: let the stream gather into the next batch (pace)
+                    time.sleep(pace.rest(n))
                     continue
                 if idle_exit is not None and time.monotonic() - idle_since >= idle_exit:
                     return

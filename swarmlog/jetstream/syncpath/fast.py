@@ -1,0 +1,181 @@
+"""One log handle's synchronous publishes: the single-event append without the loop hop.
+
+An ``append`` of one event is published by the calling thread on its own connection
+(conn.py) when that connection is free; the thread waits for the PubAck and for the
+stream's republished stamp (the stored time, stampfeed.py) on that socket and is never
+handed to the loop thread. Everything else goes the async way, which stays the
+authority: batches, fenced expectations, a thread that finds the connection busy (so
+concurrent appends of one process still pipeline on the async client), and any publish
+this path cannot see through (no answer, a duplicate, a conflict, a refusal, a broken
+connection). Redoing a publish there is safe: the same ``Nats-Msg-Id`` is stored once.
+
+The loop thread is only told, never waited for: the seal kicks of several appends are
+coalesced into one call (``kick``), and while the connection is idle the loop reads
+it every ``IDLE`` seconds (``drain``: the server's PINGs answered, stamps of other
+handles' appends as the same agent not left to pile up on the server).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from swarmlog.jetstream.proto import H_MSG_ID, ApiError, Prepared, parse_reply
+from swarmlog.jetstream.syncpath.conn import Fallback, SyncConn
+
+if TYPE_CHECKING:
+    from swarmlog.jetstream.loop import LoopThread
+    from swarmlog.jetstream.seal.role import SealRole
+
+WAIT = 0.5
+"""Seconds to wait for a stamp after its PubAck before reading the time back."""
+IDLE = 1.0
+"""Seconds between the loop thread's reads of an idle connection."""
+RETRY = 0.5
+"""Seconds before a failed connection is tried again (meanwhile: the async path)."""
+MAX_STAMPS = 256
+"""Most stamp subscriptions on the connection (beyond: the async path)."""
+
+
+class SyncAppends:
+    """The synchronous publish path of one JetStreamLog handle."""
+
+    def __init__(
+        self, servers: list[str], timeout: float, stream: str, lt: LoopThread, seals: SealRole
+    ) -> None:
+        self.conn = SyncConn(servers, timeout, stream)
+        self.timeout = timeout
+        self.lt = lt
+        self.seals = seals
+        self.lock = threading.Lock()
+        """Held by the one thread publishing on the connection (others go async)."""
+        self.off = ""
+        """Why this handle never uses the path (TLS, a denied subscription…), or ''."""
+        self.retry_at = 0.0
+        self.closed = False
+        self.used = 0  # appends done on this path (tests, benchmarks)
+        self.fell_back = 0  # publishes handed to the async path after being tried here
+        self._klock = threading.Lock()
+        self._upto = 0
+        self._known: dict[int, bytes] = {}
+        self._kicking = False
+        self._ticking = False
+
+    def publish(
+        self, p: Prepared, hdrs: dict[str, str], stamps: str
+    ) -> tuple[int, float | None] | None:
+        """Publish ``p`` (expectation headers ``hdrs``, its stamps on ``stamps``) and
+        return its stored seq and time (None: no stamp came, read it back), or None
+        where the async path must do the append. The caller holds ``lock``."""
+        conn = self.conn
+        if self.off or self.closed:
+            return None
+        now = time.monotonic()
+        if not conn.connected:
+            if now < self.retry_at:
+                return None
+            try:
+                conn.connect()
+            except Fallback as e:
+                return self._failed(e)
+            except Exception as e:  # anything unforeseen: the async path
+                return self._failed(Fallback(str(e)))
+            self._start_ticks()
+        if stamps not in conn.stamp_subjects and len(conn.stamp_subjects) >= MAX_STAMPS:
+            return None
+        try:
+            conn.subscribe_stamps(stamps)
+            h = {H_MSG_ID: p.event.id, **hdrs}
+            ack = parse_reply(conn.request(p.subject, p.payload, h, now + self.timeout))
+        except ApiError:  # conflicts, refusals: the async path decides (and probes)
+            return self._declined(conn)
+        except Fallback as e:
+            self.fell_back += 1
+            return self._failed(e)
+        except Exception as e:  # anything unforeseen: the async path
+            self.fell_back += 1
+            return self._failed(Fallback(f"{type(e).__name__}: {e}"))
+        if ack.get("duplicate"):  # the async path finds the original (and checks it)
+            return self._declined(conn)
+        seq = int(ack["seq"])
+        ts = conn.stamp(seq, min(now + self.timeout, time.monotonic() + WAIT))
+        conn.last_used = time.monotonic()
+        conn.replies.clear()  # late replies to publishes that fell back
+        self.used += 1
+        return seq, ts
+
+    def _declined(self, conn: SyncConn) -> None:
+        """An answer this path leaves to the async one (the connection stays good)."""
+        self.fell_back += 1
+        conn.last_used = time.monotonic()
+        conn.replies.clear()
+        return None
+
+    def _failed(self, e: Fallback) -> None:
+        if e.unsupported:
+            self.off = str(e)
+        if not e.denied:  # a refused publish leaves the connection as good as it was
+            self.conn.close()
+            self.retry_at = time.monotonic() + RETRY
+        return None
+
+    # ------------------------------------------------------------------ the loop thread
+
+    def kick(self, seq: int, payload: bytes) -> None:
+        """Tell the sealer (on the loop) of a stored record, coalesced with the others
+        not told yet: one loop call for all the appends made while it was on its way."""
+        with self._klock:
+            self._upto = max(self._upto, seq)
+            self._known[seq] = payload
+            if self._kicking:
+                return
+            self._kicking = True
+        try:
+            self.lt.loop.call_soon_threadsafe(self._kick)
+        except RuntimeError:  # the loop is closed: the log is closing
+            pass
+
+    def _kick(self) -> None:
+        with self._klock:
+            upto, known, self._known = self._upto, self._known, {}
+            self._kicking = False
+        self.seals.kick(upto, known)
+
+    def _start_ticks(self) -> None:
+        if not self._ticking:
+            self._ticking = True
+            try:
+                self.lt.loop.call_soon_threadsafe(self._tick)
+            except RuntimeError:
+                pass
+
+    def _tick(self) -> None:
+        """Read the connection if it is idle (loop thread), then again in ``IDLE`` s."""
+        if self.closed:
+            return
+        conn = self.conn
+        idle = conn.connected and time.monotonic() - conn.last_used > IDLE
+        if idle and self.lock.acquire(blocking=False):
+            try:
+                conn.drain()
+            finally:
+                self.lock.release()
+        self.lt.loop.call_later(IDLE, self._tick)
+
+    def close(self) -> None:
+        """Close the connection (waiting, bounded, for a publish in progress)."""
+        self.closed = True
+        got = self.lock.acquire(timeout=self.timeout + 1)
+        try:
+            self.conn.close()
+        finally:
+            if got:
+                self.lock.release()
+
+    def stats(self) -> dict[str, Any]:
+        """How this handle's appends went (for tests and benchmarks)."""
+        return {"sync": self.used, "fell_back": self.fell_back, "off": self.off}
+
+
+__all__ = ["SyncAppends"]

@@ -78,9 +78,11 @@ class SyncAppends:
             try:
                 conn.connect()
             except Fallback as e:
-                return self._failed(e)
+                self._failed(e)
+                return None
             except Exception as e:  # anything unforeseen: the async path
-                return self._failed(Fallback(str(e)))
+                self._failed(Fallback(str(e)))
+                return None
             self._start_ticks()
         if stamps not in conn.stamp_subjects and len(conn.stamp_subjects) >= MAX_STAMPS:
             return None
@@ -89,15 +91,19 @@ class SyncAppends:
             h = {H_MSG_ID: p.event.id, **hdrs}
             ack = parse_reply(conn.request(p.subject, p.payload, h, now + self.timeout))
         except ApiError:  # conflicts, refusals: the async path decides (and probes)
-            return self._declined(conn)
+            self._declined(conn)
+            return None
         except Fallback as e:
             self.fell_back += 1
-            return self._failed(e)
+            self._failed(e)
+            return None
         except Exception as e:  # anything unforeseen: the async path
             self.fell_back += 1
-            return self._failed(Fallback(f"{type(e).__name__}: {e}"))
+            self._failed(Fallback(f"{type(e).__name__}: {e}"))
+            return None
         if ack.get("duplicate"):  # the async path finds the original (and checks it)
-            return self._declined(conn)
+            self._declined(conn)
+            return None
         seq = int(ack["seq"])
         ts = conn.stamp(seq, min(now + self.timeout, time.monotonic() + WAIT))
         conn.last_used = time.monotonic()
@@ -110,7 +116,6 @@ class SyncAppends:
         self.fell_back += 1
         conn.last_used = time.monotonic()
         conn.replies.clear()
-        return None
 
     def _failed(self, e: Fallback) -> None:
         if e.unsupported:
@@ -118,7 +123,6 @@ class SyncAppends:
         if not e.denied:  # a refused publish leaves the connection as good as it was
             self.conn.close()
             self.retry_at = time.monotonic() + RETRY
-        return None
 
     # ------------------------------------------------------------------ the loop thread
 

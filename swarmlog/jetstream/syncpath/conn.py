@@ -21,6 +21,7 @@ publish that may have been stored is safe to redo there: the same ``Nats-Msg-Id`
 from __future__ import annotations
 
 import itertools
+import re
 import secrets
 import socket
 import time
@@ -37,6 +38,7 @@ KEEP = 4096
 """Most stamps kept unclaimed (other handles' appends as the same agent)."""
 _NO_RESPONDERS = b"NATS/1.0 503"
 _DEFAULT_PORT = 4222
+_QUOTED = re.compile(r'"([^"]+)"')
 
 
 class Fallback(Exception):
@@ -69,7 +71,8 @@ class SyncConn:
         self.stamp_subjects: dict[str, int] = {}
         self.stamps: dict[int, float] = {}
         self.replies: dict[bytes, tuple[bytes, bytes]] = {}
-        self.error = ""  # an -ERR the server sent during the current wait
+        self.denied = ""  # a publish the server refused during the current wait
+        self.sub_denied: set[str] = set()  # stamp subjects the server refused this user
         self.last_used = 0.0
         self._next = 0  # the server to try first (rotates on failure)
 
@@ -192,26 +195,25 @@ class SyncConn:
             b"HPUB %s %s.%s %d %d\r\n%s%s\r\n"
             % (subject.encode(), self.inbox_b, token, len(hb), len(hb) + len(payload), hb, payload)
         )
-        self.error = ""
+        self.denied = ""
         self._flush()
         while token not in self.replies:
-            if self.error:
-                err, self.error = self.error, ""
-                denied = "permissions violation for publish" in err.lower()
-                sub_denied = "permissions violation for subscription" in err.lower()
-                raise Fallback(err, denied=denied, unsupported=sub_denied)
+            if self.denied:
+                raise Fallback(self.denied, denied=True)
             self._recv(deadline)
         data, hdrs = self.replies.pop(token)
         if hdrs.startswith(_NO_RESPONDERS):
             raise Fallback("no responders")
         return data
 
-    def stamp(self, seq: int, deadline: float) -> float | None:
-        """The server's stored time of ``seq`` (its republished stamp), waiting until
-        ``deadline``; None if it does not come (the caller reads it back)."""
+    def stamp(self, seq: int, subject: str, deadline: float) -> float | None:
+        """The server's stored time of ``seq`` (its republished stamp on ``subject``),
+        waiting until ``deadline``; None if it does not come (the caller reads it back)."""
         try:
             while seq not in self.stamps:
-                if self.sock is None or time.monotonic() >= deadline:
+                if self.sock is None or subject in self.sub_denied:
+                    return None
+                if time.monotonic() >= deadline:
                     return None
                 self._recv(deadline)
         except Fallback:
@@ -307,11 +309,19 @@ class SyncConn:
             if head == b"PING":
                 self.out.append(b"PONG\r\n")
             elif head.startswith(b"-ERR"):
-                self.error = head[5:].decode(errors="replace").strip().strip("'")
-                low = self.error.lower()
-                if "permissions violation" not in low:  # the server closes the connection
+                err = head[5:].decode(errors="replace").strip().strip("'")
+                low = err.lower()
+                if low.startswith("permissions violation for publish"):
+                    self.denied = err
+                elif low.startswith("permissions violation for subscription"):
+                    m = _QUOTED.search(err)
+                    subject = m.group(1) if m else ""
+                    self.sub_denied.add(subject)
+                    sid = self.stamp_subjects.pop(subject, None)
+                    self.stamp_sids.pop(sid or 0, None)
+                else:  # the server closes the connection after any other error
                     self.close()
-                    raise Fallback(f"server error: {self.error}")
+                    raise Fallback(f"server error: {err}")
             # +OK, PONG, INFO (cluster updates): nothing to do
         del buf[:pos]
 

@@ -84,6 +84,8 @@ class SyncAppends:
                 self._failed(Fallback(str(e)))
                 return None
             self._start_ticks()
+        if stamps in conn.sub_denied or "" in conn.sub_denied:
+            return None  # no stamps for this user there (an older authorization block)
         if stamps not in conn.stamp_subjects and len(conn.stamp_subjects) >= MAX_STAMPS:
             return None
         try:
@@ -105,7 +107,7 @@ class SyncAppends:
             self._declined(conn)
             return None
         seq = int(ack["seq"])
-        ts = conn.stamp(seq, min(now + self.timeout, time.monotonic() + WAIT))
+        ts = conn.stamp(seq, stamps, min(now + self.timeout, time.monotonic() + WAIT))
         conn.last_used = time.monotonic()
         conn.replies.clear()  # late replies to publishes that fell back
         self.used += 1

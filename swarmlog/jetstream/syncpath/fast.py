@@ -9,10 +9,10 @@ concurrent appends of one process still pipeline on the async client), and any p
 this path cannot see through (no answer, a duplicate, a conflict, a refusal, a broken
 connection). Redoing a publish there is safe: the same ``Nats-Msg-Id`` is stored once.
 
-The loop thread is only told, never waited for: the seal kicks of several appends are
-coalesced into one call (``kick``), and while the connection is idle the loop reads
-it every ``IDLE`` seconds (``drain``: the server's PINGs answered, stamps of other
-handles' appends as the same agent not left to pile up on the server).
+The loop thread is not woken by these appends: the first starts the sealer's task and
+the task takes the later ones on its rounds (``kick``, ``take``). While the connection
+is idle the loop reads it every ``IDLE`` seconds (``drain``: the server's PINGs
+answered, stamps of other handles' appends as the same agent not left to pile up).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class SyncAppends:
         self._klock = threading.Lock()
         self._upto = 0
         self._known: dict[int, bytes] = {}
-        self._kicking = False
+        self._started = False
         self._ticking = False
 
     def publish(
@@ -129,23 +129,30 @@ class SyncAppends:
     # ------------------------------------------------------------------ the loop thread
 
     def kick(self, seq: int, payload: bytes) -> None:
-        """Tell the sealer (on the loop) of a stored record, coalesced with the others
-        not told yet: one loop call for all the appends made while it was on its way."""
+        """Tell the sealer (on the loop) of a stored record. Only the first append wakes
+        the loop (it starts the sealer's task); the task takes the later ones on its
+        next round (``take``): an append costs the loop thread nothing."""
         with self._klock:
             self._upto = max(self._upto, seq)
-            self._known[seq] = payload
-            if self._kicking:
+            if self.seals.lease.holding:  # the sealer need not read its own appends back
+                self._known[seq] = payload
+            if self._started:
                 return
-            self._kicking = True
+            self._started = True
         try:
             self.lt.loop.call_soon_threadsafe(self._kick)
         except RuntimeError:  # the loop is closed: the log is closing
             pass
 
-    def _kick(self) -> None:
+    def take(self) -> tuple[int, dict[int, bytes]]:
+        """The last seq appended on this path and the payloads not handed over yet."""
         with self._klock:
-            upto, known, self._known = self._upto, self._known, {}
-            self._kicking = False
+            known, self._known = self._known, {}
+            return self._upto, known
+
+    def _kick(self) -> None:
+        self.seals.pull = self.take
+        upto, known = self.take()
         self.seals.kick(upto, known)
 
     def _start_ticks(self) -> None:

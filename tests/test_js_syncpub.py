@@ -74,6 +74,27 @@ def test_single_appends_go_on_the_callers_thread(nats_url: str) -> None:
         assert rep.ok and rep.events == 60, rep
 
 
+def test_short_reads_and_last_seq_skip_the_loop(nats_url: str) -> None:
+    """A follower's refresh (the last seq, then a short read) goes on the caller's own
+    connection: no hand-off to the loop thread, and the same events as the async path
+    reads (an atomic batch whole)."""
+    target = f"{nats_url}/{stream_name('Q')}"
+    with JetStreamLog(target) as log, JetStreamLog(target, sync_publish=False) as plain:
+        out = [log.append(ev("a", i)) for i in range(20)]
+        out += log.append_many([ev("b", i) for i in range(5)])
+        hops = []
+        run, submit = log._lt.run, log._lt.submit
+        log._lt.run = lambda *a, **k: hops.append("run") or run(*a, **k)  # type: ignore
+        log._lt.submit = lambda *a, **k: hops.append("submit") or submit(*a, **k)  # type: ignore
+        assert log.last_seq == 25
+        got = list(log.read(18))
+        assert hops == [] and got == out[17:]
+        assert [e.ts for e in got] == [e.ts for e in out[17:]]
+        assert got == list(plain.read(18)) and plain.last_seq == 25
+        assert list(log.read(1)) == out  # 25 <= SYNC_READ: one batch on the connection
+        assert list(log.read(26)) == []
+
+
 def test_a_duplicate_id_returns_the_original(nats_url: str) -> None:
     """An id stored before: the server answers "duplicate" to the sync publish, the async
     path fetches the original; other content under that id is refused."""

@@ -71,6 +71,8 @@ class SyncConn:
         self.stamp_subjects: dict[str, int] = {}
         self.stamps: dict[int, float] = {}
         self.replies: dict[bytes, tuple[bytes, bytes]] = {}
+        self.many: dict[bytes, list[tuple[bytes, bytes]]] = {}  # tokens of multi-replies
+        self.waiting = b""  # the token of the request in progress
         self.denied = ""  # a publish the server refused during the current wait
         self.sub_denied: set[str] = set()  # stamp subjects the server refused this user
         self.last_used = 0.0
@@ -196,6 +198,7 @@ class SyncConn:
             % (subject.encode(), self.inbox_b, token, len(hb), len(hb) + len(payload), hb, payload)
         )
         self.denied = ""
+        self.waiting = token
         self._flush()
         while token not in self.replies:
             if self.denied:
@@ -205,6 +208,31 @@ class SyncConn:
         if hdrs.startswith(_NO_RESPONDERS):
             raise Fallback("no responders")
         return data
+
+    def gather(
+        self, subject: str, payload: bytes, n: int, deadline: float
+    ) -> list[tuple[bytes, bytes]]:
+        """A request answered by several messages (a Direct Get batch): (data, header
+        block) of each, up to and including the first status reply or the ``n``-th."""
+        if self.sock is None:
+            raise Fallback("not connected")
+        token = b"%d" % next(self.tokens)
+        got: list[tuple[bytes, bytes]] = []
+        self.many[token] = got
+        try:
+            self.out.append(
+                b"PUB %s %s.%s %d\r\n%s\r\n"
+                % (subject.encode(), self.inbox_b, token, len(payload), payload)
+            )
+            self.denied = ""
+            self._flush()
+            while len(got) < n and not (got and _status(got[-1][1])):
+                if self.denied:
+                    raise Fallback(self.denied, denied=True)
+                self._recv(deadline)
+            return got
+        finally:
+            self.many.pop(token, None)
 
     def stamp(self, seq: int, subject: str, deadline: float) -> float | None:
         """The server's stored time of ``seq`` (its republished stamp on ``subject``),
@@ -327,7 +355,12 @@ class SyncConn:
 
     def _message(self, subject: bytes, sid: int, data: bytes, hdrs: bytes) -> None:
         if sid == 1:
-            self.replies[subject[subject.rfind(b".") + 1 :]] = (data, hdrs)
+            token = subject[subject.rfind(b".") + 1 :]
+            got = self.many.get(token)
+            if got is not None:
+                got.append((data, hdrs))
+            elif token == self.waiting:  # not a late reply to a request given up
+                self.replies[token] = (data, hdrs)
             return
         if sid not in self.stamp_sids:
             return
@@ -337,6 +370,11 @@ class SyncConn:
             if len(self.stamps) > KEEP:
                 for q in sorted(self.stamps)[: KEEP // 2]:
                     del self.stamps[q]
+
+
+def _status(hdrs: bytes) -> bool:
+    """Whether a header block is a status reply (``NATS/1.0 204 EOB``, ``404``…)."""
+    return hdrs[8:9] == b" " and hdrs.startswith(b"NATS/1.0")
 
 
 def _stamp(raw: bytes, stream: bytes) -> tuple[int, float]:

@@ -21,7 +21,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from swarmlog.jetstream.proto import H_MSG_ID, ApiError, Prepared, parse_reply
+import orjson
+
+from swarmlog._fast import rfc3339_ns
+from swarmlog.jetstream.client import Raw, _Client
+from swarmlog.jetstream.proto import H_MSG_ID, ApiError, Prepared, ns_ts, parse_reply
 from swarmlog.jetstream.syncpath.conn import Fallback, SyncConn
 
 if TYPE_CHECKING:
@@ -69,21 +73,9 @@ class SyncAppends:
         return its stored seq and time (None: no stamp came, read it back), or None
         where the async path must do the append. The caller holds ``lock``."""
         conn = self.conn
-        if self.off or self.closed:
+        if not self._ready():
             return None
         now = time.monotonic()
-        if not conn.connected:
-            if now < self.retry_at:
-                return None
-            try:
-                conn.connect()
-            except Fallback as e:
-                self._failed(e)
-                return None
-            except Exception as e:  # anything unforeseen: the async path
-                self._failed(Fallback(str(e)))
-                return None
-            self._start_ticks()
         if stamps in conn.sub_denied or "" in conn.sub_denied:
             return None  # no stamps for this user there (an older authorization block)
         if stamps not in conn.stamp_subjects and len(conn.stamp_subjects) >= MAX_STAMPS:
@@ -112,6 +104,76 @@ class SyncAppends:
         conn.replies.clear()  # late replies to publishes that fell back
         self.used += 1
         return seq, ts
+
+    def _ready(self) -> bool:
+        """Whether the connection is up (connecting it if due); the caller holds ``lock``."""
+        if self.off or self.closed:
+            return False
+        if self.conn.connected:
+            return True
+        if time.monotonic() < self.retry_at:
+            return False
+        try:
+            self.conn.connect()
+        except Fallback as e:
+            self._failed(e)
+            return False
+        except Exception as e:  # anything unforeseen: the async path
+            self._failed(Fallback(str(e)))
+            return False
+        self._start_ticks()
+        return True
+
+    # ------------------------------------------------------------------ reads
+
+    def call(self, subject: str, payload: bytes = b"") -> bytes | None:
+        """The reply to a request (a read of the JetStream API) made on this connection,
+        or None where the async client must make it (busy, failed, refused)."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            if not self._ready():
+                return None
+            return self.conn.request(subject, payload, {}, time.monotonic() + self.timeout)
+        except Fallback as e:
+            self._failed(e)
+            return None
+        except Exception as e:
+            self._failed(Fallback(f"{type(e).__name__}: {e}"))
+            return None
+        finally:
+            self.lock.release()
+
+    def direct(self, stream: str, start: int, n: int) -> list[Raw] | None:
+        """Up to ``n`` messages of ``stream`` from ``start`` on, one Direct Get batch on
+        this connection (as ``JsClient.direct_batch``), or None: the async client."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            if not self._ready():
+                return None
+            req = orjson.dumps({"seq": start, "batch": n})
+            got = self.conn.gather(
+                f"$JS.API.DIRECT.GET.{stream}", req, n, time.monotonic() + self.timeout
+            )
+            out: list[Raw] = []
+            for data, block in got:
+                if block[8:9] == b" ":  # a status: the end of the batch, or an error
+                    if block[9:12] in (b"204", b"404", b"408"):
+                        break
+                    return None  # the async client says what went wrong
+                h = _Client._parse_header_lines(block)
+                ts = ns_ts(rfc3339_ns(h["Nats-Time-Stamp"]))
+                out.append(Raw(int(h["Nats-Sequence"]), h.get("Nats-Subject", ""), data, h, ts))
+            return out
+        except Fallback as e:
+            self._failed(e)
+            return None
+        except Exception as e:
+            self._failed(Fallback(f"{type(e).__name__}: {e}"))
+            return None
+        finally:
+            self.lock.release()
 
     def _declined(self, conn: SyncConn) -> None:
         """An answer this path leaves to the async one (the connection stays good)."""

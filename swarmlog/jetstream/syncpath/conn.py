@@ -4,7 +4,8 @@ A synchronous ``append`` over the async client hands each publish to the log's l
 thread and is woken by it: on a loaded machine it waits in the run queue twice where a
 publisher on its own socket waits once. ``SyncConn`` is that socket: the public NATS
 client protocol (``CONNECT``, ``SUB``, ``HPUB`` with a reply inbox, ``MSG``/``HMSG``,
-``PING``/``PONG``, ``-ERR``), just what an append needs, with no thread of its own. It
+``PING``/``PONG``, ``-ERR``), just what an append (and a short read: ``gather``)
+needs, with no thread of its own. It
 is read only while a publish waits for its PubAck (and, when idle, by ``drain`` from
 the loop thread, so that server ``PING``s are answered and stamps do not pile up).
 

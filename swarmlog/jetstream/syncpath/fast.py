@@ -8,6 +8,8 @@ authority: batches, fenced expectations, a thread that finds the connection busy
 concurrent appends of one process still pipeline on the async client), and any publish
 this path cannot see through (no answer, a duplicate, a conflict, a refusal, a broken
 connection). Redoing a publish there is safe: the same ``Nats-Msg-Id`` is stored once.
+A follower's refresh takes the same way (``call``: the stream's last seq; ``direct``: a
+short Direct Get batch), falling back the same way.
 
 The loop thread is not woken by these appends: the first starts the sealer's task and
 the task takes the later ones on its rounds (``kick``, ``take``). While the connection

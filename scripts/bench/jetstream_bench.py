@@ -195,6 +195,8 @@ def child_writer(kind: str, target: str, m: int, agent: str) -> None:
     print t0, t1."""
     log = JetStreamLog(target, create=False)
     evs = [ev(i, agent=agent) for i in range(m)]
+    if os.environ.get("JS_BENCH_NOSEAL"):  # diagnostic only: what the one sealer costs
+        log._seals.kick = lambda *a: None  # type: ignore[method-assign]
     if kind == "swarmlog":
         log.append(ev(-1, agent=agent))
 

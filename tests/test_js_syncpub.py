@@ -249,6 +249,28 @@ def test_idle_connection_answers_the_servers_pings(tmp_path: Path) -> None:
         srv.stop()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_never_writes_on_the_parents_socket(nats_url: str) -> None:
+    """A child forked with an open log cannot use it (the loop thread stayed with the
+    parent): it gets a one-line error, and the parent's connection is untouched."""
+    with JetStreamLog(f"{nats_url}/{stream_name('F')}") as log:
+        log.append(ev("a", 1))
+        pid = os.fork()
+        if pid == 0:  # the child: report through the exit code only
+            code = 3
+            try:
+                log.append(ev("a", 2))
+            except LogUnavailable:
+                code = 0
+            except BaseException:
+                code = 4
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert log.append(ev("a", 3)).seq == 2  # nothing stored by the child
+        assert stats(log)["sync"] == 2 and stats(log)["fell_back"] == 0
+
+
 # ---------------------------------------------------------------- credentials
 
 

@@ -19,6 +19,7 @@ answered, stamps of other handles' appends as the same agent not left to pile up
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ class SyncAppends:
         self, servers: list[str], timeout: float, stream: str, lt: LoopThread, seals: SealRole
     ) -> None:
         self.conn = SyncConn(servers, timeout, stream)
+        self.pid = os.getpid()
         self.timeout = timeout
         self.lt = lt
         self.seals = seals
@@ -108,8 +110,10 @@ class SyncAppends:
         return seq, ts
 
     def _ready(self) -> bool:
-        """Whether the connection is up (connecting it if due); the caller holds ``lock``."""
-        if self.off or self.closed:
+        """Whether the connection is up (connecting it if due); the caller holds ``lock``.
+        Never in a forked child: its socket is the parent's (the async client is gone
+        there too, so the log says it is closed)."""
+        if self.off or self.closed or os.getpid() != self.pid:
             return False
         if self.conn.connected:
             return True

@@ -129,6 +129,7 @@ def test_ambiguous_cas_timeout_returns_the_landed_event(
 ) -> None:
     """A CAS publish that landed but whose ack was lost: the retry finds it, no conflict."""
     log.append(ev(key="k"))
+    log._fast = None  # the async client's lost ack (the sync path's: test_js_syncpub.py)
     real = log._c.publish
     calls = []
 

@@ -66,7 +66,8 @@ def same_as_read(log: JetStreamLog, out: list[Event]) -> None:
 def test_appends_take_the_server_time_from_republished_headers(nats_url: str) -> None:
     """From the very first append on: no read-back, no consumer; what an append returns
     is what a read gives (threads of one process too)."""
-    with JetStreamLog(f"{nats_url}/{stream_name('R')}") as log:
+    # the async client's stamp subscriptions (the sync path's: test_js_syncpub.py)
+    with JetStreamLog(f"{nats_url}/{stream_name('R')}", sync_publish=False) as log:
         rp = log._run(log._c.stream_info(), 10)["config"]["republish"]
         assert rp["dest"] == stamp_config(log.stream)["dest"] and rp["headers_only"]
         rb = Counted(log)

@@ -20,7 +20,10 @@ Prints a table and writes it into docs/benchmarks.md between ``<!-- bench:jetstr
 
     .venv/bin/python scripts/bench/jetstream_bench.py [--n 20000] [--no-readme]
     .venv/bin/python scripts/bench/jetstream_bench.py --writers 1,4,16 [--per-run 4000]
-        [--reps 3] [--hop]
+        [--reps 3] [--hop] [--store /dev/shm]
+
+``--writers 0``: share -> visible only. share -> visible is split, from the stream's own
+records, into share -> stored (the append) and stored -> fact stored (the synthesizer).
 """
 
 from __future__ import annotations
@@ -192,6 +195,8 @@ def child_writer(kind: str, target: str, m: int, agent: str) -> None:
     print t0, t1."""
     log = JetStreamLog(target, create=False)
     evs = [ev(i, agent=agent) for i in range(m)]
+    if os.environ.get("JS_BENCH_NOSEAL"):  # diagnostic only: what the one sealer costs
+        log._seals.kick = lambda *a: None  # type: ignore[method-assign]
     if kind == "swarmlog":
         log.append(ev(-1, agent=agent))
 
@@ -284,11 +289,48 @@ def visibility(url: str, seconds: float) -> dict[str, Any]:
     out, _ = watch.communicate()
     synth.communicate()
     res: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    res.update(breakdown(target))
     return res
 
 
+def breakdown(target: str) -> dict[str, Any]:
+    """Where share -> visible goes, from the stream itself: the share's wall time (in
+    its content) to its stored time (the append), and its stored time to the stored
+    time of the fact.created that decided it (the synthesizer: wake, fold, decide,
+    append). The rest of the watcher's figure is the watcher's wake and refresh."""
+    shared: dict[int, tuple[float, float]] = {}  # seq -> (wall time in content, stored)
+    made: dict[int, float] = {}  # evidence seq -> the fact's stored time
+    with JetStreamLog(target, create=False) as log:
+        for e in log.read():
+            body = e.body or {}
+            content = str(body.get("content", ""))
+            if e.type == "memory.shared" and " at " in content:
+                shared[e.seq or 0] = (float(content.rsplit(" at ", 1)[1]), e.ts)
+            elif e.type == "fact.created" and isinstance(body.get("evidence"), int):
+                made.setdefault(body["evidence"], e.ts)
+    append = [ts - at for at, ts in shared.values()]
+    synth = [made[q] - ts for q, (_, ts) in shared.items() if q in made]
+
+    def pct(xs: list[float], p: float) -> float:
+        ys = sorted(xs)
+        return ys[min(len(ys) - 1, int(len(ys) * p / 100))] if ys else float("nan")
+
+    return {
+        "append_p50": pct(append, 50),
+        "append_p99": pct(append, 99),
+        "synth_p50": pct(synth, 50),
+        "synth_p99": pct(synth, 99),
+        "synth_n": len(synth),
+    }
+
+
 def writers_main(
-    counts: list[int], total: int, vis_seconds: float, reps: int = 1, hop: bool = False
+    counts: list[int],
+    total: int,
+    vis_seconds: float,
+    reps: int = 1,
+    hop: bool = False,
+    store: str | None = None,
 ) -> str:
     """The writer-process rows (and share -> visible) as a table: per writer count,
     ``reps`` rounds of raw, swarmlog (and raw-from-a-thread) runs back to back; each
@@ -296,7 +338,7 @@ def writers_main(
     load = os.getloadavg()
     rows = []
     kinds = ["raw", "swarmlog", *(["rawhop"] if hop else [])]
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory(dir=store) as d:
         srv = NatsServer(d)
         srv.start()
         try:
@@ -338,7 +380,10 @@ def writers_main(
         body += (
             f"\nshare -> fact visible in another process, 8 sharing agents + the synthesizer "
             f"on JetStream: p50 {vis['p50'] * 1e3:.1f} ms, p99 {vis['p99'] * 1e3:.1f} ms "
-            f"({vis['n']} facts)\n"
+            f"({vis['n']} facts); of which share -> stored p50 {vis['append_p50'] * 1e3:.1f} / "
+            f"p99 {vis['append_p99'] * 1e3:.1f} ms, stored -> fact stored by the synthesizer "
+            f"p50 {vis['synth_p50'] * 1e3:.1f} / p99 {vis['synth_p99'] * 1e3:.1f} ms "
+            f"({vis['synth_n']} facts)\n"
         )
     return head + body
 
@@ -354,6 +399,9 @@ def main(argv: list[str] | None = None) -> None:
         "--hop", action="store_true", help="also raw publishes handed one by one to a loop thread"
     )
     ap.add_argument("--vis-seconds", type=float, default=10.0, help="0: no share->visible")
+    ap.add_argument(
+        "--store", help="directory for the server's store (e.g. /dev/shm: no fsync cost)"
+    )
     ap.add_argument("--child-writer", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child_writer:
@@ -361,8 +409,8 @@ def main(argv: list[str] | None = None) -> None:
         child_writer(kind, target, int(m), agent)
         return
     if a.writers:
-        counts = [int(x) for x in a.writers.split(",")]
-        print(writers_main(counts, a.per_run, a.vis_seconds, a.reps, a.hop))
+        counts = [int(x) for x in a.writers.split(",") if int(x) > 0]  # 0: share->visible only
+        print(writers_main(counts, a.per_run, a.vis_seconds, a.reps, a.hop, a.store))
         return
     n = a.n
     small = max(500, n // 10)

@@ -3,7 +3,8 @@
 ``JetStreamLog`` (``log``) is assembled by role: ``setup`` (the stream's configuration),
 ``core`` and ``client`` (the connection on a private event loop, ``loop``), ``read``,
 ``append``, ``verify``, ``redact`` with ``side`` (erasure), ``seal/`` (the hash chain),
-``stampfeed`` and ``readback`` (the server's time of appends), ``auth`` (per-agent users);
+``stampfeed`` and ``readback`` (the server's time of appends), ``syncpath/`` (a single
+append published on the caller's own thread), ``auth`` (per-agent users);
 ``proto`` and ``subjects`` hold the protocol details. Code above ``swarmlog`` imports these
 names from here, never the modules themselves. Needs the ``nats`` extra.
 """

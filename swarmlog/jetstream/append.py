@@ -29,6 +29,7 @@ from swarmlog.jetstream.proto import (
     prepare,
 )
 from swarmlog.jetstream.read import JsReader
+from swarmlog.jetstream.stampfeed import stamp_filter
 
 
 class JsAppender(JsReader):
@@ -57,6 +58,10 @@ class JsAppender(JsReader):
                 f"stream {self.stream} does not allow atomic batches (nats-server >= 2.12 with "
                 "allow_atomic; run 'swarmlog init --url' to enable): append_many refused"
             )
+        if len(ps) == 1 and self._fast is not None:
+            done = self._append_sync(ps[0], exp)
+            if done is not None:
+                return [done]
         try:
             out, back = self._run(self._append_stamped(ps, exp), 4 * self.timeout + 1, "append")
         except LogUnavailable as e:
@@ -70,6 +75,42 @@ class JsAppender(JsReader):
         if back:
             out = [self._decode(back[ev.seq or 0]) if ev.seq in back else ev for ev in out]
         return out
+
+    def _append_sync(self, p: Prepared, exp: dict[str, int]) -> Event | None:
+        """One event published on the caller's thread (syncpath/fast.py), or None
+        where the async path must append it (the connection busy or not usable, an
+        expectation the server cannot check, any answer but "stored")."""
+        fast = self._fast
+        if fast is None or not fast.lock.acquire(blocking=False):
+            return None
+        try:
+            hdrs: dict[str, str] = {}
+            if exp:
+                if self._side.touches(exp):
+                    return None
+                planned = plan_expectations([p], exp, self.subjects)
+                if planned is None:
+                    return None
+                hdrs = planned[0]
+            got = fast.publish(p, hdrs, stamp_filter(self._feed.filter(p)))
+        finally:
+            fast.lock.release()
+        if got is None:
+            return None
+        seq, ts = got
+        if ts is None:  # no stamp in time: read the stored time back
+            try:
+                raw = self._run(self._readback.get([seq]), 2 * self.timeout + 1, "append")[seq]
+            except LogUnavailable as e:
+                raise LogUnavailable(
+                    f"{e}: the append may or may not be stored; appending the same events "
+                    "(same ids) again is safe",
+                    maybe_stored=True,
+                ) from None
+        else:
+            raw = Raw(seq, p.subject, p.payload, {}, ts)
+        fast.kick(seq, raw.data)
+        return self._decode(raw)
 
     async def _append_stamped(
         self, ps: list[Prepared], exp: dict[str, int]

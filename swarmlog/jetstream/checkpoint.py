@@ -148,8 +148,11 @@ class ObjectStoreCheckpoints(CheckpointStore):
         if path.is_file():
             if cache_ok(path, digest, self._checked):
                 return True
-            skip(f"{self.bucket}/{name}", "the cached copy does not match the object store's"
-                 " SHA-256 digest: discarded, fetched again")
+            skip(
+                f"{self.bucket}/{name}",
+                "the cached copy does not match the object store's"
+                " SHA-256 digest: discarded, fetched again",
+            )
             path.unlink(missing_ok=True)
         tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
         try:

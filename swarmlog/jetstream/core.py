@@ -27,6 +27,7 @@ from swarmlog.jetstream.side import SideStore
 from swarmlog.jetstream.skip import note, stand_in, why_skipped
 from swarmlog.jetstream.stampfeed import StampFeed, stamp_config
 from swarmlog.jetstream.subjects import layout
+from swarmlog.jetstream.syncpath.fast import SyncAppends
 from swarmlog.names import check_name
 
 READ_BATCH = 1000
@@ -61,12 +62,14 @@ class JsCore:
         duplicate_window: float = DEFAULT_DUPLICATE_WINDOW,
         limits: Limits = DEFAULT_LIMITS,
         read_batch: int = READ_BATCH,
+        sync_publish: bool = True,
         **ignored: Any,
     ) -> None:
         """Connect and open (or create) the stream; LogUnavailable if that fails.
 
         FileLog's options (``durability``, ``notify``, ``segment_bytes``…) are accepted
         and ignored: durability is the stream's (replicas, server ``sync_interval``).
+        ``sync_publish=False`` keeps single appends on the async client (syncpath/).
         """
         self.target = target
         self.t = parse_target(target)
@@ -119,6 +122,9 @@ class JsCore:
         rp, want = cfg.get("republish") or {}, stamp_config(self.stream)
         republished = rp.get("dest") == want["dest"] and rp.get("src") == want["src"]
         self._feed = StampFeed(self._c, self.stream, self.subjects, republished)  # … pushed
+        self._fast: SyncAppends | None = None  # single appends on the caller's thread
+        if sync_publish and republished:  # (they need the stamps: no read-back per append)
+            self._fast = SyncAppends(self.t.servers, timeout, self.stream, self._lt, self._seals)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -132,7 +138,10 @@ class JsCore:
         """Drain the connection, stop the loop, join its thread (idempotent)."""
         if self._closed:
             return
-        seals = getattr(self, "_seals", None)  # absent if opening failed
+        fast = getattr(self, "_fast", None)  # absent if opening failed
+        if fast is not None:
+            fast.close()
+        seals = getattr(self, "_seals", None)
         if seals is not None and self._lt.alive:
             try:  # let this handle's appends be sealed, give the lease up (seal/role.py)
                 self._lt.run(seals.close(), 3 * self.timeout + 15, "seal")

@@ -28,6 +28,11 @@ Mapping (details of subjects and payloads in proto.py):
 - **ts** is the server's stored time of the message: the stream republishes each
   message's headers (seq, time) and the writer, subscribed to its agents' stamps,
   has them when the PubAck comes (stampfeed.py; older streams: consumer or read-back).
+- **One thread, one socket**: a single append (and a follower's last seq and short
+  read) is published on the caller's own thread, on a blocking connection of the
+  handle, where it can; batches, busy moments and anything that connection cannot see
+  through go to the async client on the loop thread, which stays the authority
+  (swarmlog/jetstream/syncpath/).
 - **follow** runs an ordered push consumer from ``from_seq``; **read** uses pipelined
   Direct Get batches; **last_seq** and **version** ask the stream leader.
 - **Hash chain** (tamper evidence): every record's chain value (the FileLog one) is kept

@@ -338,4 +338,3 @@ def companion_config(
         "allow_direct": True,
         "metadata": metadata,
     }
-

@@ -20,7 +20,19 @@ from swarmlog.errors import LogUnavailable
 from swarmlog.jetstream.client import Raw
 from swarmlog.jetstream.core import JsCore, StreamCorruption
 from swarmlog.jetstream.loop import wait
-from swarmlog.jetstream.proto import H_BATCH_COMMIT, H_BATCH_ID, MAX_BATCH, ack_ns, ns_ts
+from swarmlog.jetstream.proto import (
+    H_BATCH_COMMIT,
+    H_BATCH_ID,
+    MAX_BATCH,
+    ApiError,
+    ack_ns,
+    ns_ts,
+    parse_reply,
+)
+
+SYNC_READ = 64
+"""Most messages a read asks for on the caller's own connection (syncpath/): a short
+read (a follower's refresh) saves the loop hop; a long one pipelines on the loop."""
 
 
 class JsReader(JsCore):
@@ -30,6 +42,12 @@ class JsReader(JsCore):
 
     @property
     def last_seq(self) -> int:
+        fast = self._fast  # asked on the caller's thread where it can (syncpath/fast.py)
+        if fast is not None and (data := fast.call(f"$JS.API.STREAM.INFO.{self.stream}")):
+            try:
+                return int(parse_reply(data)["state"]["last_seq"])
+            except (ApiError, KeyError, TypeError, ValueError):
+                pass  # the async client says what is wrong
         return self._run(self._c.last_seq())
 
     def version(self, key: str) -> int:
@@ -78,6 +96,12 @@ class JsReader(JsCore):
 
         def fetch(start: int) -> concurrent.futures.Future[list[Raw]]:
             n = min(self.read_batch, end - start + 1)
+            if n <= SYNC_READ and self._fast is not None:  # a short read: no loop hop
+                raws = self._fast.direct(self.stream, start, n)
+                if raws is not None:
+                    done: concurrent.futures.Future[list[Raw]] = concurrent.futures.Future()
+                    done.set_result(raws)
+                    return done
             return self._lt.submit(self._c.direct_batch(start, n))
 
         fut = fetch(nxt)

@@ -87,7 +87,8 @@ class StampFeed:
         self.broken = False
         self.asked: set[str] = set()
 
-    def _filter(self, p: Prepared) -> str:
+    def filter(self, p: Prepared) -> str:
+        """The subjects (a filter) whose stamps tell ``p``'s stored time."""
         if self.subjects.per_agent:
             return self.subjects.agent(str(p.d["agent"]))
         return f"{self.subjects.prefix}.>"
@@ -96,7 +97,7 @@ class StampFeed:
         """Have a consumer on the subjects of ``ps`` (before publishing them)."""
         if self.broken:
             return
-        for f in {self._filter(p) for p in ps}:
+        for f in {self.filter(p) for p in ps}:
             if f in self.subs or len(self.subs) >= (MAX_STAMPS if self.republished else MAX_FEEDS):
                 continue
             if self.republished:
@@ -170,7 +171,7 @@ class StampFeed:
 
     def covers(self, p: Prepared) -> bool:
         """Whether a consumer delivers ``p``'s message."""
-        return not self.broken and self._filter(p) in self.subs
+        return not self.broken and self.filter(p) in self.subs
 
     async def times(self, seqs: list[int]) -> dict[int, float]:
         """Stored times of ``seqs`` as delivered (waiting up to ``WAIT``); some may miss."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from swarmlog.jetstream.seal.lease import LEASE_TTL, SealLease
@@ -43,6 +44,17 @@ class SealRole:
         self.wake: asyncio.Event | None = None
         self.closed = False
         self.error = ""
+        self.pull: Callable[[], tuple[int, dict[int, bytes]]] | None = None
+        """Where appends made off the loop are told (syncpath/fast.py): taken each round
+        and by ``flush``, so that those appends never wake the loop thread."""
+
+    def _take(self) -> None:
+        """The appends made off the loop since the last look (``pull``)."""
+        if self.pull is not None:
+            upto, known = self.pull()
+            self.want = max(self.want, upto)
+            if self.lease.holding:
+                self.sealer.known.update(known)
 
     def kick(self, upto: int, known: dict[int, bytes]) -> None:
         """This handle appended up to ``upto`` (payloads ``known``): seal or stand by."""
@@ -60,6 +72,7 @@ class SealRole:
         assert self.wake is not None
         while not self.closed and not self.lease.denied:
             wait = POLL
+            self._take()
             try:
                 if self.lease.holding and (not self.lease.due or await self.lease.renew()):
                     last = await self.c.last_seq()
@@ -80,6 +93,7 @@ class SealRole:
 
     async def flush(self, limit: float = 10.0) -> None:
         """See this handle's appends sealed (by itself as holder, else by the holder)."""
+        self._take()
         if not self.want or self.lease.denied:
             return
         deadline = time.monotonic() + limit

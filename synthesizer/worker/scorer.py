@@ -11,10 +11,17 @@ from typing import Protocol
 import numpy as np
 
 from synthesizer.config import SynthConfig
-from synthesizer.search import prune
+from synthesizer.search import prune, topk
 from synthesizer.search.factindex import FactIndex
 from synthesizer.state import SwarmState
 from synthesizer.worker import candidates
+from synthesizer.worker.contest import MAX_CANDIDATES, MAX_RIVALS
+
+TOP_K: int | None = MAX_CANDIDATES + MAX_RIVALS
+"""Candidates a decision reads per memory at most (``TextContests.choose``: the first
+``MAX_CANDIDATES``, then ``MAX_RIVALS`` more): the pruned scorer keeps every live plain
+fact at or above each memory's ``k``-th best cosine (``topk``), not every one from the
+floor. None: every one from the floor (the reference, tests/test_topk.py)."""
 
 
 class ScoringWorker(Protocol):
@@ -114,8 +121,12 @@ class BatchScorer:
             floor = np.where(is_claim, 3.0, self._floor)
             floor[is_retro] = np.minimum(floor[is_retro], self._thr)
             right = self.worker.index.default.rowwise(basis, basis.augment)  # cached
-            rows, cols = candidates.bound_pairs(left, right, floor, raw=(vecs, mat))
-            rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor)
+            own = self._row_floors(vecs, mat, is_claim, is_retro)
+            rows, cols = candidates.bound_pairs(
+                left, right, floor, raw=(vecs, mat), rows_floor=own
+            )
+            pf = None if own is None else candidates.pair_floors(floor, own, rows, cols)
+            rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor, pf)
             retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
             found = zip(
                 rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
@@ -139,6 +150,22 @@ class BatchScorer:
             rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
             keep = sims >= self._floor
             self._add_close(rows[keep], cols[keep], sims[keep])
+
+    def _row_floors(
+        self, vecs: np.ndarray, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(each memory's floor, each column's cap) where a memory's ``TOP_K``-th best
+        plain fact is above the floor (``topk.row_floors``); None where none is.
+
+        The first ``TOP_K`` entries of ``candidates(k)`` are unchanged (``topk``); the
+        retro floor of short/long-term facts is kept (``related`` reads them all)."""
+        if TOP_K is None:
+            return None
+        row = topk.row_floors(vecs, mat, ~is_claim, TOP_K, self._floor)
+        if not (row > self._floor).any():
+            return None
+        cap = np.where(is_retro, min(self._thr, 3.0), 3.0)
+        return row, cap
 
     def _add_close(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
         """Record in-batch pairs (row, col, float32 cosine) at or above the near floor."""

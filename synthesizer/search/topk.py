@@ -1,0 +1,48 @@
+"""Per-memory candidate floors from the k-th best cosine (exact top-k candidates).
+
+Why: the worker's decisions read at most the first ``k`` candidates of a memory, best
+first (``contest.MAX_CANDIDATES`` at the near-duplicate cosine, then
+``contest.MAX_RIVALS`` below it: ``k = 11``). In a swarm of statements on one narrow
+topic the contest floor (cosine 0.55) finds a hundred candidates per memory, and the
+bound cannot prune at that floor, so every one of them was scored, verified and sorted.
+A memory whose ``k``-th best cosine over a seed of live facts is ``c`` has at least ``k``
+candidates at ``c`` or above; every fact ranked among its first ``k`` is at ``c`` or
+above too, so the floor of that memory may be raised to ``c`` (less the float32 slack)
+without changing the first ``k`` candidates of any merged list (live facts and the
+batch's own): the decisions are the same, and the bound prunes at the higher floor.
+
+Only a floor is raised; no cosine is approximated, and memories with fewer than ``k``
+seed candidates keep the base floor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["SEED", "SLACK", "row_floors"]
+
+SEED = 2048
+"""Live facts each memory is compared with densely to find its k-th best (the newest
+eligible ones: rewordings and follow-ups of recent notes are what a memory meets first)."""
+SLACK = 1e-4
+"""Below the seed's float32 cosine: a float32 dot of unit rows (dim <= 4096) is within
+``dim * 2^-24`` (< 2.5e-4 at 4096, 2.3e-5 at 384) of the exact one; at dim > 4096 no
+floor is raised."""
+
+
+def row_floors(
+    vecs: np.ndarray, mat: np.ndarray, eligible: np.ndarray, k: int, base: float
+) -> np.ndarray:
+    """For each row of ``vecs``: ``base``, or higher where at least ``k`` eligible rows of
+    ``mat`` reach a higher cosine (float32 ``k``-th best of a seed, minus ``SLACK``).
+
+    Every eligible fact among a memory's ``k`` best (ties included) has an exact cosine
+    at or above the floor returned (tests/test_topk.py)."""
+    out = np.full(len(vecs), base, dtype=np.float64)
+    cols = np.flatnonzero(eligible)
+    if k < 1 or len(cols) < k or not len(vecs) or vecs.shape[1] > 4096:
+        return out
+    seed = cols[-SEED:]
+    sims = np.asarray(vecs, dtype=np.float32) @ np.asarray(mat[seed], dtype=np.float32).T
+    kth = np.partition(sims, len(seed) - k, axis=1)[:, len(seed) - k].astype(np.float64)
+    return np.maximum(out, kth - SLACK)

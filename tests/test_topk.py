@@ -127,3 +127,16 @@ def test_bound_pairs_with_row_floors_equal_brute_force(
         if x >= candidates.pair_floors(col, own, np.array([a]), np.array([b]))[0]
     }
     assert got == want
+
+
+def test_the_equality_above_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keeping only each memory's best candidate (k = 1, below what a decision reads)
+    changes decisions on the quality sets: the comparison above is not vacuous."""
+    memories = _quality_memories()
+    with monkeypatch.context() as m:
+        m.setattr(scorer, "TOP_K", 1)
+        one = _decide(tmp_path / "one", memories, 64, None)
+    with monkeypatch.context() as m:
+        m.setattr(scorer, "TOP_K", None)
+        ref = _decide(tmp_path / "ref", memories, 64, None)
+    assert one != ref

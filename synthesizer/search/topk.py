@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SEED", "SLACK", "row_floors"]
+__all__ = ["SEED", "SLACK", "kth_by_row", "row_floors"]
 
 SEED = 2048
 """Live facts each memory is compared with densely to find its k-th best (the newest
@@ -46,3 +46,19 @@ def row_floors(
     sims = np.asarray(vecs, dtype=np.float32) @ np.asarray(mat[seed], dtype=np.float32).T
     kth = np.partition(sims, len(seed) - k, axis=1)[:, len(seed) - k].astype(np.float64)
     return np.maximum(out, kth - SLACK)
+
+
+def kth_by_row(rows: np.ndarray, values: np.ndarray, m: int, k: int) -> np.ndarray:
+    """The ``k``-th largest of ``values`` per row index (``rows`` in 0..m-1); -inf for a
+    row with fewer than ``k`` values."""
+    out = np.full(m, -np.inf)
+    if k < 1 or not len(rows):
+        return out
+    vals = np.asarray(values, dtype=np.float64)
+    order = np.lexsort((-vals, rows))
+    r = rows[order]
+    starts = np.searchsorted(r, np.arange(m))
+    counts = np.bincount(r, minlength=m)
+    have = np.flatnonzero(counts >= k)
+    out[have] = vals[order[starts[have] + k - 1]]
+    return out

@@ -189,21 +189,28 @@ def verified(
     """
     if len(left) and left.shape[1] > 4096:  # the slack's argument needs dim <= 4096
         return rows, cols, exact_cosines(left, right, rows, cols)
-    keep = np.zeros(len(rows), dtype=bool)
     if pair_floor is None:
         pair_floor = np.asarray(floor, dtype=np.float64)[cols]
-    cut = np.asarray(pair_floor, dtype=np.float64) - VERIFY_SLACK
-    step = 1 << 14
-    for lo in range(0, len(rows), step):
-        r, c = rows[lo : lo + step], cols[lo : lo + step]
-        approx = np.einsum("ij,ij->i", left[r], right[c])
-        keep[lo : lo + step] = approx >= cut[lo : lo + step]
+    keep = approx_cosines(left, right, rows, cols) >= pair_floor - VERIFY_SLACK
     rows, cols = rows[keep], cols[keep]
     return rows, cols, exact_cosines(left, right, rows, cols)
 
 
+def approx_cosines(
+    left: np.ndarray, right: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> np.ndarray:
+    """Float32 dots of the pairs (within ``VERIFY_SLACK`` of the exact ones at dim <= 4096)."""
+    out = np.empty(len(rows), dtype=np.float32)
+    step = 1 << 14
+    for lo in range(0, len(rows), step):
+        r, c = rows[lo : lo + step], cols[lo : lo + step]
+        out[lo : lo + step] = np.einsum("ij,ij->i", left[r], right[c])
+    return out
+
+
 __all__ = [
     "VERIFY_SLACK",
+    "approx_cosines",
     "bound_pairs",
     "pair_floors",
     "raw_direct",

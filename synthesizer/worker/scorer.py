@@ -42,6 +42,31 @@ class ScoringWorker(Protocol):
     def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis: ...
 
 
+class _Pairs:
+    """In-batch pairs (rows ascending, then columns), listed per row on demand.
+
+    Why: a batch of 2,000 memories on one topic has ~50k pairs at the contest floor,
+    and building a Python list per row for all of them cost ~0.3 s; a decision reads the
+    pairs of its own row only."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
+        keep = rows != cols
+        self.rows, self.cols, self.sims = rows[keep], cols[keep], sims[keep]
+
+    @classmethod
+    def empty(cls) -> _Pairs:
+        """No pairs."""
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none, np.zeros(0, dtype=np.float32))
+
+    def get(self, k: int, default: tuple[()] = ()) -> list[tuple[int, float]] | tuple[()]:
+        """Row ``k``'s (column, cosine) pairs, or ``default``."""
+        lo, hi = np.searchsorted(self.rows, [k, k + 1])
+        if lo == hi:
+            return default
+        return list(zip(self.cols[lo:hi].tolist(), self.sims[lo:hi].tolist(), strict=True))
+
+
 class BatchScorer:
     """Cosines of one batch of new memories against live facts and against each other.
 
@@ -72,7 +97,7 @@ class BatchScorer:
         # candidates that may matter (a merge from ``near``, a contest from the lower
         # candidate floor): round(cos, 6) >= floor needs cos >= floor - 5e-7
         self._floor = min(self._near, worker.candidate_floor) - 1e-5
-        self.close: dict[int, list[tuple[int, float]]] = {}
+        self.close = _Pairs.empty()
         self.gram: np.ndarray | None = None
         if pruned:
             self._score_pruned(mat, is_claim, is_retro)
@@ -122,11 +147,19 @@ class BatchScorer:
             floor[is_retro] = np.minimum(floor[is_retro], self._thr)
             right = self.worker.index.default.rowwise(basis, basis.augment)  # cached
             own = self._row_floors(vecs, mat, is_claim, is_retro)
-            rows, cols = candidates.bound_pairs(
-                left, right, floor, raw=(vecs, mat), rows_floor=own
-            )
-            pf = None if own is None else candidates.pair_floors(floor, own, rows, cols)
-            rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor, pf)
+            if own is None:  # the former call (tests swap in prune.bound_pairs)
+                rows, cols = candidates.bound_pairs(left, right, floor, raw=(vecs, mat))
+            else:
+                rows, cols = candidates.bound_pairs(
+                    left, right, floor, raw=(vecs, mat), rows_floor=own
+                )
+            if TOP_K is None or vecs.shape[1] > 4096:
+                pf = None if own is None else candidates.pair_floors(floor, own, rows, cols)
+                rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor, pf)
+            else:
+                rows, cols, sims = self._verified_top(
+                    vecs, mat, rows, cols, floor, own, is_claim, is_retro
+                )
             retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
             found = zip(
                 rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
@@ -167,12 +200,38 @@ class BatchScorer:
         cap = np.where(is_retro, min(self._thr, 3.0), 3.0)
         return row, cap
 
+    def _verified_top(
+        self,
+        vecs: np.ndarray,
+        mat: np.ndarray,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        floor: np.ndarray,
+        own: tuple[np.ndarray, np.ndarray] | None,
+        is_claim: np.ndarray,
+        is_retro: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``candidates.verified`` with each memory's floor raised once more to the
+        ``TOP_K``-th best float32 cosine among its plain candidate pairs (all of its live
+        facts that can reach the floor are among them), before the canonical cosines:
+        the first ``TOP_K`` candidates are unchanged (``topk``)."""
+        if own is None:
+            own = np.full(len(vecs), self._floor), np.where(is_retro, self._thr, 3.0)
+        approx = candidates.approx_cosines(vecs, mat, rows, cols)
+        slack = candidates.VERIFY_SLACK
+        keep = approx >= candidates.pair_floors(floor, own, rows, cols) - slack
+        plain = keep & ~is_claim[cols]
+        assert TOP_K is not None
+        kth = topk.kth_by_row(rows[plain], approx[plain], len(vecs), TOP_K)
+        own = np.maximum(own[0], kth - topk.SLACK), own[1]
+        keep &= approx >= candidates.pair_floors(floor, own, rows, cols) - slack
+        rows, cols = rows[keep], cols[keep]
+        return rows, cols, prune.exact_cosines(vecs, mat, rows, cols)
+
     def _add_close(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
-        """Record in-batch pairs (row, col, float32 cosine) at or above the near floor."""
-        close = self.close
-        for r, c, v in zip(rows.tolist(), cols.tolist(), sims.tolist(), strict=True):
-            if r != c:
-                close.setdefault(r, []).append((c, v))
+        """Record in-batch pairs (row, col, float32 cosine) at or above the near floor
+        (rows in ascending order, as both scorers find them)."""
+        self.close = _Pairs(rows, cols, sims)
 
     def _take(self, sims: np.ndarray, lo: int, val: np.ndarray, col: np.ndarray) -> None:
         best = sims.argmax(axis=1)

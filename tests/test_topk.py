@@ -140,3 +140,18 @@ def test_the_equality_above_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyP
         m.setattr(scorer, "TOP_K", None)
         ref = _decide(tmp_path / "ref", memories, 64, None)
     assert one != ref
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 5), st.floats(-1, 1, width=32)), max_size=60),
+    k=st.lists(st.integers(0, 6), min_size=6, max_size=6),
+)
+def test_kth_by_row_equals_sorting_each_row(pairs: list[tuple[int, float]], k: list[int]) -> None:
+    rows = np.array([r for r, _ in pairs], dtype=np.int64)
+    vals = np.array([v for _, v in pairs], dtype=np.float32)
+    got = topk.kth_by_row(rows, vals, 6, np.array(k))
+    for r in range(6):
+        mine = sorted((float(v) for q, v in pairs if q == r), reverse=True)
+        want = mine[k[r] - 1] if 1 <= k[r] <= len(mine) else -np.inf
+        assert got[r] == np.float64(np.float32(want)) if want != -np.inf else got[r] == -np.inf

@@ -48,17 +48,18 @@ def row_floors(
     return np.maximum(out, kth - SLACK)
 
 
-def kth_by_row(rows: np.ndarray, values: np.ndarray, m: int, k: int) -> np.ndarray:
-    """The ``k``-th largest of ``values`` per row index (``rows`` in 0..m-1); -inf for a
-    row with fewer than ``k`` values."""
+def kth_by_row(rows: np.ndarray, values: np.ndarray, m: int, k: int | np.ndarray) -> np.ndarray:
+    """The ``k``-th largest of ``values`` per row index (``rows`` in 0..m-1; ``k`` one for
+    all rows or one per row); -inf for a row with fewer than ``k`` values."""
     out = np.full(m, -np.inf)
-    if k < 1 or not len(rows):
+    kk = np.broadcast_to(np.asarray(k, dtype=np.int64), (m,))
+    if not len(rows):
         return out
     vals = np.asarray(values, dtype=np.float64)
     order = np.lexsort((-vals, rows))
     r = rows[order]
     starts = np.searchsorted(r, np.arange(m))
     counts = np.bincount(r, minlength=m)
-    have = np.flatnonzero(counts >= k)
-    out[have] = vals[order[starts[have] + k - 1]]
+    have = np.flatnonzero((kk >= 1) & (counts >= kk))
+    out[have] = vals[order[starts[have] + kk[have] - 1]]
     return out

@@ -141,6 +141,12 @@ class BatchScorer:
         mat = np.asarray(mat)  # a mapped index: plain ndarray views (no memmap per gather)
         basis = self.worker.bound_basis(mat)
         left = basis.augment(vecs)
+        if len(vecs) > 1:
+            near = np.full(len(vecs), self._floor)
+            rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
+            rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
+            keep = sims >= self._floor
+            self._add_close(rows[keep], cols[keep], sims[keep])
         if len(ids):
             # a plain fact matters from the near floor, a short/long-term one from retro
             floor = np.where(is_claim, 3.0, self._floor)
@@ -177,12 +183,6 @@ class BatchScorer:
                 if b < 0 or v > best_val[r] or (v == best_val[r] and ids[c] < ids[b]):
                     best_val[r], best_col[r] = v, c
                 self.plain_near.setdefault(r, []).append((c, float(v)))
-        if len(vecs) > 1:
-            near = np.full(len(vecs), self._floor)
-            rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
-            rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
-            keep = sims >= self._floor
-            self._add_close(rows[keep], cols[keep], sims[keep])
 
     def _row_floors(
         self, vecs: np.ndarray, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray
@@ -222,11 +222,27 @@ class BatchScorer:
         keep = approx >= candidates.pair_floors(floor, own, rows, cols) - slack
         plain = keep & ~is_claim[cols]
         assert TOP_K is not None
-        kth = topk.kth_by_row(rows[plain], approx[plain], len(vecs), TOP_K)
+        kth = topk.kth_by_row(
+            rows[plain], approx[plain], len(vecs), self._reads(rows, approx, plain)
+        )
         own = np.maximum(own[0], kth - topk.SLACK), own[1]
         keep &= approx >= candidates.pair_floors(floor, own, rows, cols) - slack
         rows, cols = rows[keep], cols[keep]
         return rows, cols, prune.exact_cosines(vecs, mat, rows, cols)
+
+    def _reads(self, rows: np.ndarray, approx: np.ndarray, plain: np.ndarray) -> np.ndarray:
+        """Per memory, at least as many candidates as its decision reads: the first
+        ``MAX_CANDIDATES`` at the near-duplicate cosine, then ``MAX_RIVALS`` more
+        (``TextContests.choose``), counting every live pair whose float32 cosine may
+        reach ``near`` and every in-batch pair that does (whether or not it becomes a
+        fact); never more than ``TOP_K``."""
+        assert TOP_K is not None
+        m, cut = len(self.vecs), self._near - 1e-5 - candidates.VERIFY_SLACK
+        live = np.bincount(rows[plain & (approx >= cut)], minlength=m)
+        close = self.close
+        inb = np.bincount(close.rows[close.sims >= cut], minlength=m)
+        k = np.minimum(MAX_CANDIDATES, live + inb) + MAX_RIVALS
+        return np.minimum(k, TOP_K)
 
     def _add_close(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
         """Record in-batch pairs (row, col, float32 cosine) at or above the near floor

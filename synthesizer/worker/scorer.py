@@ -45,13 +45,24 @@ class ScoringWorker(Protocol):
 class _Pairs:
     """In-batch pairs (rows ascending, then columns), listed per row on demand.
 
-    Why: a batch of 2,000 memories on one topic has ~50k pairs at the contest floor,
-    and building a Python list per row for all of them cost ~0.3 s; a decision reads the
-    pairs of its own row only."""
+    Why: a batch of 2,000 memories on one topic has ~50k pairs at the contest floor;
+    building a Python list per row for all of them cost ~0.3 s, and their canonical
+    cosines (float64 gathers) as much again, while a decision reads its own row only.
+    With ``exact`` = (vecs, floor), ``sims`` are float32 dots within ``VERIFY_SLACK``
+    of the canonical ones: a row's canonical cosines are taken when it is read, and its
+    pairs below ``floor`` dropped then (the same pairs and values as verifying all)."""
 
-    def __init__(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
+    def __init__(
+        self,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        sims: np.ndarray,
+        exact: tuple[np.ndarray, float] | None = None,
+    ) -> None:
         keep = rows != cols
         self.rows, self.cols, self.sims = rows[keep], cols[keep], sims[keep]
+        self._exact = exact
+        self._seen: dict[int, list[tuple[int, float]]] = {}
 
     @classmethod
     def empty(cls) -> _Pairs:
@@ -61,10 +72,16 @@ class _Pairs:
 
     def get(self, k: int, default: tuple[()] = ()) -> list[tuple[int, float]] | tuple[()]:
         """Row ``k``'s (column, cosine) pairs, or ``default``."""
-        lo, hi = np.searchsorted(self.rows, [k, k + 1])
-        if lo == hi:
-            return default
-        return list(zip(self.cols[lo:hi].tolist(), self.sims[lo:hi].tolist(), strict=True))
+        got = self._seen.get(k)
+        if got is None:
+            lo, hi = np.searchsorted(self.rows, [k, k + 1])
+            cols, sims = self.cols[lo:hi], self.sims[lo:hi]
+            if self._exact is not None and hi > lo:
+                vecs, floor = self._exact
+                sims = prune.exact_cosines(vecs, vecs, self.rows[lo:hi], cols)
+                cols, sims = cols[sims >= floor], sims[sims >= floor]
+            got = self._seen[k] = list(zip(cols.tolist(), sims.tolist(), strict=True))
+        return got if got else default
 
 
 class BatchScorer:
@@ -144,9 +161,11 @@ class BatchScorer:
         if len(vecs) > 1:
             near = np.full(len(vecs), self._floor)
             rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
-            rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
-            keep = sims >= self._floor
-            self._add_close(rows[keep], cols[keep], sims[keep])
+            approx = candidates.approx_cosines(vecs, vecs, rows, cols)
+            keep = approx >= self._floor - candidates.VERIFY_SLACK
+            if vecs.shape[1] > 4096:  # the slack's argument needs dim <= 4096
+                keep[:] = True
+            self.close = _Pairs(rows[keep], cols[keep], approx[keep], (vecs, self._floor))
         if len(ids):
             # a plain fact matters from the near floor, a short/long-term one from retro
             floor = np.where(is_claim, 3.0, self._floor)

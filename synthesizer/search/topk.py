@@ -23,7 +23,8 @@ __all__ = ["SEED", "SLACK", "kth_by_row", "row_floors"]
 
 SEED = 2048
 """Live facts each memory is compared with densely to find its k-th best (the newest
-eligible ones: rewordings and follow-ups of recent notes are what a memory meets first)."""
+rows, eligible or not: rewordings and follow-ups of recent notes are what a memory meets
+first, and a slice of the matrix costs no copy)."""
 SLACK = 1e-4
 """Below the seed's float32 cosine: a float32 dot of unit rows (dim <= 4096) is within
 ``dim * 2^-24`` (< 2.5e-4 at 4096, 2.3e-5 at 384) of the exact one; at dim > 4096 no
@@ -39,12 +40,12 @@ def row_floors(
     Every eligible fact among a memory's ``k`` best (ties included) has an exact cosine
     at or above the floor returned (tests/test_topk.py)."""
     out = np.full(len(vecs), base, dtype=np.float64)
-    cols = np.flatnonzero(eligible)
-    if k < 1 or len(cols) < k or not len(vecs) or vecs.shape[1] > 4096:
+    ok = np.asarray(eligible[-SEED:], dtype=bool)  # the newest rows: a view, no gather
+    if k < 1 or int(ok.sum()) < k or not len(vecs) or vecs.shape[1] > 4096:
         return out
-    seed = cols[-SEED:]
-    sims = np.asarray(vecs, dtype=np.float32) @ np.asarray(mat[seed], dtype=np.float32).T
-    kth = np.partition(sims, len(seed) - k, axis=1)[:, len(seed) - k].astype(np.float64)
+    sims = np.asarray(vecs, dtype=np.float32) @ np.asarray(mat[-SEED:], dtype=np.float32).T
+    sims[:, ~ok] = -np.inf
+    kth = np.partition(sims, len(ok) - k, axis=1)[:, len(ok) - k].astype(np.float64)
     return np.maximum(out, kth - SLACK)
 
 

@@ -22,6 +22,11 @@ TOP_K: int | None = MAX_CANDIDATES + MAX_RIVALS
 ``MAX_CANDIDATES``, then ``MAX_RIVALS`` more): the pruned scorer keeps every live plain
 fact at or above each memory's ``k``-th best cosine (``topk``), not every one from the
 floor. None: every one from the floor (the reference, tests/test_topk.py)."""
+SEED_FROM = 256
+"""Batches from this many memories raise floors from a seed before the bound
+(``topk.row_floors``); smaller ones only from their candidate pairs (``_verified_top``):
+on an 8-memory pass at 50k facts the seed cost ~1.7 ms of ~28 ms and the bound cannot
+prune at the floors it finds there."""
 
 
 class ScoringWorker(Protocol):
@@ -161,11 +166,14 @@ class BatchScorer:
         if len(vecs) > 1:
             near = np.full(len(vecs), self._floor)
             rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
-            approx = candidates.approx_cosines(vecs, vecs, rows, cols)
-            keep = approx >= self._floor - candidates.VERIFY_SLACK
-            if vecs.shape[1] > 4096:  # the slack's argument needs dim <= 4096
-                keep[:] = True
-            self.close = _Pairs(rows[keep], cols[keep], approx[keep], (vecs, self._floor))
+            if len(vecs) < SEED_FROM or vecs.shape[1] > 4096:  # few rows: all at once
+                rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
+                keep = sims >= self._floor
+                self.close = _Pairs(rows[keep], cols[keep], sims[keep])
+            else:  # each row's canonical cosines when it is read
+                approx = candidates.approx_cosines(vecs, vecs, rows, cols)
+                keep = approx >= self._floor - candidates.VERIFY_SLACK
+                self.close = _Pairs(rows[keep], cols[keep], approx[keep], (vecs, self._floor))
         if len(ids):
             # a plain fact matters from the near floor, a short/long-term one from retro
             floor = np.where(is_claim, 3.0, self._floor)
@@ -211,7 +219,7 @@ class BatchScorer:
 
         The first ``TOP_K`` entries of ``candidates(k)`` are unchanged (``topk``); the
         retro floor of short/long-term facts is kept (``related`` reads them all)."""
-        if TOP_K is None:
+        if TOP_K is None or len(vecs) < SEED_FROM:
             return None
         row = topk.row_floors(vecs, mat, ~is_claim, TOP_K, self._floor)
         if not (row > self._floor).any():
@@ -240,12 +248,13 @@ class BatchScorer:
         slack = candidates.VERIFY_SLACK
         keep = approx >= candidates.pair_floors(floor, own, rows, cols) - slack
         plain = keep & ~is_claim[cols]
-        assert TOP_K is not None
-        kth = topk.kth_by_row(
-            rows[plain], approx[plain], len(vecs), self._reads(rows, approx, plain)
-        )
-        own = np.maximum(own[0], kth - topk.SLACK), own[1]
-        keep &= approx >= candidates.pair_floors(floor, own, rows, cols) - slack
+        most = np.bincount(rows[plain], minlength=len(vecs)).max(initial=0)
+        if most > min(MAX_RIVALS, TOP_K or 0):  # a row with more than it may read: raise
+            kth = topk.kth_by_row(
+                rows[plain], approx[plain], len(vecs), self._reads(rows, approx, plain)
+            )
+            own = np.maximum(own[0], kth - topk.SLACK), own[1]
+            keep &= approx >= candidates.pair_floors(floor, own, rows, cols) - slack
         rows, cols = rows[keep], cols[keep]
         return rows, cols, prune.exact_cosines(vecs, mat, rows, cols)
 

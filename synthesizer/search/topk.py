@@ -2,17 +2,19 @@
 
 Why: the worker's decisions read at most the first ``k`` candidates of a memory, best
 first (``contest.MAX_CANDIDATES`` at the near-duplicate cosine, then
-``contest.MAX_RIVALS`` below it: ``k = 11``). In a swarm of statements on one narrow
-topic the contest floor (cosine 0.55) finds a hundred candidates per memory, and the
-bound cannot prune at that floor, so every one of them was scored, verified and sorted.
-A memory whose ``k``-th best cosine over a seed of live facts is ``c`` has at least ``k``
-candidates at ``c`` or above; every fact ranked among its first ``k`` is at ``c`` or
-above too, so the floor of that memory may be raised to ``c`` (less the float32 slack)
-without changing the first ``k`` candidates of any merged list (live facts and the
-batch's own): the decisions are the same, and the bound prunes at the higher floor.
+``contest.MAX_RIVALS`` more: ``k = min(8, candidates at the near cosine) + 3``, 11 at
+most). In a swarm of statements on one narrow topic the contest floor (cosine 0.55)
+finds a hundred candidates per memory, and the bound cannot prune at that floor, so every
+one of them was scored, verified and sorted.
 
-Only a floor is raised; no cosine is approximated, and memories with fewer than ``k``
-seed candidates keep the base floor.
+The proof: if ``k`` live plain facts have cosine >= ``c`` with a memory, its ``k``-th
+best live fact is at ``c`` or above, so every live fact among its first ``k`` is too.
+The list a decision reads merges live facts with the batch's own new facts, sorted by
+(cosine, id); keeping every live fact at ``c`` or above (ties included) keeps every live
+member of the merged list's first ``k``, and dropping entries below them cannot move
+anything into those first ``k``: the first ``k`` entries, hence the decision, are the
+same. Only floors are raised; no cosine is approximated (``c`` comes from float32 dots,
+less ``SLACK``), and memories with fewer than ``k`` candidates keep the base floor.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from synthesizer.config import PoolConfig, SynthConfig, TierConfig
 from synthesizer.search import prune
 from synthesizer.search.factindex import FactIndex
 from synthesizer.state import SwarmState
-from synthesizer.worker import candidates
+from synthesizer.worker import candidates, scorer
 from synthesizer.worker.synth import Synthesizer
 
 DATA = Path(__file__).parent / "data"
@@ -105,6 +105,7 @@ def _decide(
 def _reference(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(candidates, "scoring_masks", candidates.reference_masks)
     monkeypatch.setattr(candidates, "bound_pairs", prune.bound_pairs)
+    monkeypatch.setattr(scorer, "TOP_K", None)  # every candidate from the floor (test_topk)
 
 
 def _masks_equal(w_of: Callable[[], tuple[FactIndex, SwarmState]]) -> Callable[[], None]:

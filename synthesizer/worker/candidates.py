@@ -57,10 +57,15 @@ def bound_pairs(
     right: np.ndarray,
     floor: np.ndarray,
     raw: tuple[np.ndarray, np.ndarray] | None = None,
+    rows_floor: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols), sorted, of every pair whose bound ``left[i] . right[j]`` reaches
     ``floor[j] - MARGIN``: ``prune.bound_pairs``'s contract, without its per-call copy of
     ``right`` (widened by the cut column and transposed block by block).
+
+    ``rows_floor`` = (``row``, ``cap``) makes the floor of a pair
+    ``min(max(floor[j], row[i]), cap[j])`` (``pair_floors``): a memory's own floor
+    (``topk.row_floors``), capped per column (short/long-term facts keep the retro one).
 
     The bound is the float32 product minus the cut (prune's folds the cut into the
     product): the two differ by float32 rounding, far inside ``MARGIN``, so both keep
@@ -86,6 +91,9 @@ def bound_pairs(
     if not m or not n:
         return rows[0], cols[0]
     cut = (np.asarray(floor, dtype=np.float64) - MARGIN).astype(np.float32)
+    if rows_floor is not None:
+        row_cut = (np.asarray(rows_floor[0], dtype=np.float64) - MARGIN).astype(np.float32)
+        cap_cut = (np.asarray(rows_floor[1], dtype=np.float64) - MARGIN).astype(np.float32)
     height = min(_BLOCK_ROWS, m)
     step = max(_BLOCK_COLS, _CELLS // height)
     buf = np.empty((height, min(step, n)), dtype=np.float32)
@@ -102,7 +110,14 @@ def bound_pairs(
                 np.matmul(raw[0][r0 : r0 + _BLOCK_ROWS], raw[1][c0 : c0 + width].T, out=over)
             else:
                 np.matmul(part, right[c0 : c0 + width].T, out=over)
-            over -= cut[c0 : c0 + width]  # bound (or float32 cosine) - cut
+            if rows_floor is None:
+                block_cut = cut[c0 : c0 + width][None, :]
+            else:
+                block_cut = np.minimum(
+                    np.maximum(cut[c0 : c0 + width], row_cut[r0 : r0 + len(part), None]),
+                    cap_cut[c0 : c0 + width],
+                )
+            over -= block_cut  # bound (or float32 cosine) - cut
             hit = np.flatnonzero(over.max(axis=1) >= 0.0)
             if not len(hit):
                 continue
@@ -115,7 +130,7 @@ def bound_pairs(
             ):
                 exact = dense[: len(hit), :width]
                 np.matmul(raw[0][hit + r0], raw[1][c0 : c0 + width].T, out=exact)
-                passing &= exact >= cut[c0 : c0 + width]
+                passing &= exact >= (block_cut if rows_floor is None else block_cut[hit])
                 direct = raw_direct(len(hit), part.shape[0])
             flat = np.flatnonzero(passing)
             rows.append(hit[flat // width] + r0)
@@ -123,6 +138,20 @@ def bound_pairs(
     r, c = np.concatenate(rows), np.concatenate(cols)
     order = np.lexsort((c, r))
     return r[order], c[order]
+
+
+def pair_floors(
+    floor: np.ndarray,
+    rows_floor: tuple[np.ndarray, np.ndarray] | None,
+    rows: np.ndarray,
+    cols: np.ndarray,
+) -> np.ndarray:
+    """The floor of each pair (``rows[i]``, ``cols[i]``), as ``bound_pairs`` applies it."""
+    col = np.asarray(floor, dtype=np.float64)[cols]
+    if rows_floor is None:
+        return col
+    row, cap = rows_floor
+    return np.minimum(np.maximum(col, np.asarray(row, dtype=np.float64)[rows]), cap[cols])
 
 
 def raw_direct(thinned: int, rows: int) -> bool:
@@ -140,10 +169,16 @@ VERIFY_SLACK = 1e-4
 
 
 def verified(
-    left: np.ndarray, right: np.ndarray, rows: np.ndarray, cols: np.ndarray, floor: np.ndarray
+    left: np.ndarray,
+    right: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    floor: np.ndarray,
+    pair_floor: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, cols, canonical cosines) of the candidate pairs whose cosine may reach their
-    column's floor; every pair whose exact cosine reaches it is among them.
+    column's floor (or ``pair_floor[i]``, one per pair, when given); every pair whose
+    exact cosine reaches it is among them.
 
     Why: most pairs the bound lets through are far below their floor, and the canonical
     cosine (``prune.exact_cosines``: both rows gathered and widened to float64) costs
@@ -154,20 +189,30 @@ def verified(
     """
     if len(left) and left.shape[1] > 4096:  # the slack's argument needs dim <= 4096
         return rows, cols, exact_cosines(left, right, rows, cols)
-    keep = np.zeros(len(rows), dtype=bool)
-    cut = np.asarray(floor, dtype=np.float64) - VERIFY_SLACK
-    step = 1 << 14
-    for lo in range(0, len(rows), step):
-        r, c = rows[lo : lo + step], cols[lo : lo + step]
-        approx = np.einsum("ij,ij->i", left[r], right[c])
-        keep[lo : lo + step] = approx >= cut[c]
+    if pair_floor is None:
+        pair_floor = np.asarray(floor, dtype=np.float64)[cols]
+    keep = approx_cosines(left, right, rows, cols) >= pair_floor - VERIFY_SLACK
     rows, cols = rows[keep], cols[keep]
     return rows, cols, exact_cosines(left, right, rows, cols)
 
 
+def approx_cosines(
+    left: np.ndarray, right: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> np.ndarray:
+    """Float32 dots of the pairs (within ``VERIFY_SLACK`` of the exact ones at dim <= 4096)."""
+    out = np.empty(len(rows), dtype=np.float32)
+    step = 1 << 14
+    for lo in range(0, len(rows), step):
+        r, c = rows[lo : lo + step], cols[lo : lo + step]
+        out[lo : lo + step] = np.einsum("ij,ij->i", left[r], right[c])
+    return out
+
+
 __all__ = [
     "VERIFY_SLACK",
+    "approx_cosines",
     "bound_pairs",
+    "pair_floors",
     "raw_direct",
     "reference_masks",
     "scoring_masks",

@@ -11,10 +11,22 @@ from typing import Protocol
 import numpy as np
 
 from synthesizer.config import SynthConfig
-from synthesizer.search import prune
+from synthesizer.search import prune, topk
 from synthesizer.search.factindex import FactIndex
 from synthesizer.state import SwarmState
 from synthesizer.worker import candidates
+from synthesizer.worker.contest import MAX_CANDIDATES, MAX_RIVALS
+
+TOP_K: int | None = MAX_CANDIDATES + MAX_RIVALS
+"""Candidates a decision reads per memory at most (``TextContests.choose``: the first
+``MAX_CANDIDATES``, then ``MAX_RIVALS`` more): the pruned scorer keeps every live plain
+fact at or above each memory's ``k``-th best cosine (``topk``), not every one from the
+floor. None: every one from the floor (the reference, tests/test_topk.py)."""
+SEED_FROM = 256
+"""Batches from this many memories raise floors from a seed before the bound
+(``topk.row_floors``); smaller ones only from their candidate pairs (``_verified_top``):
+on an 8-memory pass at 50k facts the seed cost ~1.7 ms of ~28 ms and the bound cannot
+prune at the floors it finds there."""
 
 
 class ScoringWorker(Protocol):
@@ -33,6 +45,48 @@ class ScoringWorker(Protocol):
     def candidate_floor(self) -> float: ...
 
     def bound_basis(self, mat: np.ndarray) -> prune.BoundBasis: ...
+
+
+class _Pairs:
+    """In-batch pairs (rows ascending, then columns), listed per row on demand.
+
+    Why: a batch of 2,000 memories on one topic has ~50k pairs at the contest floor;
+    building a Python list per row for all of them cost ~0.3 s, and their canonical
+    cosines (float64 gathers) as much again, while a decision reads its own row only.
+    With ``exact`` = (vecs, floor), ``sims`` are float32 dots within ``VERIFY_SLACK``
+    of the canonical ones: a row's canonical cosines are taken when it is read, and its
+    pairs below ``floor`` dropped then (the same pairs and values as verifying all)."""
+
+    def __init__(
+        self,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        sims: np.ndarray,
+        exact: tuple[np.ndarray, float] | None = None,
+    ) -> None:
+        keep = rows != cols
+        self.rows, self.cols, self.sims = rows[keep], cols[keep], sims[keep]
+        self._exact = exact
+        self._seen: dict[int, list[tuple[int, float]]] = {}
+
+    @classmethod
+    def empty(cls) -> _Pairs:
+        """No pairs."""
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none, np.zeros(0, dtype=np.float32))
+
+    def get(self, k: int, default: tuple[()] = ()) -> list[tuple[int, float]] | tuple[()]:
+        """Row ``k``'s (column, cosine) pairs, or ``default``."""
+        got = self._seen.get(k)
+        if got is None:
+            lo, hi = np.searchsorted(self.rows, [k, k + 1])
+            cols, sims = self.cols[lo:hi], self.sims[lo:hi]
+            if self._exact is not None and hi > lo:
+                vecs, floor = self._exact
+                sims = prune.exact_cosines(vecs, vecs, self.rows[lo:hi], cols)
+                cols, sims = cols[sims >= floor], sims[sims >= floor]
+            got = self._seen[k] = list(zip(cols.tolist(), sims.tolist(), strict=True))
+        return got if got else default
 
 
 class BatchScorer:
@@ -65,7 +119,7 @@ class BatchScorer:
         # candidates that may matter (a merge from ``near``, a contest from the lower
         # candidate floor): round(cos, 6) >= floor needs cos >= floor - 5e-7
         self._floor = min(self._near, worker.candidate_floor) - 1e-5
-        self.close: dict[int, list[tuple[int, float]]] = {}
+        self.close = _Pairs.empty()
         self.gram: np.ndarray | None = None
         if pruned:
             self._score_pruned(mat, is_claim, is_retro)
@@ -109,13 +163,36 @@ class BatchScorer:
         mat = np.asarray(mat)  # a mapped index: plain ndarray views (no memmap per gather)
         basis = self.worker.bound_basis(mat)
         left = basis.augment(vecs)
+        if len(vecs) > 1:
+            near = np.full(len(vecs), self._floor)
+            rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
+            if len(vecs) < SEED_FROM or vecs.shape[1] > 4096:  # few rows: all at once
+                rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
+                keep = sims >= self._floor
+                self.close = _Pairs(rows[keep], cols[keep], sims[keep])
+            else:  # each row's canonical cosines when it is read
+                approx = candidates.approx_cosines(vecs, vecs, rows, cols)
+                keep = approx >= self._floor - candidates.VERIFY_SLACK
+                self.close = _Pairs(rows[keep], cols[keep], approx[keep], (vecs, self._floor))
         if len(ids):
             # a plain fact matters from the near floor, a short/long-term one from retro
             floor = np.where(is_claim, 3.0, self._floor)
             floor[is_retro] = np.minimum(floor[is_retro], self._thr)
             right = self.worker.index.default.rowwise(basis, basis.augment)  # cached
-            rows, cols = candidates.bound_pairs(left, right, floor, raw=(vecs, mat))
-            rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor)
+            own = self._row_floors(vecs, mat, is_claim, is_retro)
+            if own is None:  # the former call (tests swap in prune.bound_pairs)
+                rows, cols = candidates.bound_pairs(left, right, floor, raw=(vecs, mat))
+            else:
+                rows, cols = candidates.bound_pairs(
+                    left, right, floor, raw=(vecs, mat), rows_floor=own
+                )
+            if TOP_K is None or vecs.shape[1] > 4096:
+                pf = None if own is None else candidates.pair_floors(floor, own, rows, cols)
+                rows, cols, sims = candidates.verified(vecs, mat, rows, cols, floor, pf)
+            else:
+                rows, cols, sims = self._verified_top(
+                    vecs, mat, rows, cols, floor, own, is_claim, is_retro
+                )
             retro = np.flatnonzero(is_retro[cols] & (sims > self._thr))
             found = zip(
                 rows[retro].tolist(), cols[retro].tolist(), sims[retro].tolist(), strict=True
@@ -133,19 +210,72 @@ class BatchScorer:
                 if b < 0 or v > best_val[r] or (v == best_val[r] and ids[c] < ids[b]):
                     best_val[r], best_col[r] = v, c
                 self.plain_near.setdefault(r, []).append((c, float(v)))
-        if len(vecs) > 1:
-            near = np.full(len(vecs), self._floor)
-            rows, cols = candidates.bound_pairs(left, left, near, raw=(vecs, vecs))
-            rows, cols, sims = candidates.verified(vecs, vecs, rows, cols, near)
-            keep = sims >= self._floor
-            self._add_close(rows[keep], cols[keep], sims[keep])
+
+    def _row_floors(
+        self, vecs: np.ndarray, mat: np.ndarray, is_claim: np.ndarray, is_retro: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(each memory's floor, each column's cap) where a memory's ``TOP_K``-th best
+        plain fact is above the floor (``topk.row_floors``); None where none is.
+
+        The first ``TOP_K`` entries of ``candidates(k)`` are unchanged (``topk``); the
+        retro floor of short/long-term facts is kept (``related`` reads them all)."""
+        if TOP_K is None or len(vecs) < SEED_FROM:
+            return None
+        row = topk.row_floors(vecs, mat, ~is_claim, TOP_K, self._floor)
+        if not (row > self._floor).any():
+            return None
+        cap = np.where(is_retro, min(self._thr, 3.0), 3.0)
+        return row, cap
+
+    def _verified_top(
+        self,
+        vecs: np.ndarray,
+        mat: np.ndarray,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        floor: np.ndarray,
+        own: tuple[np.ndarray, np.ndarray] | None,
+        is_claim: np.ndarray,
+        is_retro: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``candidates.verified`` with each memory's floor raised once more to the
+        ``TOP_K``-th best float32 cosine among its plain candidate pairs (all of its live
+        facts that can reach the floor are among them), before the canonical cosines:
+        the first ``TOP_K`` candidates are unchanged (``topk``)."""
+        if own is None:
+            own = np.full(len(vecs), self._floor), np.where(is_retro, self._thr, 3.0)
+        approx = candidates.approx_cosines(vecs, mat, rows, cols)
+        slack = candidates.VERIFY_SLACK
+        keep = approx >= candidates.pair_floors(floor, own, rows, cols) - slack
+        plain = keep & ~is_claim[cols]
+        most = np.bincount(rows[plain], minlength=len(vecs)).max(initial=0)
+        if most > min(MAX_RIVALS, TOP_K or 0):  # a row with more than it may read: raise
+            kth = topk.kth_by_row(
+                rows[plain], approx[plain], len(vecs), self._reads(rows, approx, plain)
+            )
+            own = np.maximum(own[0], kth - topk.SLACK), own[1]
+            keep &= approx >= candidates.pair_floors(floor, own, rows, cols) - slack
+        rows, cols = rows[keep], cols[keep]
+        return rows, cols, prune.exact_cosines(vecs, mat, rows, cols)
+
+    def _reads(self, rows: np.ndarray, approx: np.ndarray, plain: np.ndarray) -> np.ndarray:
+        """Per memory, at least as many candidates as its decision reads: the first
+        ``MAX_CANDIDATES`` at the near-duplicate cosine, then ``MAX_RIVALS`` more
+        (``TextContests.choose``), counting every live pair whose float32 cosine may
+        reach ``near`` and every in-batch pair that does (whether or not it becomes a
+        fact); never more than ``TOP_K``."""
+        assert TOP_K is not None
+        m, cut = len(self.vecs), self._near - 1e-5 - candidates.VERIFY_SLACK
+        live = np.bincount(rows[plain & (approx >= cut)], minlength=m)
+        close = self.close
+        inb = np.bincount(close.rows[close.sims >= cut], minlength=m)
+        k = np.minimum(MAX_CANDIDATES, live + inb) + MAX_RIVALS
+        return np.minimum(k, TOP_K)
 
     def _add_close(self, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray) -> None:
-        """Record in-batch pairs (row, col, float32 cosine) at or above the near floor."""
-        close = self.close
-        for r, c, v in zip(rows.tolist(), cols.tolist(), sims.tolist(), strict=True):
-            if r != c:
-                close.setdefault(r, []).append((c, v))
+        """Record in-batch pairs (row, col, float32 cosine) at or above the near floor
+        (rows in ascending order, as both scorers find them)."""
+        self.close = _Pairs(rows, cols, sims)
 
     def _take(self, sims: np.ndarray, lo: int, val: np.ndarray, col: np.ndarray) -> None:
         best = sims.argmax(axis=1)

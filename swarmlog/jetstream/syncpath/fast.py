@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -30,6 +31,8 @@ from swarmlog._fast import rfc3339_ns
 from swarmlog.jetstream.client import Raw, _Client
 from swarmlog.jetstream.proto import H_MSG_ID, ApiError, Prepared, ns_ts, parse_reply
 from swarmlog.jetstream.syncpath.conn import Fallback, SyncConn
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from swarmlog.jetstream.loop import LoopThread
@@ -135,31 +138,17 @@ class SyncAppends:
     def call(self, subject: str, payload: bytes = b"") -> bytes | None:
         """The reply to a request (a read of the JetStream API) made on this connection,
         or None where the async client must make it (busy, failed, refused)."""
-        if not self.lock.acquire(blocking=False):
-            return None
-        try:
-            if not self._ready():
-                return None
-            return self.conn.request(subject, payload, {}, time.monotonic() + self.timeout)
-        except Fallback as e:
-            self._failed(e)
-            return None
-        except Exception as e:
-            self._failed(Fallback(f"{type(e).__name__}: {e}"))
-            return None
-        finally:
-            self.lock.release()
+        return self._on_conn(
+            lambda conn: conn.request(subject, payload, {}, time.monotonic() + self.timeout)
+        )
 
     def direct(self, stream: str, start: int, n: int) -> list[Raw] | None:
         """Up to ``n`` messages of ``stream`` from ``start`` on, one Direct Get batch on
         this connection (as ``JsClient.direct_batch``), or None: the async client."""
-        if not self.lock.acquire(blocking=False):
-            return None
-        try:
-            if not self._ready():
-                return None
+
+        def batch(conn: SyncConn) -> list[Raw] | None:
             req = orjson.dumps({"seq": start, "batch": n})
-            got = self.conn.gather(
+            got = conn.gather(
                 f"$JS.API.DIRECT.GET.{stream}", req, n, time.monotonic() + self.timeout
             )
             out: list[Raw] = []
@@ -172,6 +161,18 @@ class SyncAppends:
                 ts = ns_ts(rfc3339_ns(h["Nats-Time-Stamp"]))
                 out.append(Raw(int(h["Nats-Sequence"]), h.get("Nats-Subject", ""), data, h, ts))
             return out
+
+        return self._on_conn(batch)
+
+    def _on_conn(self, fn: Callable[[SyncConn], _T | None]) -> _T | None:
+        """``fn`` on this connection when it is free and ready, else None (the async
+        client's turn); a failure marks the connection failed and also gives None."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            if not self._ready():
+                return None
+            return fn(self.conn)
         except Fallback as e:
             self._failed(e)
             return None

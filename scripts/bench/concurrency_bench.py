@@ -216,7 +216,9 @@ def baseline(tree: str, where: str, writers: int, dur: str, seconds: float) -> f
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--writers", default="1,4,16,64")
-    ap.add_argument("--durability", default="process,fsync", help="process, fsync or both")
+    ap.add_argument(
+        "--durability", default="process,fsync", help="process, fsync or process,fsync"
+    )
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--baseline", help="a checkout whose FileLog.append gets a column")
     ap.add_argument("--cell", help=argparse.SUPPRESS)  # (a baseline cell: where,w,dur,s)
@@ -231,6 +233,8 @@ def main() -> None:
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="concbench-") as tmp:
         for dur in args.durability.split(","):
+            if dur not in ("process", "fsync"):
+                ap.error(f"--durability: {dur!r} is neither process nor fsync")
             for w in counts:
                 tag = f"{dur}-{w}"
                 db = os.path.join(tmp, f"{tag}.db")

@@ -18,12 +18,15 @@ number of live facts where it can be:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from synthesizer.search.factindex import TIER_CODES, FactIndex
 from synthesizer.search.prune import DENSE_SHARE, MARGIN, exact_cosines
 from synthesizer.state import SwarmState
 from synthesizer.state.facts import LONG_TERM, SHORT_TERM
+from synthesizer.worker import scan
 
 _BLOCK_ROWS, _BLOCK_COLS = 256, 1024  # as prune's: the block stays in cache
 _CELLS = _BLOCK_ROWS * _BLOCK_COLS  # the reused buffer (1 MB of float32)
@@ -58,6 +61,7 @@ def bound_pairs(
     floor: np.ndarray,
     raw: tuple[np.ndarray, np.ndarray] | None = None,
     rows_floor: tuple[np.ndarray, np.ndarray] | None = None,
+    threads: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols), sorted, of every pair whose bound ``left[i] . right[j]`` reaches
     ``floor[j] - MARGIN``: ``prune.bound_pairs``'s contract, without its per-call copy of
@@ -84,60 +88,90 @@ def bound_pairs(
       float32 product directly (``raw_direct``): pairs whose float32 cosine reaches the cut, a
       superset of those whose exact cosine reaches the floor (its error, < 2.5e-4 at dim
       <= 4096, is inside ``MARGIN``).
+
+    The scan runs in tiles on ``threads`` pool threads (default ``scan.scan_threads()``;
+    see ``scan``): the same superset contract, every core's memory bandwidth.
     """
     m, n = left.shape[0], right.shape[0]
-    rows: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-    cols: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
     if not m or not n:
-        return rows[0], cols[0]
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
     cut = (np.asarray(floor, dtype=np.float64) - MARGIN).astype(np.float32)
+    row_cut = cap_cut = None
     if rows_floor is not None:
         row_cut = (np.asarray(rows_floor[0], dtype=np.float64) - MARGIN).astype(np.float32)
         cap_cut = (np.asarray(rows_floor[1], dtype=np.float64) - MARGIN).astype(np.float32)
-    height = min(_BLOCK_ROWS, m)
-    step = max(_BLOCK_COLS, _CELLS // height)
-    buf = np.empty((height, min(step, n)), dtype=np.float32)
-    dense = None if raw is None else np.empty_like(buf)
-    for r0 in range(0, m, _BLOCK_ROWS):
-        part = left[r0 : r0 + _BLOCK_ROWS]
-        direct = False  # this row block takes the float32 product, not the bound
-        # the first block narrow: it tells whether the bound prunes before a wide one pays
-        starts = [0, *range(min(_BLOCK_COLS, n), n, step)]
-        for c0, c1 in zip(starts, [*starts[1:], n], strict=True):
-            width = c1 - c0
-            over = buf[: part.shape[0], :width]
-            if direct and raw is not None:
-                np.matmul(raw[0][r0 : r0 + _BLOCK_ROWS], raw[1][c0 : c0 + width].T, out=over)
-            else:
-                np.matmul(part, right[c0 : c0 + width].T, out=over)
-            if rows_floor is None:
-                block_cut = cut[c0 : c0 + width][None, :]
-            else:
-                block_cut = np.minimum(
-                    np.maximum(cut[c0 : c0 + width], row_cut[r0 : r0 + len(part), None]),
-                    cap_cut[c0 : c0 + width],
-                )
-            over -= block_cut  # bound (or float32 cosine) - cut
-            hit = np.flatnonzero(over.max(axis=1) >= 0.0)
-            if not len(hit):
-                continue
-            passing = over[hit] >= 0.0
-            if (
-                not direct
-                and raw is not None
-                and dense is not None
-                and np.count_nonzero(passing) > DENSE_SHARE * passing.size
-            ):
-                exact = dense[: len(hit), :width]
-                np.matmul(raw[0][hit + r0], raw[1][c0 : c0 + width].T, out=exact)
-                passing &= exact >= (block_cut if rows_floor is None else block_cut[hit])
-                direct = raw_direct(len(hit), part.shape[0])
-            flat = np.flatnonzero(passing)
-            rows.append(hit[flat // width] + r0)
-            cols.append(flat % width + c0)
-    r, c = np.concatenate(rows), np.concatenate(cols)
+    width = scan.scan_threads() if threads is None else max(1, threads)
+    tiles = [
+        functools.partial(
+            _tile, left, right, cut, raw, row_cut, cap_cut, r0, min(m, r0 + _BLOCK_ROWS), c0, c1
+        )
+        for r0 in range(0, m, _BLOCK_ROWS)
+        for c0, c1 in scan.column_ranges(n, min(m - r0, _BLOCK_ROWS), width)
+    ]
+    found = scan.run_tiles(tiles, width)
+    r = np.concatenate([t[0] for t in found])
+    c = np.concatenate([t[1] for t in found])
     order = np.lexsort((c, r))
     return r[order], c[order]
+
+
+def _tile(
+    left: np.ndarray,
+    right: np.ndarray,
+    cut: np.ndarray,
+    raw: tuple[np.ndarray, np.ndarray] | None,
+    row_cut: np.ndarray | None,
+    cap_cut: np.ndarray | None,
+    r0: int,
+    r1: int,
+    lo: int,
+    hi: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``bound_pairs`` over memory rows ``r0:r1`` and fact columns ``lo:hi`` (one tile, with
+    buffers of its own): (rows, cols) in any order."""
+    rows: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    cols: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    part = left[r0:r1]
+    height = part.shape[0]
+    step = max(_BLOCK_COLS, _CELLS // height)
+    buf = np.empty((height, min(step, hi - lo)), dtype=np.float32)
+    dense = None if raw is None else np.empty_like(buf)
+    direct = False  # this row block takes the float32 product, not the bound
+    # the first block narrow: it tells whether the bound prunes before a wide one pays
+    starts = [lo, *range(min(lo + _BLOCK_COLS, hi), hi, step)]
+    for c0, c1 in zip(starts, [*starts[1:], hi], strict=True):
+        width = c1 - c0
+        over = buf[:, :width]
+        if direct and raw is not None:
+            np.matmul(raw[0][r0:r1], raw[1][c0:c1].T, out=over)
+        else:
+            np.matmul(part, right[c0:c1].T, out=over)
+        if row_cut is None or cap_cut is None:
+            block_cut = cut[c0:c1][None, :]
+        else:
+            block_cut = np.minimum(
+                np.maximum(cut[c0:c1], row_cut[r0:r1, None]), cap_cut[c0:c1]
+            )
+        over -= block_cut  # bound (or float32 cosine) - cut
+        hit = np.flatnonzero(over.max(axis=1) >= 0.0)
+        if not len(hit):
+            continue
+        passing = over[hit] >= 0.0
+        if (
+            not direct
+            and raw is not None
+            and dense is not None
+            and np.count_nonzero(passing) > DENSE_SHARE * passing.size
+        ):
+            exact = dense[: len(hit), :width]
+            np.matmul(raw[0][hit + r0], raw[1][c0:c1].T, out=exact)
+            passing &= exact >= (block_cut if block_cut.shape[0] == 1 else block_cut[hit])
+            direct = raw_direct(len(hit), height)
+        flat = np.flatnonzero(passing)
+        rows.append(hit[flat // width] + r0)
+        cols.append(flat % width + c0)
+    return np.concatenate(rows), np.concatenate(cols)
 
 
 def pair_floors(

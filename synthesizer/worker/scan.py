@@ -1,0 +1,93 @@
+"""Spreading the candidate scan over the machine's cores (``candidates.bound_pairs``).
+
+The scan of a batch of memories against every live fact reads the whole fact matrix
+(at 100k facts and the contest floor, 154 MB of float32 per batch): one core's memory
+bandwidth and one core's arithmetic bound the synthesizer's rate, while a swarm's
+machine has cores to spare. numpy's products and comparisons release the GIL, so the
+scan is cut into tiles (a block of memory rows x a range of fact columns), each run on a
+pool thread with its own buffers; the pairs are concatenated and sorted as before.
+
+Why the result cannot change: each tile keeps every pair of its rows and columns whose
+cosine can reach its floor (``bound_pairs``'s superset contract holds per tile), and
+every candidate is then scored exactly and filtered against the same floors. How many
+tiles, and in which thread, only changes which extra pairs are verified and dropped.
+
+``SWARMLOG_SCAN_THREADS`` sets the pool's width (1: the single-threaded scan); by default
+the cores this process may run on, at most ``MAX_THREADS``. BLAS runs on one thread per
+tile meanwhile (its own threads on top of ours would oversubscribe the cores).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+MAX_THREADS = 8
+MIN_TILE_CELLS = 1 << 21
+"""A tile covers at least this many memory x fact cells (~2M: ~1 ms of product): smaller
+ones cost more in hand-offs than they save."""
+
+T = TypeVar("T")
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_PID = -1
+_POOL_WIDTH = 0
+_POOL_LOCK = threading.Lock()
+
+
+def scan_threads() -> int:
+    """The scan's width: ``SWARMLOG_SCAN_THREADS`` if set (>= 1), else the usable cores
+    (at most ``MAX_THREADS``)."""
+    env = os.environ.get("SWARMLOG_SCAN_THREADS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(
+                f"SWARMLOG_SCAN_THREADS must be a whole number >= 1, got {env!r}"
+            ) from None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cores))
+
+
+def column_ranges(n: int, rows: int, threads: int) -> list[tuple[int, int]]:
+    """Cut ``n`` fact columns into ranges for ``threads`` workers scanning ``rows`` rows:
+    about ``threads`` ranges per row block, none under ``MIN_TILE_CELLS`` cells."""
+    if threads <= 1 or n == 0:
+        return [(0, n)]
+    least = max(1, MIN_TILE_CELLS // max(1, rows))
+    parts = max(1, min(threads, n // least))
+    edges = [n * i // parts for i in range(parts + 1)]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """The shared pool (re-made in a forked child: a parent's threads do not exist there)."""
+    global _POOL, _POOL_PID, _POOL_WIDTH
+    with _POOL_LOCK:
+        if _POOL is None or os.getpid() != _POOL_PID or threads > _POOL_WIDTH:
+            _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="swarmlog-scan")
+            _POOL_PID, _POOL_WIDTH = os.getpid(), threads
+        return _POOL
+
+
+def run_tiles(tiles: Sequence[Callable[[], T]], threads: int) -> list[T]:
+    """Each tile's result, in the tiles' order; on the pool when there is more than one
+    tile and more than one thread (BLAS on one thread meanwhile), else inline."""
+    if threads <= 1 or len(tiles) <= 1:
+        return [tile() for tile in tiles]
+    from synthesizer.search.prune import one_blas_thread
+
+    with one_blas_thread():
+        futures = [_pool(threads).submit(tile) for tile in tiles]
+        return [f.result() for f in futures]
+
+
+__all__ = ["MAX_THREADS", "MIN_TILE_CELLS", "column_ranges", "run_tiles", "scan_threads"]

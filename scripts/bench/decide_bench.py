@@ -1,7 +1,7 @@
 """A synthesizer pass at scale, cold and warm, against another tree in the same run (issue 25).
 
     .venv/bin/python scripts/bench/decide_bench.py [--facts 100000] [--memories 2000]
-        [--runs 3] [--compare DIR] [--config KEY=VALUE ...] [--no-write]
+        [--runs 3] [--compare DIR] [--config KEY=VALUE ...] [--floor] [--no-write]
 
 Each run is a fresh process on a fresh copy of ``scale_bench``'s cached swarm of
 ``--facts`` live facts (hashing embedder), run by this tree's code or by ``--compare``'s
@@ -15,6 +15,9 @@ Each run is a fresh process on a fresh copy of ``scale_bench``'s cached swarm of
 
 ``--config`` settings (``synthesizer.contest_floor=0.9``, say) are recorded in each copy
 before the memories. Reported: decisions/s, median of ``--runs``, and the load average.
+``--floor`` also times, in a fresh process after the runs, the bare float32 product of
+``--memories`` rows against ``--facts`` (dim 384): the ceiling of any pass that scores
+every live fact, whatever it does besides.
 """
 
 from __future__ import annotations
@@ -80,6 +83,22 @@ def child(path: str, memories: int, settings: list[str]) -> dict[str, Any]:
     return out
 
 
+def floor_child(facts: int, memories: int) -> dict[str, Any]:
+    """The floor of any exact-cosine scan: the bare float32 product of ``memories`` unit
+    rows against ``facts`` (dim 384, numpy's BLAS on every core it uses), best of 3."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((facts, 384), dtype=np.float32)
+    q = rng.standard_normal((memories, 384), dtype=np.float32)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        _ = q @ x.T
+        best = min(best, time.perf_counter() - t0)
+    return {"product_s": best, "ceiling": memories / best}
+
+
 def run(tree: Path, path: Path, memories: int, settings: list[str]) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{ROOT / 'scripts' / 'bench'}"}
     cmd = [PY, __file__, "--child", str(path), str(memories), json.dumps(settings)]
@@ -93,6 +112,9 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         print(json.dumps(child(sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]))))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--floor-child":
+        print(json.dumps(floor_child(int(sys.argv[2]), int(sys.argv[3]))))
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--facts", type=int, default=100_000)
     ap.add_argument("--memories", type=int, default=2000)
@@ -101,6 +123,11 @@ def main() -> None:
     ap.add_argument("--compare-label", default="main")
     ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time the bare product of the pass's memories against the facts",
+    )
     args = ap.parse_args()
     cached_bytecode()
     import scale_bench
@@ -117,6 +144,16 @@ def main() -> None:
             got[label].append(r)
             print(label, json.dumps(r), flush=True)
     loads.append(os.getloadavg()[0])
+    if args.floor:  # a fresh process, after the runs: the same machine, the same minutes
+        cmd = [PY, __file__, "--floor-child", str(args.facts), str(args.memories)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        fl = json.loads(out.strip().splitlines()[-1])
+        print(
+            f"floor: the bare {args.memories:,} x {args.facts:,} x 384 float32 product takes "
+            f"{fl['product_s'] * 1e3:,.0f} ms: at most {fl['ceiling']:,.0f} decisions/s "
+            "for any pass that scores every live fact",
+            flush=True,
+        )
     where = f"{args.facts:,} facts, {args.memories:,} memories" + "".join(
         f", {c}" for c in args.config
     )

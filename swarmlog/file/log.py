@@ -56,6 +56,7 @@ from swarmlog.clock import Clock, split_ts
 from swarmlog.contract import Log, VerifyReport
 from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits
 from swarmlog.errors import DurabilityError, InvalidEvent, LogUnavailable, SwarmlogError
+from swarmlog.file import _fast as ixfast
 from swarmlog.file import archive, chainwalk, lockfile, redact
 from swarmlog.file import segment as seg
 from swarmlog.file import verify as fileverify
@@ -272,6 +273,8 @@ class FileLog(SegmentReader, AloneView, Log):
         eid = src["id"]
         with self._tlock:
             pre, post = split_ts(self._serializer.members(src))
+            # (another writer was seen: the id's index bytes and hash before the lock)
+            idk = None if self._alone else ixfast.id_key(eid)
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
@@ -296,6 +299,26 @@ class FileLog(SegmentReader, AloneView, Log):
                             self._versions[key] = seq
                         if CRASH_AT_LAG:
                             crash_step(4)
+                elif (ix := ixfast.view(self)) is not None:  # (the common case, fused)
+                    if idk is None:
+                        idk = ixfast.id_key(eid)
+                    seq, slot = ixfast.find(ix, *idk)
+                    known = seq != 0
+                    if not known:
+                        if expect:
+                            self._ix_expect(ix, expect)
+                        key = src.get("key")
+                        if not ix.fits_one(eid, key):
+                            ix = self._ix_room(ix, [eid], [key])
+                            slot = ixfast.find(ix, *idk)[1]
+                        seq = self._last + 1
+                        ts, cap = self._ix_stamp(ix)
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+                        self._write_one(line, seq)  # (view: the open segment, not full)
+                        self._last_ts = ts
+                        self._tip = tip
+                        if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):
+                            self._ix_record_one(ix, seq, eid, key, cap)
                 elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:

@@ -1,4 +1,4 @@
-"""swarmlog/file/_fast.py (the fused indexed append) and view/ixsnap.py against the plain code.
+"""swarmlog/file/view/_fast.py (the fused indexed append) and view/ixsnap.py against the plain code.
 
 The fused critical section must leave exactly what the reference methods leave: the same
 segment bytes, the same index tables (slots and heap, byte for byte), the same end, the
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from swarmlog import Event, FileLog, VersionConflict
-from swarmlog.file import _fast as ixfast
+from swarmlog.file.view import _fast as ixfast
 from swarmlog.file.view import ixsnap
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
@@ -206,3 +206,62 @@ def test_a_snapshot_from_the_raw_index_is_the_dict_built_one(tmp_path: Path) -> 
         assert viewsnap.load(c)  # (the raw-built file is trusted)
         assert c.append(Event(agent="w", type="t", id="e6\u00e9")).seq == 7
         assert c.version("key1") == 296
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    homes=st.lists(st.integers(0, 63), min_size=1, max_size=40),
+    salt=st.integers(1, 2**20),
+)
+def test_vectorized_growth_places_every_entry_where_probing_finds_it(
+    homes: list[int], salt: int
+) -> None:
+    """``writerindex.place`` (numpy, for big tables) against the probing rule: every entry
+    sits at or after its home slot with no empty slot between (wrapping past the end)."""
+    import mmap
+    import struct
+
+    cap = 64
+    shift = 65 - cap.bit_length()
+    inv = pow(wi._GOLD, -1, 1 << 64)
+    # hashes whose home slots are ``homes`` (many equal, some near the end: wrapping)
+    hashes = [(((hm << shift) + salt + j) * inv) & wi._M64 or 1 for j, hm in enumerate(homes)]
+    src = b"".join(struct.pack("<QQQ", h, j + 1, 7 * j) for j, h in enumerate(hashes))
+    src += bytes(wi.SLOT * 5)  # (empty slots are skipped)
+    m = mmap.mmap(-1, 64 + wi.SLOT * cap)
+    wi.place(src, m, 64, cap)
+    got = {}
+    for i in range(cap):
+        h, seq, soff = struct.unpack_from("<QQQ", m, 64 + wi.SLOT * i)
+        if h:
+            got[h] = (i, seq, soff)
+    assert len(got) == len(set(hashes))
+    for j, h in enumerate(hashes):
+        i = ((h * wi._GOLD) & wi._M64) >> shift
+        while struct.unpack_from("<Q", m, 64 + wi.SLOT * i)[0] != h:
+            assert struct.unpack_from("<Q", m, 64 + wi.SLOT * i)[0], "an empty slot first"
+            i = (i + 1) % cap
+        assert got[h][1:] == (j + 1, 7 * j)
+    m.close()
+
+
+def test_a_big_index_grown_with_numpy_holds_every_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 10**9)  # (segment_view: the whole dicts)
+    import numpy  # noqa: F401  (loaded: growths past 4,096 slots take the numpy path)
+
+    placed = []
+    place = wi.place
+    monkeypatch.setattr(wi, "place", lambda *a: placed.append(a[3]) or place(*a))
+    a, b = FileLog(tmp_path, notify=False), FileLog(tmp_path, notify=False)
+    for i in range(72):  # 72,000 ids: grown at 4,096, 16,384 and 65,536 (the numpy path)
+        (a, b)[i % 2].append_many(
+            [Event(agent="w", type="t", id=f"g{i}.{j}", key=f"k{j % 50}") for j in range(1000)]
+        )
+    ix = b._wview()
+    assert ix is not None and ix.id_cap >= 1 << 19
+    assert 1 << 19 in placed  # (the last growth's id table)
+    a.close()
+    b.close()
+    assert index_view(str(tmp_path)) == segment_view(str(tmp_path))

@@ -56,7 +56,6 @@ from swarmlog.clock import Clock, split_ts
 from swarmlog.contract import Log, VerifyReport
 from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits
 from swarmlog.errors import DurabilityError, InvalidEvent, LogUnavailable, SwarmlogError
-from swarmlog.file import _fast as ixfast
 from swarmlog.file import archive, chainwalk, lockfile, redact
 from swarmlog.file import segment as seg
 from swarmlog.file import verify as fileverify
@@ -65,6 +64,7 @@ from swarmlog.file.meta import clean_meta_tmp, write_meta
 from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through filelog)
+from swarmlog.file.view import _fast as ixfast
 from swarmlog.file.view import writerindex
 from swarmlog.file.view.alone import AloneView
 from swarmlog.file.view.columns import any_known
@@ -312,9 +312,9 @@ class FileLog(SegmentReader, AloneView, Log):
                             ix = self._ix_room(ix, [eid], [key])
                             slot = ixfast.find(ix, *idk)[1]
                         seq = self._last + 1
-                        ts, cap = self._ix_stamp(ix)
+                        ts, cap = ixfast.stamp(self, ix)
                         line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
-                        self._write_one(line, seq)  # (view: the open segment, not full)
+                        ixfast.write_one(self, line, seq)  # (view: the open segment, not full)
                         self._last_ts = ts
                         self._tip = tip
                         if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):

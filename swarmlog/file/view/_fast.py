@@ -19,21 +19,21 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import time
 import zlib
-from typing import TYPE_CHECKING
 
 from swarmlog import chain as hashchain
+from swarmlog._fast import bounded_stamp as _bounded_stamp
 from swarmlog.file.view import index as viewindex
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.columns import str_hash
-
-if TYPE_CHECKING:
-    from swarmlog.file.log import FileLog
+from swarmlog.file.view.index import IndexedView
 
 _Q = struct.Struct("<Q")
 _unpack_q = _Q.unpack_from  # (bound methods: no attribute lookup per call)
 _pack_q = _Q.pack_into
+_unpack_qq = struct.Struct("<QQ").unpack_from  # (gen and retired, one call)
 _SLOTS = struct.Struct("<QQQ")
 _unpack_slot = _SLOTS.unpack_from
 _pack_slot = _SLOTS.pack_into
@@ -50,27 +50,39 @@ _GOLD = wi._GOLD
 _M64 = wi._M64
 _SLOT = wi.SLOT
 _lseek = os.lseek
+_boot_ns = time.clock_gettime_ns
+_BOOTTIME = wi.BOOTTIME
 _SEEK_END = os.SEEK_END
 _crc32 = zlib.crc32
 _GENESIS = hashchain.GENESIS
 
 
-def id_key(eid: str) -> tuple[bytes, int]:
-    """The id's UTF-8 bytes and index hash (``WriterIndex.find_id``'s), computed before
-    the lock."""
-    return eid.encode("utf-8", "surrogatepass"), str_hash(eid) or 1
+def id_key(eid: str) -> tuple[bytes, int, bytes]:
+    """The id's UTF-8 bytes, index hash (``WriterIndex.find_id``'s) and heap entry
+    (u32 length, the bytes), computed before the lock."""
+    s = eid.encode("utf-8", "surrogatepass")
+    return s, str_hash(eid) or 1, _LEN.pack(len(s)) + s
 
 
-def view(log: FileLog) -> wi.WriterIndex | None:
+def stamp(log: IndexedView, ix: wi.WriterIndex) -> tuple[float, tuple[float, int]]:
+    """``IndexedView._ix_stamp`` in one frame (``boottime_ns`` inlined)."""
+    return _bounded_stamp(
+        log._clock(), log._last_ts, ix.cap_ts, ix.cap_at, _boot_ns(_BOOTTIME) or 1
+    )
+
+
+def view(log: IndexedView) -> wi.WriterIndex | None:
     """``IndexedView._wview`` in its common case, else None having changed nothing
     (the caller then runs ``_wview``). Under the append lock."""
     ix = log._wix
     if ix is None or not log._ix_ready or viewindex._crash[1]:
         return None
     m = ix.m
-    if _lseek(ix.fd, 0, _SEEK_END) < len(m) or _unpack_q(m, 16)[0]:
-        return None  # (cut or retired: ``_ix_mapped`` reopens it)
-    gen = _unpack_q(m, 8)[0]
+    if _lseek(ix.fd, 0, _SEEK_END) < len(m):
+        return None  # (cut under the mapping: ``_ix_mapped`` reopens it)
+    gen, retired = _unpack_qq(m, 8)
+    if retired:
+        return None
     if (
         gen != ix.seen
         and not _reload(ix, m, gen, log._swarm16)
@@ -118,9 +130,31 @@ def _reload(ix: wi.WriterIndex, m: mmap.mmap, gen: int, swarm: bytes) -> bool:
     return True
 
 
-def find(ix: wi.WriterIndex, s: bytes, h: int) -> tuple[int, int]:
+def write_one(log: IndexedView, line: bytes, seq: int) -> None:
+    """``SegmentWriter._write_one`` (the record at the open segment's known end) in one
+    frame: a short or failed write goes to ``_write_all``'s own handling."""
+    try:
+        written = os.write(log._seg_fd, line)
+    except OSError as e:
+        log._undo_write(e)  # (nothing of it stays: as ``_write_all``)
+    if written != len(line):  # (a short write: the rest, or an undo, as the reference)
+        log._write_all(line[written:], seq)
+        log._seg_end += written
+    else:
+        log._seg_end += written
+        log._last = seq
+    if log.durability == "fsync":
+        log._note_written(seq, log._seg_first)
+    if seq % 65536:
+        log._offs.append(log._seg_end)
+    else:
+        log._offs_new()
+
+
+def find(ix: wi.WriterIndex, s: bytes, h: int, entry: bytes = b"") -> tuple[int, int]:
     """(seq, slot offset) of the id with bytes ``s`` and hash ``h``: seq 0 and the
-    empty slot it would go to if it is absent (``WriterIndex._find``)."""
+    empty slot it would go to if it is absent (``WriterIndex._find``; ``entry`` unused:
+    ``id_key``'s third part)."""
     m, cap, at, heap = ix.m, ix.id_cap, ix._ids_at, ix._heap_at
     mask = cap - 1
     i = ((h * _GOLD) & _M64) >> (65 - cap.bit_length())
@@ -138,11 +172,12 @@ def find(ix: wi.WriterIndex, s: bytes, h: int) -> tuple[int, int]:
 
 
 def record_one(
-    log: FileLog,
+    log: IndexedView,
     ix: wi.WriterIndex,
     seq: int,
     s: bytes,
     h: int,
+    entry: bytes,
     slot: int,
     key: str | None,
     cap: tuple[float, int],
@@ -157,12 +192,11 @@ def record_one(
     _pack_q(m, 8, gen)  # (odd: an update in progress)
     used = ix.heap_used
     p = ix._heap_at + used
-    n = len(s)
-    _LEN.pack_into(m, p, n)
-    m[p + 4 : p + 4 + n] = s
+    n = len(entry)
+    m[p : p + n] = entry  # (length and bytes: one store)
     _pack_slot(m, slot, 0, seq, used)  # seq first: the slot is empty or whole
     _pack_q(m, slot, h)
-    ix.heap_used = used + 4 + n
+    ix.heap_used = used + n
     ix.id_count += 1
     if key is not None:
         ix.set_key(key, seq)

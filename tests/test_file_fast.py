@@ -265,3 +265,43 @@ def test_a_big_index_grown_with_numpy_holds_every_entry(
     a.close()
     b.close()
     assert index_view(str(tmp_path)) == segment_view(str(tmp_path))
+
+
+def _hold(path: str, ready: Any, secs: float) -> None:
+    import fcntl
+    import time
+
+    fd = os.open(path, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    ready.set()
+    time.sleep(secs)
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def test_the_spinning_lock_excludes_and_sleeps_when_tries_fail(tmp_path: Path) -> None:
+    """lockfile.lock_spinning: free, it takes the lock at once (budget kept); held by
+    another process past its tries, it sleeps until that one lets go (budget halved);
+    held, no other process gets it."""
+    import fcntl
+    import multiprocessing as mp
+
+    from swarmlog.file import lockfile
+
+    path = str(tmp_path / "lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    assert lockfile.lock_spinning(fd, 8) == 8
+    other = os.open(path, os.O_RDWR)
+    with pytest.raises(BlockingIOError):
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (held: excluded)
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    ctx = mp.get_context("fork")
+    ready = ctx.Event()
+    p = ctx.Process(target=_hold, args=(path, ready, 0.3))
+    p.start()
+    assert ready.wait(10)
+    assert lockfile.lock_spinning(fd, 8) == 4  # (8 tries failed: asleep until released)
+    p.join(10)
+    assert p.exitcode == 0
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(other)
+    os.close(fd)

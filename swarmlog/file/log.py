@@ -132,6 +132,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._root_s = os.fspath(self.root)
         self._segdir_s = os.path.join(self._root_s, "segments")
         self._lock_fd = -1  # opened by the first write (readers need no lock: lockfile.py)
+        self._spin = lockfile.SPIN_MAX // 2  # (tries before sleeping: lockfile.lock_spinning)
         self._closed = False
         self._tlock = threading.RLock()
         self._sync_fd = self._next_fd = -1
@@ -276,7 +277,7 @@ class FileLog(SegmentReader, AloneView, Log):
             # (another writer was seen: the id's index bytes and hash before the lock)
             idk = None if self._alone else ixfast.id_key(eid)
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
             try:
                 if self._alone and self._still_alone():  # a writer alone (view/alone.py):
                     seq = self._ids.get(eid)  # no index work, main's old fast path

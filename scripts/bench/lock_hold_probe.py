@@ -9,10 +9,11 @@ acquisition to its release (``time.perf_counter_ns``, by wrapping the ``fcntl`` 
 ``swarmlog.file.log`` calls and ``lockfile.lock_spinning`` where the tree has it), and
 the printout gives appends/s, the held time's p50 / p90 / p99 / p99.9 / max, the share of
 held time in holds over 100 us (holders descheduled or stalled inside the lock), the
-user and system CPU per append, voluntary and involuntary context switches per append,
-and how many cores the writers used. ``--separate``: each writer on a log of its own
-(the same loop with nothing shared), which tells what sharing one log costs. ``--tree``:
-the swarmlog checkout to import (default: this one), to compare commits in one session.
+user and system CPU per append, voluntary and involuntary context switches and minor
+page faults per append, and how many cores the writers used. ``--separate``: each
+writer on a log of its own (the same loop with nothing shared), which tells what
+sharing one log costs. ``--tree``: the swarmlog checkout to import (default: this one),
+to compare commits in one session.
 The figures move with the machine's load (printed): compare only runs of one session.
 """
 
@@ -68,6 +69,7 @@ def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _
             r1.ru_stime - r0.ru_stime,
             r1.ru_nvcsw - r0.ru_nvcsw,
             r1.ru_nivcsw - r0.ru_nivcsw,
+            r1.ru_minflt - r0.ru_minflt,
         )
     )
     log.close()
@@ -141,6 +143,7 @@ def main() -> None:
             f"CPU per append user {1e6 * user / n:.1f} + sys {1e6 * sys_ / n:.1f} us; "
             f"switches per append {sum(r[5] for r in res) / n:.2f} voluntary, "
             f"{sum(r[6] for r in res) / n:.2f} involuntary; "
+            f"minor page faults per append {sum(r[7] for r in res) / n:.2f}; "
             f"writers used {(user + sys_) / span:.2f} cores (load {os.getloadavg()[0]:.1f})",
             flush=True,
         )

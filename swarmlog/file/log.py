@@ -64,6 +64,7 @@ from swarmlog.file.meta import clean_meta_tmp, write_meta
 from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through filelog)
+from swarmlog.file.view import _fast as ixfast
 from swarmlog.file.view import writerindex
 from swarmlog.file.view.alone import AloneView
 from swarmlog.file.view.columns import any_known
@@ -131,6 +132,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._root_s = os.fspath(self.root)
         self._segdir_s = os.path.join(self._root_s, "segments")
         self._lock_fd = -1  # opened by the first write (readers need no lock: lockfile.py)
+        self._spin = lockfile.SPIN_MAX // 2  # (tries before sleeping: lockfile.lock_spinning)
         self._closed = False
         self._tlock = threading.RLock()
         self._sync_fd = self._next_fd = -1
@@ -272,8 +274,10 @@ class FileLog(SegmentReader, AloneView, Log):
         eid = src["id"]
         with self._tlock:
             pre, post = split_ts(self._serializer.members(src))
+            # (another writer was seen: the id's index bytes and hash before the lock)
+            idk = None if self._alone else ixfast.id_key(eid)
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
             try:
                 if self._alone and self._still_alone():  # a writer alone (view/alone.py):
                     seq = self._ids.get(eid)  # no index work, main's old fast path
@@ -296,6 +300,26 @@ class FileLog(SegmentReader, AloneView, Log):
                             self._versions[key] = seq
                         if CRASH_AT_LAG:
                             crash_step(4)
+                elif (ix := ixfast.view(self)) is not None:  # (the common case, fused)
+                    if idk is None:
+                        idk = ixfast.id_key(eid)
+                    seq, slot = ixfast.find(ix, *idk)
+                    known = seq != 0
+                    if not known:
+                        if expect:
+                            self._ix_expect(ix, expect)
+                        key = src.get("key")
+                        if not ix.fits_one(eid, key):
+                            ix = self._ix_room(ix, [eid], [key])
+                            slot = ixfast.find(ix, *idk)[1]
+                        seq = self._last + 1
+                        ts, cap = ixfast.stamp(self, ix)
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+                        ixfast.write_one(self, line, seq)  # (view: the open segment, not full)
+                        self._last_ts = ts
+                        self._tip = tip
+                        if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):
+                            self._ix_record_one(ix, seq, eid, key, cap)
                 elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:

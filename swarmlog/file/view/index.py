@@ -19,13 +19,13 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Mapping
-from types import SimpleNamespace
 
 from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp, hashed_dict
 from swarmlog.errors import VersionConflict
 from swarmlog.file import redact
 from swarmlog.file.fsguard import open_nofollow, os_error
+from swarmlog.file.view import ixsnap
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.catchup import CatchUp
@@ -143,29 +143,28 @@ class IndexedView(CatchUp):
         other writer waits for it.
         """
         ix.set_snapshot_at(self._last)
-        view = SimpleNamespace(
-            _root_s=self._root_s,
-            _segdir_s=self._segdir_s,
-            _swarm_id=self._swarm_id,
-            _ids=dict(ix.entries(ix.ids_at, ix.id_cap)),
-            _versions=dict(ix.entries(ix.keys_at, ix.key_cap)),
-            _last=self._last,
-            _last_ts=self._last_ts,
-            _tip=self._tip,
-            _seg_first=self._seg_first,
-            _seg_end=self._seg_end,
-            _view_at=self._view_at,
+        ids, keys, heap = ixsnap.copy(ix)
+        self._save_later = ixsnap.RawView(
+            root=self._root_s,
+            swarm_id=self._swarm_id,
+            ids=ids,
+            keys=keys,
+            heap=heap,
+            last=self._last,
+            last_ts=self._last_ts,
+            tip=self._tip,
+            seg_first=self._seg_first,
+            seg_end=self._seg_end,
             redactions=redact.count(self._root_s),
         )
         self._view_at = self._last
-        self._save_later = view
 
     def _ix_flush_save(self) -> None:
         """Write the snapshot ``_ix_save_view`` prepared (after the append lock)."""
         view, self._save_later = self._save_later, None
         # (not when a redaction ran since: it may have renamed ids or keys the copy holds)
         if view is not None and redact.count(self._root_s) == view.redactions:
-            viewsnap.save(view)
+            ixsnap.save(view)
 
     def _ix_mapped(self) -> wi.WriterIndex | None:
         """The index file, mapped (reopened if a newer one replaced it); None if it

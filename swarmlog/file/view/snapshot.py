@@ -75,15 +75,48 @@ def save(log: View) -> None:
     if last_id is None:
         return  # (the last record came from an ids file: no segment record to check)
     ids, keys = full_table(log._ids), full_table(log._versions)
+    saved = save_tables(
+        log._root_s,
+        log._swarm_id,
+        ids,
+        keys,
+        last=last,
+        last_id=last_id,
+        last_ts=log._last_ts,
+        tip=log._tip,
+        seg_first=log._seg_first,
+        seg_end=log._seg_end,
+    )
+    if saved:
+        log._view_at = last
+
+
+def save_tables(
+    root: str,
+    swarm_id: str,
+    ids: Table,
+    keys: Table,
+    *,
+    last: int,
+    last_id: str,
+    last_ts: float,
+    tip: bytes,
+    seg_first: int,
+    seg_end: int,
+) -> bool:
+    """Write ``view.idx`` from ready columns (``save``; ixsnap.py from the writer index):
+    True if it was written."""
+    if last == 0 or not swarm_id:
+        return False
     header = {
         "format": FORMAT,
-        "swarm": log._swarm_id,
+        "swarm": swarm_id,
         "last": last,
         "last_id": last_id,
-        "last_ts": log._last_ts,
-        "tip": log._tip.decode(),
-        "seg_first": log._seg_first,
-        "seg_end": log._seg_end,
+        "last_ts": last_ts,
+        "tip": tip.decode(),
+        "seg_first": seg_first,
+        "seg_end": seg_end,
         "ids": [len(ids), len(ids.blob)],
         "keys": [len(keys), len(keys.blob)],
     }
@@ -96,12 +129,13 @@ def save(log: View) -> None:
             t.blob.tobytes() + b"\0" * _pad(len(t.blob)),
         ]
     body = b"".join(parts)
-    if _write(os.path.join(log._root_s, NAME), _PREFIX % zlib.crc32(body) + body):
-        log._view_at = last
-        try:
-            os.unlink(os.path.join(log._root_s, OLD_NAME))
-        except OSError:
-            pass
+    if not _write(os.path.join(root, NAME), _PREFIX % zlib.crc32(body) + body):
+        return False
+    try:
+        os.unlink(os.path.join(root, OLD_NAME))
+    except OSError:
+        pass
+    return True
 
 
 def _pad(n: int) -> int:

@@ -1,0 +1,153 @@
+"""How long the append lock is held per append at N writers, and what sharing one log costs.
+
+Usage: ``.venv/bin/python scripts/bench/lock_hold_probe.py [--writers 1,16] [--seconds 2]
+[--tree DIR] [--separate]``.
+
+N writer processes (forked, started together, as in ``concurrency_bench``) append single
+events to one FileLog for ``--seconds``. In each, the append flock is timed from its
+acquisition to its release (``time.perf_counter_ns``, by wrapping the ``fcntl`` module
+``swarmlog.file.log`` calls and ``lockfile.lock_spinning`` where the tree has it), and
+the printout gives appends/s, the held time's p50 / p90 / p99 / p99.9 / max, the share of
+held time in holds over 100 us (holders descheduled or stalled inside the lock), the
+user and system CPU per append, voluntary and involuntary context switches and minor
+page faults per append, and how many cores the writers used. ``--separate``: each
+writer on a log of its own (the same loop with nothing shared), which tells what
+sharing one log costs. ``--tree``: the swarmlog checkout to import (default: this one),
+to compare commits in one session.
+The figures move with the machine's load (printed): compare only runs of one session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+class _Timed:
+    """Stands in for the ``fcntl`` module in ``swarmlog.file.log``: times each hold."""
+
+    LOCK_EX, LOCK_UN, LOCK_SH, LOCK_NB = fcntl.LOCK_EX, fcntl.LOCK_UN, fcntl.LOCK_SH, fcntl.LOCK_NB
+
+    def __init__(self) -> None:
+        self.since = 0
+        self.holds: list[int] = []
+
+    def flock(self, fd: int, op: int) -> None:
+        if op == fcntl.LOCK_UN:
+            self.holds.append(time.perf_counter_ns() - self.since)
+        fcntl.flock(fd, op)
+        if op == fcntl.LOCK_EX:
+            self.since = time.perf_counter_ns()
+
+
+def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _Timed) -> None:
+    from concurrency_bench import _event, _loop
+
+    from swarmlog.file.log import FileLog
+
+    log = FileLog(where, notify=False)
+    log.append(_event(wid, -1))
+    timed.holds.clear()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    n, span = _loop(lambda i: log.append(_event(wid, i)), start, seconds)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    out.put(
+        (
+            n,
+            span,
+            timed.holds,
+            r1.ru_utime - r0.ru_utime,
+            r1.ru_stime - r0.ru_stime,
+            r1.ru_nvcsw - r0.ru_nvcsw,
+            r1.ru_nivcsw - r0.ru_nivcsw,
+            r1.ru_minflt - r0.ru_minflt,
+        )
+    )
+    log.close()
+
+
+def _quantiles(holds: list[int]) -> list[float]:
+    """p50, p90, p99 and p99.9 of sorted nanosecond holds, in microseconds."""
+    n = len(holds)
+    return [holds[min(n - 1, int(f * n))] / 1e3 for f in (0.5, 0.9, 0.99, 0.999)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--writers", default="1,16")
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--tree", default=str(HERE.parents[1]))
+    ap.add_argument("--separate", action="store_true", help="a log per writer")
+    args = ap.parse_args()
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, os.path.abspath(args.tree))
+    from concurrency_bench import FORK, Start
+
+    import swarmlog.file.log as filelog
+    from swarmlog.file import lockfile
+
+    timed = _Timed()
+    filelog.fcntl = timed  # type: ignore[assignment]
+    spinning = getattr(lockfile, "lock_spinning", None)
+    if spinning is not None:
+
+        def timed_spin(fd: int, budget: int) -> int:
+            got = int(spinning(fd, budget))
+            timed.since = time.perf_counter_ns()
+            return got
+
+        lockfile.lock_spinning = timed_spin
+    print(f"tree {args.tree}; load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
+    for w in (int(x) for x in args.writers.split(",")):
+        with tempfile.TemporaryDirectory(prefix="lockprobe-") as tmp:
+            start, out = Start(w), FORK.Queue()
+            procs = [
+                FORK.Process(
+                    target=_worker,
+                    args=(
+                        os.path.join(tmp, f"log{i}" if args.separate else "log"),
+                        i,
+                        start,
+                        args.seconds,
+                        out,
+                        timed,
+                    ),
+                )
+                for i in range(w)
+            ]
+            for p in procs:
+                p.start()
+            start.go()
+            res = [out.get(timeout=600) for _ in procs]
+            for p in procs:
+                p.join(60)
+        n = sum(r[0] for r in res)
+        span = max(r[1] for r in res)
+        holds = sorted(h for r in res for h in r[2])
+        user, sys_ = sum(r[3] for r in res), sum(r[4] for r in res)
+        q = _quantiles(holds)
+        long = sum(h for h in holds if h > 100_000) / max(1, sum(holds))
+        print(
+            f"{w} writers{' (a log each)' if args.separate else ''}: {n / span:,.0f} appends/s; "
+            f"held p50 {q[0]:.1f} p90 {q[1]:.1f} p99 {q[2]:.1f} p99.9 {q[3]:.1f} "
+            f"max {holds[-1] / 1e3:,.0f} us; {100 * long:.0f} % of held time in holds > 100 us; "
+            f"CPU per append user {1e6 * user / n:.1f} + sys {1e6 * sys_ / n:.1f} us; "
+            f"switches per append {sum(r[5] for r in res) / n:.2f} voluntary, "
+            f"{sum(r[6] for r in res) / n:.2f} involuntary; "
+            f"minor page faults per append {sum(r[7] for r in res) / n:.2f}; "
+            f"writers used {(user + sys_) / span:.2f} cores (load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -21,6 +21,22 @@ from swarmlog.file.writer import SegmentWriter
 class CatchUp(SegmentWriter):
     """Reads what other writers appended into the handle's writer view."""
 
+    def _write_lock(self) -> int:
+        """The append lock's descriptor; a fresh handle's first write reads the log first.
+
+        Why: a fresh handle's view (the saved snapshot, numpy's import to map it, the
+        records after it) takes 15-300 ms to build; read under the lock, every fresh
+        writer process held every other writer (the synthesizer's decisions too) that
+        long, so a swarm of agents starting together stalled the log for seconds. Read
+        here, before the lock, as ``version`` reads; under the lock only what was
+        appended since is read.
+        """
+        fresh = self._lock_fd < 0 and self._last == 0 and self._seg_fd < 0
+        fd = super()._write_lock()
+        if fresh and self._seg_end == 0:
+            self._catch_up(locked=False)
+        return fd
+
     def _catch_up(self, locked: bool) -> None:
         """Bring the writer view up to the end of the log (cutting a torn tail if locked).
 

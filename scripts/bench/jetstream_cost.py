@@ -104,14 +104,17 @@ def child(variant: str, url: str, m: int, agent: str) -> None:
             for e in evs:
                 log.append(e)
 
-        timed(run)
+        timed(run, log)
         if variant == "late":  # close once every writer is done
             sys.stdin.readline()
         c = time.perf_counter()
         holder = log._seals.lease.holding
         log.close()
         if os.environ.get("JS_COST_CLOSE"):
-            print(f"close {time.perf_counter() - c:.3f}s holder={holder}", file=sys.stderr)
+            print(
+                f"close {time.perf_counter() - c:.3f}s holder={holder} {log._seals.error}",
+                file=sys.stderr,
+            )
         return
     if variant == "sync":
         from swarmlog.jetstream.syncpath.conn import SyncConn
@@ -157,16 +160,16 @@ def ready() -> None:
     sys.stdin.readline()
 
 
-def report(c0: float, t0: float) -> None:
+def report(c0: float, t0: float, sealer: bool = False) -> None:
     t1, c1 = time.time(), time.process_time()
-    print(json.dumps({"t0": t0, "t1": t1, "cpu": c1 - c0}), flush=True)
+    print(json.dumps({"t0": t0, "t1": t1, "cpu": c1 - c0, "sealer": sealer}), flush=True)
 
 
-def timed(run: Any) -> None:
+def timed(run: Any, log: Any = None) -> None:
     ready()
     c0, t0 = time.process_time(), time.time()
     run()
-    report(c0, t0)
+    report(c0, t0, bool(log is not None and log._seals.lease.holding))
 
 
 def writers(variant: str, url: str, n: int, total: int, server_pid: int) -> dict[str, float]:
@@ -191,6 +194,13 @@ def writers(variant: str, url: str, n: int, total: int, server_pid: int) -> dict
         assert p.stdout is not None
         spans.append(json.loads(p.stdout.readline()))
     s1 = cpu_ticks(server_pid)
+    if os.environ.get("JS_COST_SPANS"):  # each writer's time, the sealer's marked
+        t0 = min(s["t0"] for s in spans)
+        print(
+            "  spans: "
+            + " ".join(f"{s['t1'] - t0:.2f}{'*' if s['sealer'] else ''}" for s in spans),
+            flush=True,
+        )
     for p in procs:
         p.communicate("close\n" if variant == "late" else None, timeout=600)
     tick = os.sysconf("SC_CLK_TCK")

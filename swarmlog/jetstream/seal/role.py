@@ -11,8 +11,11 @@ therefore never contend on the seal stream: one sealer, however many writers (is
 it seals them itself if it holds (or can take) the lease, else it waits, bounded, for the
 holder to cover them: it looks at the newest seal's range only (one small read) and
 checks the tip in full (the values against the records) once that range covers them.
-(Re-checking the full tip on every look, as before, read up to ``SEAL_MAX`` records per
-look and closing writer: with 16 writers closing, that was most of the server's work.) ``close`` then releases the lease, so a stand-by takes over at once.
+(Before, a stand-by re-checked the full tip every 50 ms, reading up to ``SEAL_MAX``
+records each time, and never kept what it found, so it waited until the holder let the
+lease go, or 10 s: closing writers queued for the lease one after another, each reading
+and hashing records while the others still appended.) ``close`` then releases the
+lease, so a stand-by takes over at once.
 """
 
 from __future__ import annotations
@@ -96,11 +99,12 @@ class SealRole:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), wait)
 
-    async def flush(self, limit: float = 10.0) -> None:
-        """See this handle's appends sealed (by itself as holder, else by the holder)."""
+    async def flush(self, limit: float = 10.0) -> bool:
+        """See this handle's appends sealed (by itself as holder, else by the holder);
+        whether they are (False: ``limit`` seconds passed first, or sealing is denied)."""
         self._take()
-        if not self.want or self.lease.denied:
-            return
+        if not self.want:
+            return True
         deadline = time.monotonic() + limit
         while not self.lease.denied:
             try:
@@ -109,18 +113,18 @@ class SealRole:
                     # read) and check the tip in full once it reaches this handle's appends
                     end = await self.sealer.last_seal_end()
                     if end is None or end >= self.want:
-                        self.sealer.tip = None
-                        await self.sealer.fetch_tip()
+                        self.sealer.tip = await self.sealer.fetch_tip()
                         if self.sealer.tip_seq >= self.want:
-                            return
+                            return True
                 if self.lease.holding or await self.lease.try_acquire():
                     await self.sealer.seal(max(self.want, await self.c.last_seq()))
-                    return
+                    return True
             except Exception as e:
                 self.error = f"{type(e).__name__}: {e}"
             if time.monotonic() > deadline:
-                return
+                return False
             await asyncio.sleep(FLUSH_POLL)
+        return False
 
     async def close(self) -> None:
         """Flush, stop the background task, release the lease."""

@@ -191,10 +191,40 @@ def test_a_stand_by_sees_its_appends_sealed_by_the_holder_without_taking_the_lea
                 sealed = mine._run(mine._seals.flush(limit=8.0), 30)
                 assert sealed is True, mine._seals.error
                 assert not mine._seals.lease.holding
-                assert mine._seals.sealer.tip_seq >= (last.seq or 0)
+                assert mine._seals.lease.other == tok1  # the holder it saw
             ss = seals(probe)
             assert {s["by"] for s in ss} == {tok1}  # only the holder sealed
             assert sum(len(s["values"]) for s in ss) >= (last.seq or 0)  # type: ignore[misc]
+        finally:
+            p1.send_signal(signal.SIGTERM)
+            p1.wait(10)
+
+
+def test_a_stand_by_does_not_take_a_seal_by_somebody_else_on_trust(nats_url: str) -> None:
+    """A seal that claims this handle's appends but is not the holder's (forged: anybody
+    may publish on the seal subject where per-agent users are not configured) is checked
+    against the records; the stand-by waits for the holder's real seal after it."""
+    target = f"{nats_url}/FORGED{os.getpid()}x{next(_n)}"
+    with JetStreamLog(target) as probe:
+        p1 = worker("steady", target, "w1")
+        try:
+            tok1 = p1.stdout.readline().strip()  # type: ignore[union-attr]
+            wait_for(lambda: sealed_any(probe), 30)
+            with JetStreamLog(target) as mine:
+                last = [
+                    mine.append(Event(agent="w2", type="test.event", body={"i": i}))
+                    for i in range(5)
+                ][-1]
+                n = (last.seq or 0) + 5
+                forged = orjson.dumps({"first": 1, "values": ["0" * 32] * n, "by": "forger"})
+                mine._run(mine._c.request(f"swarmlog-chain.{mine.stream}", forged, {}), 10)
+                forged_at = len(seals(probe))
+                assert mine._run(mine._seals.flush(limit=8.0), 30) is True, mine._seals.error
+                ss = seals(probe)
+                real = [i for i, s in enumerate(ss) if s["by"] == tok1 and i >= forged_at]
+                assert real, "flush returned on the forged seal"
+                s = ss[real[-1]]
+                assert s["first"] + len(s["values"]) - 1 >= (last.seq or 0)  # type: ignore[operator,arg-type]
         finally:
             p1.send_signal(signal.SIGTERM)
             p1.wait(10)

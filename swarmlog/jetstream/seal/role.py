@@ -9,8 +9,12 @@ therefore never contend on the seal stream: one sealer, however many writers (is
 
 ``flush`` (on close, and by ``verify``) makes sure this handle's own appends are sealed:
 it seals them itself if it holds (or can take) the lease, else it waits, bounded, for the
-holder to cover them: it looks at the newest seal's range only (one small read) and
-checks the tip in full (the values against the records) once that range covers them.
+holder to cover them: it looks at the newest seal only (one small read) until its range
+covers them. A seal by the holder this handle found holding the lease (the lease's
+token, kept in each seal) is taken as the holder's work; any other is checked in full,
+its values against the records, as a sealer checks the tip (a seal published by
+somebody else: where per-agent users are configured, only the sealing identities may
+publish seals at all). ``verify`` recomputes every value either way.
 (Before, a stand-by re-checked the full tip every 50 ms, reading up to ``SEAL_MAX``
 records each time, and never kept what it found, so it waited until the holder let the
 lease go, or 10 s: closing writers queued for the lease one after another, each reading
@@ -109,10 +113,13 @@ class SealRole:
         while not self.lease.denied:
             try:
                 if not self.lease.holding:
-                    # another handle seals: look at the newest seal's range (one small
-                    # read) and check the tip in full once it reaches this handle's appends
-                    end = await self.sealer.last_seal_end()
-                    if end is None or end >= self.want:
+                    # another handle seals: look at the newest seal (one small read) until
+                    # it reaches this handle's appends; a seal by the holder this handle
+                    # saw is its work, any other one is checked in full (forged?)
+                    last = await self.sealer.last_seal()
+                    if last is None or last[0] >= self.want:
+                        if last is not None and last[1] and last[1] == self.lease.other:
+                            return True
                         self.sealer.tip = await self.sealer.fetch_tip()
                         if self.sealer.tip_seq >= self.want:
                             return True

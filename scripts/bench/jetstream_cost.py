@@ -22,6 +22,10 @@ Server CPU is counted from "go" to the last writer's last PubAck (closes not inc
 
     .venv/bin/python scripts/bench/jetstream_cost.py --writers 16 [--per-run 16000]
         [--reps 2] [--store /dev/shm] [--variants bare,msgid,...]
+    .venv/bin/python scripts/bench/jetstream_cost.py --batch-probe
+
+``--batch-probe``: what an atomic batch (the synthesizer's decisions) costs against a
+single append, store on disk, on tmpfs, and with ``sync_interval: always``.
 """
 
 from __future__ import annotations
@@ -212,6 +216,54 @@ def writers(variant: str, url: str, n: int, total: int, server_pid: int) -> dict
     }
 
 
+def batch_probe(store: str | None, sync_always: bool, n: int = 200) -> str:
+    """One writer: latency of ``append`` (one message) and ``append_many`` of two (an
+    atomic batch), alternated, and whether the server takes ``persist_mode: async``
+    (no fsync before the ack) on a stream that allows atomic batches."""
+    with tempfile.TemporaryDirectory(dir=store) as d:
+        srv = NatsServer(d, sync_always=sync_always)
+        srv.start()
+        try:
+            one: list[float] = []
+            two: list[float] = []
+            with JetStreamLog(f"{srv.url}/PROBE") as log:
+                log.append(ev(-1, "probe"))
+                log.append_many([ev(-2, "probe"), ev(-3, "probe")])
+                for i in range(n):
+                    t = time.perf_counter()
+                    log.append(ev(i, "probe"))
+                    one.append(time.perf_counter() - t)
+                    t = time.perf_counter()
+                    log.append_many([ev(i, "probe"), ev(i, "probe")])
+                    two.append(time.perf_counter() - t)
+
+            async def async_mode() -> str:
+                import nats
+
+                nc = await nats.connect(srv.url)
+                cfg = stream_config("ASYNC", "ASYNC", 1, 600.0, DEFAULT_LIMITS)
+                cfg["persist_mode"] = "async"
+                msg = await nc.request(
+                    "$JS.API.STREAM.CREATE.ASYNC", json.dumps(cfg).encode(), timeout=5
+                )
+                await nc.close()
+                r = json.loads(msg.data)
+                return str((r.get("error") or {}).get("description") or "accepted")
+
+            refused = asyncio.run(async_mode())
+        finally:
+            srv.stop()
+
+    def q(xs: list[float], p: float) -> float:
+        return sorted(xs)[int(p * (len(xs) - 1))] * 1e3
+
+    return (
+        f"| {store or 'disk'} | {'always' if sync_always else 'default'} | "
+        f"{q(one, 0.5):.2f} / {q(one, 0.99):.2f} | {q(two, 0.5):.2f} / {q(two, 0.99):.2f} | "
+        f"{refused} |"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--writers", type=int, default=16)
@@ -219,8 +271,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--store", help="directory for the server's store (e.g. /dev/shm)")
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument(
+        "--batch-probe", action="store_true", help="atomic batch vs single append latency"
+    )
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.batch_probe:
+        print(
+            f"one writer, 200 x (append, append_many of 2), load {os.getloadavg()[0]:.1f}\n\n"
+            "| store | sync_interval | append p50 / p99 ms | atomic batch of 2 p50 / p99 ms "
+            "| persist_mode async with allow_atomic |\n|---|---|---|---|---|"
+        )
+        for store, always in ((None, False), ("/dev/shm", False), (None, True)):
+            print(batch_probe(store, always), flush=True)
+        return
     if a.child:
         variant, url, m, agent = a.child
         child(variant, url, int(m), agent)

@@ -198,6 +198,7 @@ def test_a_stand_by_sees_its_appends_sealed_by_the_holder_without_taking_the_lea
         finally:
             p1.send_signal(signal.SIGTERM)
             p1.wait(10)
+            p1.stdout.close()  # type: ignore[union-attr]
 
 
 def test_a_stand_by_does_not_take_a_seal_by_somebody_else_on_trust(nats_url: str) -> None:
@@ -228,3 +229,4 @@ def test_a_stand_by_does_not_take_a_seal_by_somebody_else_on_trust(nats_url: str
         finally:
             p1.send_signal(signal.SIGTERM)
             p1.wait(10)
+            p1.stdout.close()  # type: ignore[union-attr]

@@ -10,7 +10,8 @@ therefore never contend on the seal stream: one sealer, however many writers (is
 ``flush`` (on close, and by ``verify``) makes sure this handle's own appends are sealed:
 it seals them itself if it holds (or can take) the lease, else it waits, bounded, for the
 holder to cover them: it looks at the newest seal only (one small read) until its range
-covers them. A seal by the holder this handle found holding the lease (the lease's
+covers them, and tries to take the lease only while the seals stand still (the holder
+gone, or done and released). A seal by the holder this handle found holding the lease (the lease's
 token, kept in each seal) is taken as the holder's work; any other is checked in full,
 its values against the records, as a sealer checks the tip (a seal published by
 somebody else: where per-agent users are configured, only the sealing identities may
@@ -110,6 +111,8 @@ class SealRole:
         if not self.want:
             return True
         deadline = time.monotonic() + limit
+        prev: tuple[int, str] | None = None
+        moved_at = 0.0  # when the newest seal last changed (0: try the lease at once)
         while not self.lease.denied:
             try:
                 if not self.lease.holding:
@@ -123,7 +126,12 @@ class SealRole:
                         self.sealer.tip = await self.sealer.fetch_tip()
                         if self.sealer.tip_seq >= self.want:
                             return True
-                if self.lease.holding or await self.lease.try_acquire():
+                    if prev is not None and last != prev:
+                        moved_at = time.monotonic()
+                    prev = last
+                # the lease is tried while the seals stand still (the holder gone or done)
+                idle = time.monotonic() - moved_at >= 2 * POLL
+                if self.lease.holding or (idle and await self.lease.try_acquire()):
                     await self.sealer.seal(max(self.want, await self.c.last_seq()))
                     return True
             except Exception as e:

@@ -11,11 +11,11 @@ therefore never contend on the seal stream: one sealer, however many writers (is
 it seals them itself if it holds (or can take) the lease, else it waits, bounded, for the
 holder to cover them: it looks at the newest seal only (one small read) until its range
 covers them, and tries to take the lease only while the seals stand still (the holder
-gone, or done and released). A seal by the holder this handle found holding the lease (the lease's
-token, kept in each seal) is taken as the holder's work; any other is checked in full,
-its values against the records, as a sealer checks the tip (a seal published by
-somebody else: where per-agent users are configured, only the sealing identities may
-publish seals at all). ``verify`` recomputes every value either way.
+gone, or done and released). A seal by the holder this handle found holding the lease
+(the lease's token, kept in each seal) is taken as the holder's work; any other is
+checked in full, its values against the records, as a sealer checks the tip (a seal
+published by somebody else: where per-agent users are configured, only the sealing
+identities may publish seals at all). ``verify`` recomputes every value either way.
 (Before, a stand-by re-checked the full tip every 50 ms, reading up to ``SEAL_MAX``
 records each time, and never kept what it found, so it waited until the holder let the
 lease go, or 10 s: closing writers queued for the lease one after another, each reading

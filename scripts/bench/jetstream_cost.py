@@ -26,6 +26,8 @@ Server CPU is counted from "go" to the last writer's last PubAck (closes not inc
 
 ``--batch-probe``: what an atomic batch (the synthesizer's decisions) costs against a
 single append, store on disk, on tmpfs, and with ``sync_interval: always``.
+Diagnostics: ``JS_COST_SPANS=1`` prints each writer's end time (the sealer's marked ``*``),
+``JS_COST_CLOSE=1`` each swarmlog writer's ``close`` time.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from swarmlog import Event
+from swarmlog.errors import LogUnavailable
 from swarmlog.jetstream import JetStreamLog
 from swarmlog.jetstream.seal.lease import LEASE_TTL
 
@@ -54,6 +56,14 @@ def contiguous(ss: list[dict[str, object]]) -> bool:
             return False
         k += len(s["values"])  # type: ignore[arg-type]
     return True
+
+
+def sealed_any(log: JetStreamLog) -> bool:
+    """Whether the log's seal stream exists and holds a seal."""
+    try:
+        return bool(seals(log))
+    except LogUnavailable:  # no seal stream yet
+        return False
 
 
 def wait_for(cond: object, limit: float) -> None:
@@ -159,3 +169,64 @@ def test_threads_share_one_connection_and_get_the_server_time_pushed(nats_url: s
         by_seq = {e.seq: e for e in log.read()}
         assert len(by_seq) == len(out) == 2 + 8 * 40
         assert all(by_seq[e.seq] == e for e in out)  # same ts, same everything
+
+
+def test_a_stand_by_sees_its_appends_sealed_by_the_holder_without_taking_the_lease(
+    nats_url: str,
+) -> None:
+    """A handle that does not hold the lease flushes (as on close) by waiting for the
+    holder's seals: it finds them, checked, and never takes the lease. (Before, it never
+    kept the tip it read, so it waited until the holder let go or its limit passed.)"""
+    target = f"{nats_url}/STANDBY{os.getpid()}x{next(_n)}"
+    with JetStreamLog(target) as probe:
+        p1 = worker("steady", target, "w1")
+        try:
+            tok1 = p1.stdout.readline().strip()  # type: ignore[union-attr]
+            wait_for(lambda: sealed_any(probe), 30)  # w1 holds the lease and seals
+            with JetStreamLog(target) as mine:
+                last = [
+                    mine.append(Event(agent="w2", type="test.event", body={"i": i}))
+                    for i in range(5)
+                ][-1]
+                sealed = mine._run(mine._seals.flush(limit=8.0), 30)
+                assert sealed is True, mine._seals.error
+                assert not mine._seals.lease.holding
+                assert mine._seals.lease.other == tok1  # the holder it saw
+            ss = seals(probe)
+            assert {s["by"] for s in ss} == {tok1}  # only the holder sealed
+            assert sum(len(s["values"]) for s in ss) >= (last.seq or 0)  # type: ignore[misc]
+        finally:
+            p1.send_signal(signal.SIGTERM)
+            p1.wait(10)
+            p1.stdout.close()  # type: ignore[union-attr]
+
+
+def test_a_stand_by_does_not_take_a_seal_by_somebody_else_on_trust(nats_url: str) -> None:
+    """A seal that claims this handle's appends but is not the holder's (forged: anybody
+    may publish on the seal subject where per-agent users are not configured) is checked
+    against the records; the stand-by waits for the holder's real seal after it."""
+    target = f"{nats_url}/FORGED{os.getpid()}x{next(_n)}"
+    with JetStreamLog(target) as probe:
+        p1 = worker("steady", target, "w1")
+        try:
+            tok1 = p1.stdout.readline().strip()  # type: ignore[union-attr]
+            wait_for(lambda: sealed_any(probe), 30)
+            with JetStreamLog(target) as mine:
+                last = [
+                    mine.append(Event(agent="w2", type="test.event", body={"i": i}))
+                    for i in range(5)
+                ][-1]
+                n = (last.seq or 0) + 5
+                forged = orjson.dumps({"first": 1, "values": ["0" * 32] * n, "by": "forger"})
+                mine._run(mine._c.request(f"swarmlog-chain.{mine.stream}", forged, {}), 10)
+                forged_at = len(seals(probe))
+                assert mine._run(mine._seals.flush(limit=8.0), 30) is True, mine._seals.error
+                ss = seals(probe)
+                real = [i for i, s in enumerate(ss) if s["by"] == tok1 and i >= forged_at]
+                assert real, "flush returned on the forged seal"
+                s = ss[real[-1]]
+                assert s["first"] + len(s["values"]) - 1 >= (last.seq or 0)  # type: ignore[operator,arg-type]
+        finally:
+            p1.send_signal(signal.SIGTERM)
+            p1.wait(10)
+            p1.stdout.close()  # type: ignore[union-attr]

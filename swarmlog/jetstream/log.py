@@ -36,8 +36,9 @@ Mapping (details of subjects and payloads in proto.py):
 - **follow** runs an ordered push consumer from ``from_seq``; **read** uses pipelined
   Direct Get batches; **last_seq** and **version** ask the stream leader.
 - **Hash chain** (tamper evidence): every record's chain value (the FileLog one) is kept
-  in the seal stream ``S-chain``, extended by appenders in the background under an
-  expected-last-sequence guard (swarmlog/jetstream/seal/chain.py); ``verify()`` recomputes it.
+  in the seal stream ``S-chain``, extended in the background by the one handle that holds
+  the seal lease, under an expected-last-sequence guard (swarmlog/jetstream/seal/); a
+  closing stand-by waits for the holder's seal of its appends. ``verify()`` recomputes it.
 - **redact** (erasure): the redacted record goes to the side stream ``S-redact``, then the
   original is deleted with erase; reads serve the redaction record at its seq
   (redact.py, side.py).

@@ -44,6 +44,7 @@ from swarmlog.envelope import CRC_SEP
 from swarmlog.errors import SwarmlogError
 from swarmlog.jetstream.proto import (
     CONFLICT_CODES,
+    ERR_NO_MESSAGE,
     ERR_STREAM_NOT_FOUND,
     H_EXP_LAST_SEQ,
     ApiError,
@@ -184,6 +185,25 @@ class Sealer:
             await self.c.create_stream(seal_config(self.stream, self.replicas))
             return 0, chain.GENESIS, 0
         return await self._tip_at(int(info["state"]["last_seq"]))
+
+    async def last_seal(self) -> tuple[int, str] | None:
+        """The last record seq the newest seal claims to cover and who sealed it ((0, '')
+        : no seal; None: the newest is not a seal), read as one message and not checked
+        against the records (``fetch_tip`` checks): a cheap look for a handle waiting
+        for the holder's seals."""
+        try:
+            resp = await self.c.api(f"STREAM.MSG.GET.{self.name}", {"last_by_subj": self.subject})
+        except ApiError as e:
+            if e.err_code in (ERR_STREAM_NOT_FOUND, ERR_NO_MESSAGE) or e.code == 404:
+                return 0, ""
+            raise
+        try:
+            data = base64.b64decode(resp["message"].get("data", ""))
+            first, values = _parse(data)
+            by = orjson.loads(data).get("by")
+        except (ValueError, KeyError, TypeError, AttributeError, orjson.JSONDecodeError):
+            return None  # not a seal (forged): the full look skips it
+        return first + len(values) - 1, by if isinstance(by, str) else ""
 
     async def _info(self) -> dict[str, Any] | None:
         """The seal stream's info, None if it does not exist; SwarmlogError if a stream of

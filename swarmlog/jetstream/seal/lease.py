@@ -84,6 +84,8 @@ class SealLease:
         self.renewed = 0.0
         self.denied = False
         """The server refused this user the lease (per-agent users): never try again."""
+        self.other = ""
+        """The token of another handle found holding the lease at the last try ('': none)."""
 
     @property
     def holding(self) -> bool:
@@ -104,9 +106,11 @@ class SealLease:
         try:
             info = await self._info()
             last = int(info["state"]["last_seq"])
+            self.other = ""
             if last and not self._expired(info):
                 holder = await self._holder(last)
                 if holder and holder != self.me:
+                    self.other = holder
                     return False
             return await self._beat(last, self.me)
         except LogUnavailable as e:

@@ -9,7 +9,18 @@ therefore never contend on the seal stream: one sealer, however many writers (is
 
 ``flush`` (on close, and by ``verify``) makes sure this handle's own appends are sealed:
 it seals them itself if it holds (or can take) the lease, else it waits, bounded, for the
-holder to cover them. ``close`` then releases the lease, so a stand-by takes over at once.
+holder to cover them: it looks at the newest seal only (one small read) until its range
+covers them, and tries to take the lease only while the seals stand still (the holder
+gone, or done and released). A seal by the holder this handle found holding the lease
+(the lease's token, kept in each seal) is taken as the holder's work; any other is
+checked in full, its values against the records, as a sealer checks the tip (a seal
+published by somebody else: where per-agent users are configured, only the sealing
+identities may publish seals at all). ``verify`` recomputes every value either way.
+(Before, a stand-by re-checked the full tip every 50 ms, reading up to ``SEAL_MAX``
+records each time, and never kept what it found, so it waited until the holder let the
+lease go, or 10 s: closing writers queued for the lease one after another, each reading
+and hashing records while the others still appended.) ``close`` then releases the
+lease, so a stand-by takes over at once.
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ if TYPE_CHECKING:
 
 POLL = 0.2
 """Seconds between the holder's looks at the stream's last seq."""
+FLUSH_POLL = POLL / 2
+"""Seconds between a stand-by's looks at the newest seal while it waits in ``flush``."""
 
 
 class SealRole:
@@ -91,26 +104,42 @@ class SealRole:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), wait)
 
-    async def flush(self, limit: float = 10.0) -> None:
-        """See this handle's appends sealed (by itself as holder, else by the holder)."""
+    async def flush(self, limit: float = 10.0) -> bool:
+        """See this handle's appends sealed (by itself as holder, else by the holder);
+        whether they are (False: ``limit`` seconds passed first, or sealing is denied)."""
         self._take()
-        if not self.want or self.lease.denied:
-            return
+        if not self.want:
+            return True
         deadline = time.monotonic() + limit
+        prev: tuple[int, str] | None = None
+        moved_at = 0.0  # when the newest seal last changed (0: try the lease at once)
         while not self.lease.denied:
             try:
-                if self.lease.holding or await self.lease.try_acquire():
+                if not self.lease.holding:
+                    # another handle seals: look at the newest seal (one small read) until
+                    # it reaches this handle's appends; a seal by the holder this handle
+                    # saw is its work, any other one is checked in full (forged?)
+                    last = await self.sealer.last_seal()
+                    if last is None or last[0] >= self.want:
+                        if last is not None and last[1] and last[1] == self.lease.other:
+                            return True
+                        self.sealer.tip = await self.sealer.fetch_tip()
+                        if self.sealer.tip_seq >= self.want:
+                            return True
+                    if prev is not None and last != prev:
+                        moved_at = time.monotonic()
+                    prev = last
+                # the lease is tried while the seals stand still (the holder gone or done)
+                idle = time.monotonic() - moved_at >= 2 * POLL
+                if self.lease.holding or (idle and await self.lease.try_acquire()):
                     await self.sealer.seal(max(self.want, await self.c.last_seq()))
-                    return
-                self.sealer.tip = None  # re-read: another handle seals
-                await self.sealer.fetch_tip()
-                if self.sealer.tip_seq >= self.want:
-                    return
+                    return True
             except Exception as e:
                 self.error = f"{type(e).__name__}: {e}"
             if time.monotonic() > deadline:
-                return
-            await asyncio.sleep(0.05)
+                return False
+            await asyncio.sleep(FLUSH_POLL)
+        return False
 
     async def close(self) -> None:
         """Flush, stop the background task, release the lease."""

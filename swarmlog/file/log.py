@@ -65,7 +65,7 @@ from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through filelog)
 from swarmlog.file.view import _fast as ixfast
-from swarmlog.file.view import writerindex
+from swarmlog.file.view import combine, writerindex
 from swarmlog.file.view.alone import AloneView
 from swarmlog.file.view.columns import any_known
 from swarmlog.file.view.index import CRASH_AT_LAG, crash_step
@@ -171,6 +171,8 @@ class FileLog(SegmentReader, AloneView, Log):
         self._alone = False
         self._lag_gen = self._lag_first = self._lag_hint_at = 0
         self._lag_cap = (0.0, 0)
+        self._slots: combine.Slots | None = None  # (this handle's combining slot)
+        self._slots_tried = False
         _OPEN.add(self)
 
     # ------------------------------------------------------------------ setup
@@ -203,6 +205,11 @@ class FileLog(SegmentReader, AloneView, Log):
         self._tlock = threading.RLock()
         self._alone = False  # (the parent may enter its lag; the index is caught up anyway)
         self._files.after_fork()
+        if self._slots is not None:  # (the parent's slot: the child claims its own)
+            self._slots.m.close()
+            os.close(self._slots.fd)  # (the parent's descriptor keeps the slot's OFD lock)
+            self._slots = None
+            self._slots_tried = False
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = lockfile.open_write_lock(self._root_s)
@@ -225,6 +232,9 @@ class FileLog(SegmentReader, AloneView, Log):
         if self._wix is not None:
             self._wix.close()
             self._wix = None
+        if self._slots is not None:
+            self._slots.close()
+            self._slots = None
 
     def __repr__(self) -> str:
         return f"FileLog({str(self.root)!r}, name={self.name!r})"
@@ -272,12 +282,19 @@ class FileLog(SegmentReader, AloneView, Log):
             raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
         src = event._d
         eid = src["id"]
+        last = 0
         with self._tlock:
             pre, post = split_ts(self._serializer.members(src))
             # (another writer was seen: the id's index bytes and hash before the lock)
             idk = None if self._alone else ixfast.id_key(eid)
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
-            self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
+            slots = self._post(src, idk, pre, post) if idk is not None and not expect else None
+            if slots is None:
+                self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
+            else:  # (posted: a combiner may append it while we wait: view/combine.py)
+                self._spin, done = slots.lock_or_done(lock_fd, self._spin)
+                if done is not None:
+                    return self._combined(event, src, *done)
             try:
                 if self._alone and self._still_alone():  # a writer alone (view/alone.py):
                     seq = self._ids.get(eid)  # no index work, main's old fast path
@@ -300,6 +317,16 @@ class FileLog(SegmentReader, AloneView, Log):
                             self._versions[key] = seq
                         if CRASH_AT_LAG:
                             crash_step(4)
+                elif (
+                    slots is not None
+                    and (others := slots.others())
+                    and (ix := ixfast.view(self)) is not None
+                ):  # others posted: append theirs with ours (view/combine.py)
+                    assert idk is not None
+                    own = combine.Posted(
+                        slots.off, slots.ticket, idk[0], idk[1], src.get("key"), pre, post
+                    )
+                    seq, known, ts, last = combine.batch(self, ix, slots, own, others)
                 elif (ix := ixfast.view(self)) is not None:  # (the common case, fused)
                     if idk is None:
                         idk = ixfast.id_key(eid)
@@ -343,12 +370,40 @@ class FileLog(SegmentReader, AloneView, Log):
                         self._ix_record_one(ix, seq, eid, key, cap)
                 seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
+                if slots is not None:
+                    slots.clear()  # (not done by another: nobody may take it now)
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
             if self._save_later is not None:
                 self._ix_flush_save()
             if not known and self.durability == "fsync":
-                self._group_sync(seq, seg_fd, seg_first)  # (the segment written to)
+                # (a combined batch: one sync for all of it, from here)
+                self._group_sync(seq if last < seq else last, seg_fd, seg_first)
         if known:  # a retry gets the original; an id reused for other content, an error
+            return idreuse.check(event, self._read_one(seq))
+        return appended(seq, src, None if "swarm" in src else self.name, ts)
+
+    def _post(
+        self, src: dict[str, Any], idk: tuple[bytes, int, bytes], pre: bytes, post: bytes
+    ) -> combine.Slots | None:
+        """Publish this single append in the handle's slot for a combiner (outside the
+        lock): the slots, or None where it is not posted (view/combine.py)."""
+        slots = self._slots
+        if slots is None:
+            if self._slots_tried or not combine.COMBINING:
+                return None
+            self._slots_tried = True
+            slots = self._slots = combine.Slots.open(self._root_s, self._lock_fd)
+            if slots is None:
+                return None
+        return slots if slots.post(idk[0], idk[1], src.get("key"), pre, post) else None
+
+    def _combined(
+        self, event: Event, src: dict[str, Any], seq: int, known: bool, ts: float, segf: int
+    ) -> Event:
+        """The event a combiner appended for us (we hold no lock): as ``append`` returns."""
+        if self.durability == "fsync":
+            combine.sync_done(self, seq, segf)
+        if known:
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
 

@@ -206,8 +206,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._alone = False  # (the parent may enter its lag; the index is caught up anyway)
         self._files.after_fork()
         if self._slots is not None:  # (the parent's slot: the child claims its own)
-            self._slots.m.close()
-            os.close(self._slots.fd)  # (the parent's descriptor keeps the slot's OFD lock)
+            self._slots.close()  # (the parent's descriptor keeps the slot's OFD lock)
             self._slots = None
             self._slots_tried = False
         if self._lock_fd >= 0:

@@ -83,6 +83,7 @@ _BODY = 64  # where a slot's id, key, pre and post start
 MAX_BODY = SLOT_BYTES - _BODY
 SIZE = _HEAD + SLOTS * SLOT_BYTES
 FREE, POSTED, DONE, KNOWN = 0, 1, 2, 3
+_W0, _WSTEP = _HEAD // 8, SLOT_BYTES // 8  # (slot words in the file as machine words)
 _NOKEY = 0xFFFFFFFF
 
 _Q = struct.Struct("<Q")
@@ -138,6 +139,7 @@ class Slots:
 
     def __init__(self, fd: int, m: mmap.mmap, index: int) -> None:
         self.fd, self.m, self.index = fd, m, index
+        self.words = memoryview(m).cast("Q")  # (the slots' words at a stride: one C call)
         self.off = _HEAD + index * SLOT_BYTES
         self.nonce = int.from_bytes(os.urandom(4), "little") << 24
         self.count = 0
@@ -178,6 +180,7 @@ class Slots:
 
     def close(self) -> None:
         """Unmap and close (the kernel drops the slot's OFD lock with the last descriptor)."""
+        self.words.release()
         self.m.close()
         os.close(self.fd)
 
@@ -243,11 +246,11 @@ class Slots:
         m = self.m
         out: list[Posted] = []
         own = self.index
-        for i in range(min(_unpack_q(m, 8)[0], SLOTS)):
-            off = _HEAD + i * SLOT_BYTES
-            w = _unpack_q(m, off)[0]
+        n = min(self.words[1], SLOTS)
+        for i, w in enumerate(self.words[_W0 : _W0 + n * _WSTEP : _WSTEP].tolist()):
             if w & 3 != POSTED or i == own:
                 continue
+            off = _HEAD + i * SLOT_BYTES
             crc, ni, nk, npre, npost, _, h = _unpack_meta(m, off + 32)
             n = ni + (0 if nk == _NOKEY else nk) + npre + npost
             if n > MAX_BODY:

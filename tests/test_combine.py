@@ -96,6 +96,8 @@ def test_eight_processes_combined_equal_one_by_one(tmp_path: Path) -> None:
     assert sum(c for _, _, c in results) > 0  # (some appends were combined)
     events = check(root, [a for _, a, _ in results])
     assert len(events) == 1 + 8 * 1350 + 150  # (ids s5, s15, ... shared by all 8)
+    # no record's bytes stay in the slots once taken (an erasure must find them nowhere)
+    assert b'"body"' not in (root / combine.NAME).read_bytes()
     # the same events appended one by one, each at the ts it got: the same bytes
     again = tmp_path / "again"
     now = [0.0]

@@ -73,6 +73,7 @@ from swarmlog.file.view.state import Durability
 from swarmlog.names import check_name, default_swarm_name, new_swarm_id
 
 FORMAT = "swarmlog-file/1"
+_EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 _OPEN: weakref.WeakSet[FileLog] = weakref.WeakSet()
 
@@ -206,7 +207,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._alone = False  # (the parent may enter its lag; the index is caught up anyway)
         self._files.after_fork()
         if self._slots is not None:  # (the parent's slot: the child claims its own)
-            self._slots.close()  # (the parent's descriptor keeps the slot's OFD lock)
+            self._slots.close(scrub=False)  # (the parent's descriptor keeps its OFD lock)
             self._slots = None
             self._slots_tried = False
         if self._lock_fd >= 0:
@@ -287,13 +288,11 @@ class FileLog(SegmentReader, AloneView, Log):
             # (another writer was seen: the id's index bytes and hash before the lock)
             idk = None if self._alone else ixfast.id_key(eid)
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
-            slots = self._post(src, idk, pre, post) if idk is not None and not expect else None
-            if slots is None:
+            slots = self._slots_for(idk) if not expect else None
+            if slots is None or idk is None:
                 self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
-            else:  # (posted: a combiner may append it while we wait: view/combine.py)
-                self._spin, done = slots.lock_or_done(lock_fd, self._spin)
-                if done is not None:
-                    return self._combined(event, src, *done)
+            elif (done := self._post_and_lock(slots, lock_fd, src, idk, pre, post)) is not None:
+                return self._combined(event, src, *done)  # (a combiner appended it for us)
             try:
                 if self._alone and self._still_alone():  # a writer alone (view/alone.py):
                     seq = self._ids.get(eid)  # no index work, main's old fast path
@@ -322,9 +321,7 @@ class FileLog(SegmentReader, AloneView, Log):
                     and (ix := ixfast.view(self)) is not None
                 ):  # others posted: append theirs with ours (view/combine.py)
                     assert idk is not None
-                    own = combine.Posted(
-                        slots.off, slots.ticket, idk[0], idk[1], src.get("key"), pre, post
-                    )
+                    own = combine.Posted(0, 0, idk[0], idk[1], src.get("key"), pre, post)
                     seq, known, ts, last = combine.batch(self, ix, slots, own, others)
                 elif (ix := ixfast.view(self)) is not None:  # (the common case, fused)
                     if idk is None:
@@ -369,8 +366,8 @@ class FileLog(SegmentReader, AloneView, Log):
                         self._ix_record_one(ix, seq, eid, key, cap)
                 seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
-                if slots is not None:
-                    slots.clear()  # (not done by another: nobody may take it now)
+                if slots is not None and slots.ticket:
+                    slots.clear()  # (posted, not done by another: nobody may take it now)
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
             if self._save_later is not None:
                 self._ix_flush_save()
@@ -381,20 +378,36 @@ class FileLog(SegmentReader, AloneView, Log):
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
 
-    def _post(
-        self, src: dict[str, Any], idk: tuple[bytes, int, bytes], pre: bytes, post: bytes
-    ) -> combine.Slots | None:
-        """Publish this single append in the handle's slot for a combiner (outside the
-        lock): the slots, or None where it is not posted (view/combine.py)."""
+    def _slots_for(self, idk: tuple[bytes, int, bytes] | None) -> combine.Slots | None:
+        """This handle's combining slot where a single append may combine: not alone
+        (``idk`` set), switched on, a slot claimed (view/combine.py)."""
         slots = self._slots
-        if slots is None:
-            if self._slots_tried or not combine.COMBINING:
-                return None
+        if slots is None and idk is not None and not self._slots_tried and combine.COMBINING:
             self._slots_tried = True
             slots = self._slots = combine.Slots.open(self._root_s, self._lock_fd)
-            if slots is None:
-                return None
-        return slots if slots.post(idk[0], idk[1], src.get("key"), pre, post) else None
+        return slots if idk is not None else None
+
+    def _post_and_lock(
+        self,
+        slots: combine.Slots,
+        lock_fd: int,
+        src: dict[str, Any],
+        idk: tuple[bytes, int, bytes],
+        pre: bytes,
+        post: bytes,
+    ) -> combine.Done | None:
+        """Take the append lock; if it is busy, first post the record for its holder:
+        None holding the lock, or what a combiner appended for us (lock not held)."""
+        try:
+            fcntl.flock(lock_fd, _EX_NB)  # (free: nobody to combine for us, no post)
+            return None
+        except BlockingIOError:
+            pass
+        if not slots.post(idk[0], idk[1], src.get("key"), pre, post):
+            self._spin = lockfile.lock_spinning(lock_fd, self._spin)
+            return None
+        self._spin, done = slots.lock_or_done(lock_fd, self._spin)
+        return done
 
     def _combined(
         self, event: Event, src: dict[str, Any], seq: int, known: bool, ts: float, segf: int

@@ -83,6 +83,7 @@ _BODY = 64  # where a slot's id, key, pre and post start
 MAX_BODY = SLOT_BYTES - _BODY
 SIZE = _HEAD + SLOTS * SLOT_BYTES
 FREE, POSTED, DONE, KNOWN = 0, 1, 2, 3
+_ZERO = bytes(SLOT_BYTES - 32)
 _W0, _WSTEP = _HEAD // 8, SLOT_BYTES // 8  # (slot words in the file as machine words)
 _NOKEY = 0xFFFFFFFF
 
@@ -178,9 +179,14 @@ class Slots:
         os.close(fd)
         return None
 
-    def close(self) -> None:
-        """Unmap and close (the kernel drops the slot's OFD lock with the last descriptor)."""
+    def close(self, scrub: bool = True) -> None:
+        """Unmap and close (the kernel drops the slot's OFD lock with the last descriptor);
+        ``scrub``: wipe the slot first (not in a forked child: the slot is its parent's)."""
         self.words.release()
+        if scrub and self.ticket == 0:  # (no post in flight: a post stays for a combiner)
+            off = self.off
+            _pack_q(self.m, off, 0)
+            self.m[off + 32 : off + SLOT_BYTES] = _ZERO
         self.m.close()
         os.close(self.fd)
 
@@ -214,8 +220,11 @@ class Slots:
         return seq, w & 3 == KNOWN, ts, segf
 
     def clear(self) -> None:
-        """Under the lock, not done: the owner appends itself; nobody may take the post."""
-        _pack_q(self.m, self.off, 0)
+        """Under the lock, not done: the owner appends itself; nobody may take the post
+        (nor read its bytes later: an erasure must find them nowhere)."""
+        off = self.off
+        _pack_q(self.m, off, 0)
+        self.m[off + 32 : off + SLOT_BYTES] = _ZERO
         self.ticket = 0
 
     def lock_or_done(self, lock_fd: int, budget: int) -> tuple[int, Done | None]:
@@ -226,6 +235,7 @@ class Slots:
         for _ in range(budget + 1):
             r = self.result()
             if r is not None:
+                self.ticket = 0
                 return SPIN_MAX, r
             try:
                 flock(lock_fd, _EX_NB)
@@ -239,6 +249,7 @@ class Slots:
         r = self.result()
         if r is not None:
             flock(lock_fd, fcntl.LOCK_UN)
+            self.ticket = 0
         return budget, r
 
     def others(self) -> list[Posted]:
@@ -275,6 +286,7 @@ class Slots:
         m, off = self.m, p.off
         if _unpack_q(m, off)[0] != p.ticket << 2 | POSTED:
             return  # (a new owner's slot by now: it appends itself)
+        m[off + 32 : off + SLOT_BYTES] = _ZERO  # (taken: its bytes are the log's now only)
         _pack_done(m, off + 8, seq, ts, segf)
         _pack_q(m, off, p.ticket << 2 | (KNOWN if known else DONE))
 

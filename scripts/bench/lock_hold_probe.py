@@ -97,6 +97,8 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, os.path.abspath(args.tree))
+    # (concurrency_bench puts its tree first on import: without this, --tree was ignored)
+    os.environ["SWARMLOG_BENCH_TREE"] = os.path.abspath(args.tree)
     from concurrency_bench import FORK, Start
 
     import swarmlog.file.log as filelog
@@ -119,7 +121,10 @@ def main() -> None:
             return got
 
         lockfile.lock_spinning = timed_spin
-    print(f"tree {args.tree}; load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
+    import swarmlog
+
+    tree = os.path.dirname(os.path.dirname(swarmlog.__file__))
+    print(f"tree {tree}; load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
     for w in (int(x) for x in args.writers.split(",")):
         with tempfile.TemporaryDirectory(prefix="lockprobe-") as tmp:
             start, out = Start(w), FORK.Queue()

@@ -8,6 +8,8 @@ Layout of a log directory::
     sync                shared by fsync writers: the log's end and the durable mark (filesync)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
     sync.next           flock'ed by the writer that leads the next fdatasync
+    combine             a slot per writer handle: single appends posted for the lock's
+                        holder to write with its own (flat combining, view/combine.py)
     index               the shared writer index: the end, id -> seq, key -> version and
                         the swarm clock's ceiling, mapped by writers (writerindex, view/index.py)
     repairs.jsonl       torn tails the writers cut off (reported by verify)

@@ -36,18 +36,21 @@ def start(
     env.pop(combine.CRASH_ENV, None)
     if crash:
         env[combine.CRASH_ENV] = crash
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.combineworkers", str(root), name, str(n), durability],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
+    # (acks to a file, not a pipe: a writer blocked on a full pipe would stop appending)
+    with open(root.parent / f"{name}.out", "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.combineworkers", str(root), name, str(n), durability],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.PIPE,
+        )
 
 
 def finish(proc: subprocess.Popen[bytes]) -> tuple[int, dict[str, int], int]:
     """(return code, acknowledged id -> seq, posts it combined for others)."""
-    out, err = proc.communicate(timeout=300)
+    _, err = proc.communicate(timeout=300)
     acks: dict[str, int] = {}
     combined = 0
-    for line in out.decode().splitlines():
+    root, name = Path(proc.args[3]), proc.args[4]  # type: ignore[index]
+    for line in (root.parent / f"{name}.out").read_text().splitlines():
         a, b = line.split()
         if a == "combined":
             combined = int(b)
@@ -119,8 +122,12 @@ def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int) -> None:
     with FileLog(root, notify=False) as log:
         log.append(Event(agent="x", type="t", id="first"))
     killed = start(root, "dead", 100000, crash=f"1:{step}")
-    procs = [start(root, f"w{k}", 1500) for k in range(7)]
-    results = [finish(p) for p in procs]
+    results = []
+    for rnd in range(5):  # (until it has combined a batch with another writer's post)
+        procs = [start(root, f"w{rnd}x{k}", 1500) for k in range(7)]
+        results += [finish(p) for p in procs]
+        if killed.poll() is not None:
+            break
     rc, dead_acks, _ = finish(killed)
     assert rc == -9  # (it died combining others' posts, at the step asked)
     assert all(r == 0 for r, _, _ in results)
@@ -161,9 +168,11 @@ def test_slot_is_validated(tmp_path: Path) -> None:
         assert [(p.s, p.h, p.key, p.post) for p in got] == [(b"x1", 7, "k", b',"type":"t"}')]
         off = sa.off + combine._BODY
         sa.m[off : off + 1] = b"y"  # (the id's first byte changed: the CRC no longer fits)
+        probe.words[2] = 1  # (the post hint: scan)
         assert probe.others() == []
         assert sa.post(b"x2", 8, None, b"{", b"}")
         sa.clear()  # (its owner appends it itself)
+        assert probe.words[2] == 1
         assert probe.others() == []
         index = sa.index
         sa.close()

@@ -14,7 +14,9 @@ slept in flock, releases at once. Under ``durability="fsync"`` each writer still
 only once a completed fdatasync covers its seq (group commit, sync.py), so the batch's
 one sync serves everyone in it.
 
-File ``combine``: a 64-byte header (at 8: u64 the slots in use, a high-water mark) and
+File ``combine``: a 64-byte header (at 8: u64 the slots in use, a high-water mark; at 16:
+u64 the post hint, set by each post after its word, cleared by a holder before it scans:
+a hint lost to a race only means that post's writer appends itself) and
 ``SLOTS`` slots of ``SLOT_BYTES``, little-endian:
 
     0   u64  word: ticket << 2 | state (0 free, 1 posted, 2 done, 3 done: the id was known)
@@ -206,7 +208,8 @@ class Slots:
         off = self.off
         m = self.m
         m[off + 32 : off + 36 + len(body)] = struct.pack("<I", crc) + body
-        _pack_q(m, off, ticket << 2 | POSTED)  # (last: a combiner reads the word first)
+        _pack_q(m, off, ticket << 2 | POSTED)  # (after the body: a combiner reads it first)
+        self.words[2] = 1  # (the hint, after the word: a holder then scans the slots)
         self.ticket = ticket
         return True
 
@@ -254,11 +257,15 @@ class Slots:
 
     def others(self) -> list[Posted]:
         """The other slots' valid posts (under the lock)."""
+        words = self.words
+        if not words[2]:
+            return []  # (nobody posted since the last scan: no slot to read)
+        words[2] = 0  # (before the scan: a post after it sets the hint again)
         m = self.m
         out: list[Posted] = []
         own = self.index
-        n = min(self.words[1], SLOTS)
-        for i, w in enumerate(self.words[_W0 : _W0 + n * _WSTEP : _WSTEP].tolist()):
+        n = min(words[1], SLOTS)
+        for i, w in enumerate(words[_W0 : _W0 + n * _WSTEP : _WSTEP].tolist()):
             if w & 3 != POSTED or i == own:
                 continue
             off = _HEAD + i * SLOT_BYTES

@@ -345,6 +345,8 @@ class FileLog(SegmentReader, AloneView, Log):
                         self._tip = tip
                         if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):
                             self._ix_record_one(ix, seq, eid, key, cap)
+                    if slots is not None and (others := slots.others()):  # (posted meanwhile)
+                        last = combine.batch(self, self._wix or ix, slots, None, others)[3]
                 elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:

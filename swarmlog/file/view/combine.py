@@ -302,16 +302,17 @@ def batch(
     log: IndexedView,
     ix: wi.WriterIndex,
     slots: Slots,
-    own: Posted,
+    own: Posted | None,
     others: list[Posted],
 ) -> tuple[int, bool, float, int]:
-    """Append ``own`` and ``others`` as one write (under the lock, ``ix`` the fused view's
-    index): (own seq, own known, ts, last seq written or 0)."""
+    """Append ``own`` (if any: the holder's record, else it has appended its own already)
+    and ``others`` as one write (under the lock, ``ix`` the index, current): (own seq, own
+    known, ts, last seq written or 0)."""
     first = log._last + 1
     assigned: dict[bytes, int] = {}
     fresh: list[Posted] = []
     seqs: list[tuple[int, bool]] = []
-    for p in (own, *others):
+    for p in (own, *others) if own is not None else others:
         seq = ixfast.find(ix, p.s, p.h)[0]
         if not seq:
             seq = assigned.get(p.s, 0)
@@ -344,12 +345,13 @@ def batch(
         if _crash[1]:
             _crash_step(2)
     segf = log._seg_first
-    for p, (seq, known) in zip(others, seqs[1:], strict=True):
+    theirs = seqs[1:] if own is not None else seqs
+    for p, (seq, known) in zip(others, theirs, strict=True):
         slots.mark(p, seq, known, ts, segf)
     slots.combined += len(others)
     if _crash[1]:
         _crash_step(3)
-    seq, known = seqs[0]
+    seq, known = seqs[0] if own is not None else (0, True)
     return seq, known, ts, last
 
 

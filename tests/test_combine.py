@@ -34,6 +34,7 @@ def start(
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ}
     env.pop(combine.CRASH_ENV, None)
+    env[combine.SWITCH_ENV] = "1"  # (on, whatever the default)
     if crash:
         env[combine.CRASH_ENV] = crash
     # (acks to a file, not a pipe: a writer blocked on a full pipe would stop appending)

@@ -49,7 +49,8 @@ Why it is safe:
 * A writer holding the lock whose slot is not done appends its own event itself (from
   its own memory, not the slot) and sets the slot free before it lets go.
 
-``COMBINING`` switches it all off (the append path is then round 4's, unchanged).
+``COMBINING`` (off by default; ``SWARMLOG_COMBINE=1``) switches it on; off, the append path
+is round 4's.
 """
 
 from __future__ import annotations
@@ -75,9 +76,11 @@ if TYPE_CHECKING:
     from swarmlog.file.view.index import IndexedView
 
 SWITCH_ENV = "SWARMLOG_COMBINE"
-COMBINING = os.environ.get(SWITCH_ENV, "1") != "0"
-"""The switch: False appends as round 4 did (every writer writes its own record); the
-environment's ``SWARMLOG_COMBINE=0`` or ``=1`` sets it for a process (benchmarks, tests)."""
+COMBINING = os.environ.get(SWITCH_ENV, "0") == "1"
+"""The switch, OFF by default: then appends go as in round 4 (every writer writes its own
+record). ``SWARMLOG_COMBINE=1`` in a process's environment turns it on (tests, benchmarks).
+Off because on the 2-core machine it measured slower, not faster (docs/benchmarks.md,
+issue 24 round 5); a many-core machine, where waiters pile up, is where it may pay."""
 
 NAME = "combine"
 SLOTS = 64

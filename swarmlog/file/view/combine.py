@@ -3,13 +3,14 @@
 With many writers each append takes the append flock once, holds it ~10 us with cold
 caches and hands it on (flock wakes every waiter). Here a writer that is not alone
 (view/alone.py) and appends a plain event (no ``expect``, a record that fits a slot)
-first *publishes* it, serialized outside the lock, in its own slot of the shared file
-``combine`` beside the segments, then goes for the lock. Whoever holds the lock (the
-combiner) appends its own record and every other posted slot it can validate, one
-``write()`` for all (each record the bytes a single append would have written: its own
-seq, the batch's one ts, its chain link, no ``more``), enters them in the index, marks
-each slot done with its seq, ts and segment, and lets go. A writer whose slot is marked
-done returns without holding the lock at all (it sees the mark while it spins), or, if it
+and finds the lock busy at its first try *publishes* it, serialized outside the lock, in
+its own slot of the shared file ``combine`` beside the segments, then goes for the lock.
+Whoever holds the lock (the combiner) appends every other posted slot it can validate,
+with its own record (one ``write()``) and again after it (the posts made while it held
+the lock): each record the bytes a single append would have written (its own seq, the
+batch's one ts, its chain link, no ``more``). It enters them in the index, marks each
+slot done with its seq, ts and segment, and lets go. A writer whose slot is marked done
+returns without holding the lock at all (it sees the mark between its tries), or, if it
 slept in flock, releases at once. Under ``durability="fsync"`` each writer still returns
 only once a completed fdatasync covers its seq (group commit, sync.py), so the batch's
 one sync serves everyone in it.

@@ -10,7 +10,9 @@ acquisition to its release (``time.perf_counter_ns``, by wrapping the ``fcntl`` 
 the printout gives appends/s, the held time's p50 / p90 / p99 / p99.9 / max, the share of
 held time in holds over 100 us (holders descheduled or stalled inside the lock), the
 user and system CPU per append, voluntary and involuntary context switches and minor
-page faults per append, and how many cores the writers used. ``--separate``: each
+page faults per append, lock holds per append and the share of appends a combiner wrote
+for their writer (round 5's flat combining, view/combine.py), and how many cores the
+writers used. ``--separate``: each
 writer on a log of its own (the same loop with nothing shared), which tells what
 sharing one log costs. ``--tree``: the swarmlog checkout to import (default: this one),
 to compare commits in one session.
@@ -45,8 +47,11 @@ class _Timed:
         if op == fcntl.LOCK_UN:
             self.holds.append(time.perf_counter_ns() - self.since)
         fcntl.flock(fd, op)
-        if op == fcntl.LOCK_EX:
+        if op & fcntl.LOCK_EX:  # (a non-blocking try that failed raised above)
             self.since = time.perf_counter_ns()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(fcntl, name)  # (fcntl.fcntl, F_OFD_SETLK, ...: view/combine.py)
 
 
 def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _Timed) -> None:
@@ -60,8 +65,10 @@ def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     n, span = _loop(lambda i: log.append(_event(wid, i)), start, seconds)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
+    slots = getattr(log, "_slots", None)  # (flat combining, round 5: view/combine.py)
     out.put(
         (
+            getattr(slots, "combined", 0),
             n,
             span,
             timed.holds,
@@ -90,6 +97,8 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, os.path.abspath(args.tree))
+    # (concurrency_bench puts its tree first on import: without this, --tree was ignored)
+    os.environ["SWARMLOG_BENCH_TREE"] = os.path.abspath(args.tree)
     from concurrency_bench import FORK, Start
 
     import swarmlog.file.log as filelog
@@ -97,6 +106,12 @@ def main() -> None:
 
     timed = _Timed()
     filelog.fcntl = timed  # type: ignore[assignment]
+    try:  # (round 5: a combined writer takes and lets go of the lock in view/combine.py)
+        from swarmlog.file.view import combine
+
+        combine.fcntl = timed  # type: ignore[assignment]
+    except ImportError:
+        pass
     spinning = getattr(lockfile, "lock_spinning", None)
     if spinning is not None:
 
@@ -106,7 +121,10 @@ def main() -> None:
             return got
 
         lockfile.lock_spinning = timed_spin
-    print(f"tree {args.tree}; load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
+    import swarmlog
+
+    tree = os.path.dirname(os.path.dirname(swarmlog.__file__))
+    print(f"tree {tree}; load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
     for w in (int(x) for x in args.writers.split(",")):
         with tempfile.TemporaryDirectory(prefix="lockprobe-") as tmp:
             start, out = Start(w), FORK.Queue()
@@ -127,9 +145,11 @@ def main() -> None:
             for p in procs:
                 p.start()
             start.go()
-            res = [out.get(timeout=600) for _ in procs]
+            got = [out.get(timeout=600) for _ in procs]
             for p in procs:
                 p.join(60)
+        combined = sum(r[0] for r in got)
+        res = [r[1:] for r in got]
         n = sum(r[0] for r in res)
         span = max(r[1] for r in res)
         holds = sorted(h for r in res for h in r[2])
@@ -143,6 +163,7 @@ def main() -> None:
             f"CPU per append user {1e6 * user / n:.1f} + sys {1e6 * sys_ / n:.1f} us; "
             f"switches per append {sum(r[5] for r in res) / n:.2f} voluntary, "
             f"{sum(r[6] for r in res) / n:.2f} involuntary; "
+            f"holds per append {len(holds) / n:.2f}, appended by a combiner {combined / n:.2f}; "
             f"minor page faults per append {sum(r[7] for r in res) / n:.2f}; "
             f"writers used {(user + sys_) / span:.2f} cores (load {os.getloadavg()[0]:.1f})",
             flush=True,

@@ -8,6 +8,8 @@ Layout of a log directory::
     sync                shared by fsync writers: the log's end and the durable mark (filesync)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
     sync.next           flock'ed by the writer that leads the next fdatasync
+    combine             a slot per writer handle: single appends posted for the lock's
+                        holder to write with its own (flat combining, view/combine.py)
     index               the shared writer index: the end, id -> seq, key -> version and
                         the swarm clock's ceiling, mapped by writers (writerindex, view/index.py)
     repairs.jsonl       torn tails the writers cut off (reported by verify)
@@ -65,7 +67,7 @@ from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through filelog)
 from swarmlog.file.view import _fast as ixfast
-from swarmlog.file.view import writerindex
+from swarmlog.file.view import combine, writerindex
 from swarmlog.file.view.alone import AloneView
 from swarmlog.file.view.columns import any_known
 from swarmlog.file.view.index import CRASH_AT_LAG, crash_step
@@ -73,6 +75,7 @@ from swarmlog.file.view.state import Durability
 from swarmlog.names import check_name, default_swarm_name, new_swarm_id
 
 FORMAT = "swarmlog-file/1"
+_EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 _OPEN: weakref.WeakSet[FileLog] = weakref.WeakSet()
 
@@ -171,6 +174,8 @@ class FileLog(SegmentReader, AloneView, Log):
         self._alone = False
         self._lag_gen = self._lag_first = self._lag_hint_at = 0
         self._lag_cap = (0.0, 0)
+        self._slots: combine.Slots | None = None  # (this handle's combining slot)
+        self._slots_tried = False
         _OPEN.add(self)
 
     # ------------------------------------------------------------------ setup
@@ -203,6 +208,10 @@ class FileLog(SegmentReader, AloneView, Log):
         self._tlock = threading.RLock()
         self._alone = False  # (the parent may enter its lag; the index is caught up anyway)
         self._files.after_fork()
+        if self._slots is not None:  # (the parent's slot: the child claims its own)
+            self._slots.close(scrub=False)  # (the parent's descriptor keeps its OFD lock)
+            self._slots = None
+            self._slots_tried = False
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = lockfile.open_write_lock(self._root_s)
@@ -225,6 +234,9 @@ class FileLog(SegmentReader, AloneView, Log):
         if self._wix is not None:
             self._wix.close()
             self._wix = None
+        if self._slots is not None:
+            self._slots.close()
+            self._slots = None
 
     def __repr__(self) -> str:
         return f"FileLog({str(self.root)!r}, name={self.name!r})"
@@ -272,12 +284,17 @@ class FileLog(SegmentReader, AloneView, Log):
             raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
         src = event._d
         eid = src["id"]
+        last = 0
         with self._tlock:
             pre, post = split_ts(self._serializer.members(src))
             # (another writer was seen: the id's index bytes and hash before the lock)
             idk = None if self._alone else ixfast.id_key(eid)
             lock_fd = self._lock_fd if self._lock_fd >= 0 else self._write_lock()
-            self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
+            slots = self._slots_for(idk) if not expect else None
+            if slots is None or idk is None:
+                self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
+            elif (done := self._post_and_lock(slots, lock_fd, src, idk, pre, post)) is not None:
+                return self._combined(event, src, *done)  # (a combiner appended it for us)
             try:
                 if self._alone and self._still_alone():  # a writer alone (view/alone.py):
                     seq = self._ids.get(eid)  # no index work, main's old fast path
@@ -300,6 +317,14 @@ class FileLog(SegmentReader, AloneView, Log):
                             self._versions[key] = seq
                         if CRASH_AT_LAG:
                             crash_step(4)
+                elif (
+                    slots is not None
+                    and (others := slots.others())
+                    and (ix := ixfast.view(self)) is not None
+                ):  # others posted: append theirs with ours (view/combine.py)
+                    assert idk is not None
+                    own = combine.Posted(0, 0, idk[0], idk[1], src.get("key"), pre, post)
+                    seq, known, ts, last = combine.batch(self, ix, slots, own, others)
                 elif (ix := ixfast.view(self)) is not None:  # (the common case, fused)
                     if idk is None:
                         idk = ixfast.id_key(eid)
@@ -320,6 +345,8 @@ class FileLog(SegmentReader, AloneView, Log):
                         self._tip = tip
                         if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):
                             self._ix_record_one(ix, seq, eid, key, cap)
+                    if slots is not None and (others := slots.others()):  # (posted meanwhile)
+                        last = combine.batch(self, self._wix or ix, slots, None, others)[3]
                 elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:
@@ -343,12 +370,56 @@ class FileLog(SegmentReader, AloneView, Log):
                         self._ix_record_one(ix, seq, eid, key, cap)
                 seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
+                if slots is not None and slots.ticket:
+                    slots.clear()  # (posted, not done by another: nobody may take it now)
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
             if self._save_later is not None:
                 self._ix_flush_save()
             if not known and self.durability == "fsync":
-                self._group_sync(seq, seg_fd, seg_first)  # (the segment written to)
+                # (a combined batch: one sync for all of it, from here)
+                self._group_sync(seq if last < seq else last, seg_fd, seg_first)
         if known:  # a retry gets the original; an id reused for other content, an error
+            return idreuse.check(event, self._read_one(seq))
+        return appended(seq, src, None if "swarm" in src else self.name, ts)
+
+    def _slots_for(self, idk: tuple[bytes, int, bytes] | None) -> combine.Slots | None:
+        """This handle's combining slot where a single append may combine: not alone
+        (``idk`` set), switched on, a slot claimed (view/combine.py)."""
+        slots = self._slots
+        if slots is None and idk is not None and not self._slots_tried and combine.COMBINING:
+            self._slots_tried = True
+            slots = self._slots = combine.Slots.open(self._root_s, self._lock_fd)
+        return slots if idk is not None else None
+
+    def _post_and_lock(
+        self,
+        slots: combine.Slots,
+        lock_fd: int,
+        src: dict[str, Any],
+        idk: tuple[bytes, int, bytes],
+        pre: bytes,
+        post: bytes,
+    ) -> combine.Done | None:
+        """Take the append lock; if it is busy, first post the record for its holder:
+        None holding the lock, or what a combiner appended for us (lock not held)."""
+        try:
+            fcntl.flock(lock_fd, _EX_NB)  # (free: nobody to combine for us, no post)
+            return None
+        except BlockingIOError:
+            pass
+        if not slots.post(idk[0], idk[1], src.get("key"), pre, post):
+            self._spin = lockfile.lock_spinning(lock_fd, self._spin)
+            return None
+        self._spin, done = slots.lock_or_done(lock_fd, self._spin)
+        return done
+
+    def _combined(
+        self, event: Event, src: dict[str, Any], seq: int, known: bool, ts: float, segf: int
+    ) -> Event:
+        """The event a combiner appended for us (we hold no lock): as ``append`` returns."""
+        if self.durability == "fsync":
+            combine.sync_done(self, seq, segf)
+        if known:
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
 

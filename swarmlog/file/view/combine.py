@@ -1,0 +1,384 @@
+"""Flat combining on the indexed append path (issue 24, round 5): fewer lock hand-offs.
+
+With many writers each append takes the append flock once, holds it ~10 us with cold
+caches and hands it on (flock wakes every waiter). Here a writer that is not alone
+(view/alone.py) and appends a plain event (no ``expect``, a record that fits a slot)
+and finds the lock busy at its first try *publishes* it, serialized outside the lock, in
+its own slot of the shared file ``combine`` beside the segments, then goes for the lock.
+Whoever holds the lock (the combiner) appends every other posted slot it can validate,
+with its own record (one ``write()``) and again after it (the posts made while it held
+the lock): each record the bytes a single append would have written (its own seq, the
+batch's one ts, its chain link, no ``more``). It enters them in the index, marks each
+slot done with its seq, ts and segment, and lets go. A writer whose slot is marked done
+returns without holding the lock at all (it sees the mark between its tries), or, if it
+slept in flock, releases at once. Under ``durability="fsync"`` each writer still returns
+only once a completed fdatasync covers its seq (group commit, sync.py), so the batch's
+one sync serves everyone in it.
+
+File ``combine``: a 64-byte header (at 8: u64 the slots in use, a high-water mark; at 16:
+u64 the post hint, set by each post after its word, cleared by a holder before it scans:
+a hint lost to a race only means that post's writer appends itself) and
+``SLOTS`` slots of ``SLOT_BYTES``, little-endian:
+
+    0   u64  word: ticket << 2 | state (0 free, 1 posted, 2 done, 3 done: the id was known)
+    8   u64  seq (written by the combiner before the word)
+    16  f64  ts
+    24  u64  first seq of the segment the record went to
+    32  u32  CRC-32 of bytes 36.. of the slot's body, seeded with the ticket's CRC
+    36  u32  id length, key length (0xFFFFFFFF: no key), pre length, post length, 0
+    56  u64  the id's index hash (``view.columns.str_hash``)
+    64       id, key, pre, post (UTF-8 / the serialized members around ts)
+
+A slot belongs to one open handle: it holds an OFD lock (``F_OFD_SETLK``) on the slot's
+first byte, which the kernel drops when the handle's descriptor closes or its process
+dies. A ticket is the handle's random 32-bit nonce and a counter, so a mark meant for a
+slot's dead former owner never reads as the new owner's.
+
+Why it is safe:
+
+* A combiner takes a slot only if its word says posted, its CRC matches the ticket and
+  body, and the word is unchanged after the copy: a half-written, stale or reused slot
+  is never appended. Each taken id is looked up in the index first (and deduplicated in
+  the batch), so an id posted twice, or by two processes, is appended once; the later
+  poster gets "known" and returns the stored record (``idreuse``), as a retry does.
+* A writer returns only on a "done" word carrying its own ticket, written after the
+  records are in the segment and the index. A combiner killed before its write leaves
+  the slots posted: their writers take the lock and append themselves. Killed after the
+  write, before marking: the index (caught up from the segments if the kill left it
+  behind) knows the ids, so those writers get the stored records. Nothing is ever
+  acknowledged that is not written; nothing is written twice.
+* A writer holding the lock whose slot is not done appends its own event itself (from
+  its own memory, not the slot) and sets the slot free before it lets go.
+
+``COMBINING`` (off by default; ``SWARMLOG_COMBINE=1``) switches it on; off, the append path
+is round 4's.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import mmap
+import os
+import signal
+import struct
+import zlib
+from typing import TYPE_CHECKING
+
+import orjson
+
+from swarmlog._fast import encode_one
+from swarmlog.file import segment as seg
+from swarmlog.file.fsguard import FILE_MODE, open_nofollow
+from swarmlog.file.lockfile import SPIN_MAX
+from swarmlog.file.view import _fast as ixfast
+
+if TYPE_CHECKING:
+    from swarmlog.file.view import writerindex as wi
+    from swarmlog.file.view.index import IndexedView
+
+SWITCH_ENV = "SWARMLOG_COMBINE"
+COMBINING = os.environ.get(SWITCH_ENV, "0") == "1"
+"""The switch, OFF by default: then appends go as in round 4 (every writer writes its own
+record). ``SWARMLOG_COMBINE=1`` in a process's environment turns it on (tests, benchmarks).
+Off because on the 2-core machine it measured slower, not faster (docs/benchmarks.md,
+issue 24 round 5); a many-core machine, where waiters pile up, is where it may pay."""
+
+NAME = "combine"
+SLOTS = 64
+SLOT_BYTES = 2048
+_HEAD = 64
+_BODY = 64  # where a slot's id, key, pre and post start
+MAX_BODY = SLOT_BYTES - _BODY
+SIZE = _HEAD + SLOTS * SLOT_BYTES
+FREE, POSTED, DONE, KNOWN = 0, 1, 2, 3
+_ZERO = bytes(SLOT_BYTES - 32)
+_W0, _WSTEP = _HEAD // 8, SLOT_BYTES // 8  # (slot words in the file as machine words)
+_NOKEY = 0xFFFFFFFF
+
+_Q = struct.Struct("<Q")
+_unpack_q = _Q.unpack_from
+_pack_q = _Q.pack_into
+_META = struct.Struct("<IIIIIIQ")  # crc, id, key, pre, post lengths, 0, hash (at 32)
+_unpack_meta = _META.unpack_from
+_LENS = struct.Struct("<IIIIIQ")  # the same without the crc (at 36: the CRC'd part)
+_DONE = struct.Struct("<QdQ")  # seq, ts, segment (at 8)
+_unpack_done = _DONE.unpack_from
+_pack_done = _DONE.pack_into
+_crc32 = zlib.crc32
+_EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
+_yield = os.sched_yield
+
+CRASH_ENV = "SWARMLOG_TEST_COMBINE_CRASH_AT"
+"""Test hook: ``"N:S"`` makes the process SIGKILL itself in its Nth combined batch (one
+with another writer's slot in it) at step S: 1 before the write, 2 after the write and
+the index update before any slot is marked, 3 after marking before the lock is let go
+(tests/test_combine_crash.py)."""
+_crash = [int(x) for x in os.environ.get(CRASH_ENV, "0:0").split(":")][:2]
+
+
+def _crash_step(s: int) -> None:
+    if s == 1:
+        _crash[0] -= 1
+    if _crash[0] == 0 and _crash[1] == s:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+Done = tuple[int, bool, float, int]
+"""A combined post's (seq, known, ts, first seq of its segment)."""
+
+
+def _flock_struct(off: int) -> bytes:
+    """Linux's ``struct flock``: a write lock on byte ``off`` (l_pid 0, as OFD locks need)."""
+    return struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, off, 1, 0)
+
+
+class Posted:
+    """A slot's posted record as a combiner took it."""
+
+    __slots__ = ("h", "key", "off", "post", "pre", "s", "ticket")
+
+    def __init__(
+        self, off: int, ticket: int, s: bytes, h: int, key: str | None, pre: bytes, post: bytes
+    ) -> None:
+        self.off, self.ticket, self.s, self.h = off, ticket, s, h
+        self.key, self.pre, self.post = key, pre, post
+
+
+class Slots:
+    """This handle's view of the ``combine`` file: its own slot, and the others'."""
+
+    def __init__(self, fd: int, m: mmap.mmap, index: int) -> None:
+        self.fd, self.m, self.index = fd, m, index
+        self.words = memoryview(m).cast("Q")  # (the slots' words at a stride: one C call)
+        self.off = _HEAD + index * SLOT_BYTES
+        self.nonce = int.from_bytes(os.urandom(4), "little") << 24
+        self.count = 0
+        self.ticket = 0
+        self.combined = 0  # (others' posts this handle took as a combiner: tests, benches)
+
+    @classmethod
+    def open(cls, root: str, lock_fd: int) -> Slots | None:
+        """Map ``combine`` and claim a free slot (None: no slot free, or no file to be had)."""
+        try:
+            fd = open_nofollow(os.path.join(root, NAME), os.O_RDWR | os.O_CREAT, FILE_MODE)
+        except OSError:
+            return None
+        try:
+            if os.fstat(fd).st_size < SIZE:
+                os.ftruncate(fd, SIZE)
+            m = mmap.mmap(fd, SIZE)
+        except (OSError, ValueError):
+            os.close(fd)
+            return None
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)  # (the high-water mark: one claimer at a time)
+        try:
+            for i in range(SLOTS):
+                off = _HEAD + i * SLOT_BYTES
+                try:
+                    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock_struct(off))
+                except OSError:
+                    continue
+                _pack_q(m, off, 0)  # (a dead owner's post: nobody's any more)
+                if _unpack_q(m, 8)[0] < i + 1:
+                    _pack_q(m, 8, i + 1)
+                return cls(fd, m, i)
+        finally:
+            fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        m.close()
+        os.close(fd)
+        return None
+
+    def close(self, scrub: bool = True) -> None:
+        """Unmap and close (the kernel drops the slot's OFD lock with the last descriptor);
+        ``scrub``: wipe the slot first (not in a forked child: the slot is its parent's)."""
+        self.words.release()
+        if scrub and self.ticket == 0:  # (no post in flight: a post stays for a combiner)
+            off = self.off
+            _pack_q(self.m, off, 0)
+            self.m[off + 32 : off + SLOT_BYTES] = _ZERO
+        self.m.close()
+        os.close(self.fd)
+
+    def post(self, s: bytes, h: int, key: str | None, pre: bytes, post: bytes) -> bool:
+        """Publish a record (outside the lock); False if it does not fit a slot."""
+        kb = b"" if key is None else key.encode("utf-8", "surrogatepass")
+        n = len(s) + len(kb) + len(pre) + len(post)
+        if n > MAX_BODY:
+            return False
+        self.count = (self.count + 1) & 0xFFFFFF
+        ticket = self.nonce | self.count
+        body = (
+            _LENS.pack(len(s), _NOKEY if key is None else len(kb), len(pre), len(post), 0, h)
+            + s + kb + pre + post
+        )
+        crc = _crc32(body, _crc32(_Q.pack(ticket)))
+        off = self.off
+        m = self.m
+        m[off + 32 : off + 36 + len(body)] = struct.pack("<I", crc) + body
+        _pack_q(m, off, ticket << 2 | POSTED)  # (after the body: a combiner reads it first)
+        self.words[2] = 1  # (the hint, after the word: a holder then scans the slots)
+        self.ticket = ticket
+        return True
+
+    def result(self) -> Done | None:
+        """(seq, known, ts, segment) if a combiner marked this handle's post done."""
+        m, off = self.m, self.off
+        w = _unpack_q(m, off)[0]
+        if w >> 2 != self.ticket or w & 3 < DONE:
+            return None
+        seq, ts, segf = _unpack_done(m, off + 8)
+        return seq, w & 3 == KNOWN, ts, segf
+
+    def clear(self) -> None:
+        """Under the lock, not done: the owner appends itself; nobody may take the post
+        (nor read its bytes later: an erasure must find them nowhere)."""
+        off = self.off
+        _pack_q(self.m, off, 0)
+        self.m[off + 32 : off + SLOT_BYTES] = _ZERO
+        self.ticket = 0
+
+    def lock_or_done(self, lock_fd: int, budget: int) -> tuple[int, Done | None]:
+        """Take the append lock as ``lockfile.lock_spinning`` does, but yielding the CPU
+        between tries and watching the slot: (budget, the result) with the lock *not* held
+        if the post was done, (budget, None) holding the lock otherwise.
+
+        Why yield: on a machine with fewer cores than writers the holder, busy with our
+        record, needs the CPU more than a spinner does (2 cores, 16 writers: spinning
+        31-34k appends/s, yielding 34-41k, round 5), and a done post keeps its budget."""
+        flock = fcntl.flock
+        for _ in range(budget + 1):
+            r = self.result()
+            if r is not None:
+                self.ticket = 0
+                return budget, r
+            try:
+                flock(lock_fd, _EX_NB)
+            except BlockingIOError:
+                _yield()
+                continue
+            budget = SPIN_MAX
+            break
+        else:
+            flock(lock_fd, fcntl.LOCK_EX)
+            budget = max(1, budget // 2)
+        r = self.result()
+        if r is not None:
+            flock(lock_fd, fcntl.LOCK_UN)
+            self.ticket = 0
+        return budget, r
+
+    def others(self) -> list[Posted]:
+        """The other slots' valid posts (under the lock)."""
+        words = self.words
+        if not words[2]:
+            return []  # (nobody posted since the last scan: no slot to read)
+        words[2] = 0  # (before the scan: a post after it sets the hint again)
+        m = self.m
+        out: list[Posted] = []
+        own = self.index
+        n = min(words[1], SLOTS)
+        for i, w in enumerate(words[_W0 : _W0 + n * _WSTEP : _WSTEP].tolist()):
+            if w & 3 != POSTED or i == own:
+                continue
+            off = _HEAD + i * SLOT_BYTES
+            crc, ni, nk, npre, npost, _, h = _unpack_meta(m, off + 32)
+            n = ni + (0 if nk == _NOKEY else nk) + npre + npost
+            if n > MAX_BODY:
+                continue
+            body = m[off + 36 : off + _BODY + n]
+            ticket = w >> 2
+            if _crc32(body, _crc32(_Q.pack(ticket))) != crc or _unpack_q(m, off)[0] != w:
+                continue
+            p = _BODY - 36
+            s = body[p : p + ni]
+            p += ni
+            key = None
+            if nk != _NOKEY:
+                key = body[p : p + nk].decode("utf-8", "surrogatepass")
+                p += nk
+            pre = body[p : p + npre]
+            out.append(Posted(off, ticket, s, h, key, pre, body[p + npre :]))
+        return out
+
+    def mark(self, p: Posted, seq: int, known: bool, ts: float, segf: int) -> None:
+        """Tell a post's writer its seq (under the lock, after the write and index)."""
+        m, off = self.m, p.off
+        if _unpack_q(m, off)[0] != p.ticket << 2 | POSTED:
+            return  # (a new owner's slot by now: it appends itself)
+        m[off + 32 : off + SLOT_BYTES] = _ZERO  # (taken: its bytes are the log's now only)
+        _pack_done(m, off + 8, seq, ts, segf)
+        _pack_q(m, off, p.ticket << 2 | (KNOWN if known else DONE))
+
+
+def batch(
+    log: IndexedView,
+    ix: wi.WriterIndex,
+    slots: Slots,
+    own: Posted | None,
+    others: list[Posted],
+) -> tuple[int, bool, float, int]:
+    """Append ``own`` (if any: the holder's record, else it has appended its own already)
+    and ``others`` as one write (under the lock, ``ix`` the index, current): (own seq, own
+    known, ts, last seq written or 0)."""
+    first = log._last + 1
+    assigned: dict[bytes, int] = {}
+    fresh: list[Posted] = []
+    seqs: list[tuple[int, bool]] = []
+    for p in (own, *others) if own is not None else others:
+        seq = ixfast.find(ix, p.s, p.h)[0]
+        if not seq:
+            seq = assigned.get(p.s, 0)
+        if seq:
+            seqs.append((seq, True))
+            continue
+        seq = assigned[p.s] = first + len(fresh)
+        fresh.append(p)
+        seqs.append((seq, False))
+    ts = 0.0
+    last = 0
+    if fresh:
+        ids = [p.s.decode("utf-8", "surrogatepass") for p in fresh]
+        keys = [p.key for p in fresh]
+        ix = log._ix_room(ix, ids, keys)
+        ts, cap = log._ix_stamp(ix)
+        tsb = orjson.dumps(ts)
+        tip = log._tip
+        lines = []
+        for k, p in enumerate(fresh, first):
+            line, tip = encode_one(k, p.pre, tsb, p.post, tip)
+            lines.append(line)
+        last = first + len(fresh) - 1
+        if _crash[1]:
+            _crash_step(1)
+        log._write(b"".join(lines), last, len(fresh))
+        log._last_ts = ts
+        log._tip = tip
+        log._ix_record(ix, first, ids, keys, cap, alone=False)
+        if _crash[1]:
+            _crash_step(2)
+    segf = log._seg_first
+    theirs = seqs[1:] if own is not None else seqs
+    for p, (seq, known) in zip(others, theirs, strict=True):
+        slots.mark(p, seq, known, ts, segf)
+    slots.combined += len(others)
+    if _crash[1]:
+        _crash_step(3)
+    seq, known = seqs[0] if own is not None else (0, True)
+    return seq, known, ts, last
+
+
+def sync_done(log: IndexedView, seq: int, segf: int) -> None:
+    """Under fsync, a combined writer's wait for a completed fdatasync covering ``seq``
+    (written by the combiner to the segment starting at ``segf``)."""
+    if log._seg_fd >= 0 and log._seg_first == segf:
+        log._group_sync(seq, log._seg_fd, segf)
+        return
+    try:
+        path = os.path.join(log._segdir_s, seg.segment_name(segf))
+        fd = open_nofollow(path, os.O_RDONLY, writing=False)
+    except FileNotFoundError:  # (rotated out, so fdatasynced, then compacted away)
+        return
+    try:
+        log._group_sync(seq, fd, segf)
+    finally:
+        os.close(fd)

@@ -1,0 +1,183 @@
+"""Issue 24, round 5: flat combining on the append path (swarmlog/file/view/combine.py).
+
+Real processes append at once; a writer holding the append lock appends the records the
+others posted in their slots. What must hold: every acknowledged event is stored once at
+the seq it was told (ids posted by several processes included), seqs are gapless, the
+chain verifies, the index equals a rebuild from the segments, and every record is the
+bytes a single append of the same event, ts and predecessor writes (no batch markers).
+A combiner killed (kill -9) before its write, after it, or after marking loses nothing
+acknowledged and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from swarmlog import Event
+from swarmlog.file.log import FileLog
+from swarmlog.file.view import combine
+
+from .combineworkers import event
+from .indexworkers import index_view, segment_view
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start(
+    root: Path, name: str, n: int, durability: str = "process", crash: str = ""
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ}
+    env.pop(combine.CRASH_ENV, None)
+    env[combine.SWITCH_ENV] = "1"  # (on, whatever the default)
+    if crash:
+        env[combine.CRASH_ENV] = crash
+    # (acks to a file, not a pipe: a writer blocked on a full pipe would stop appending)
+    with open(root.parent / f"{name}.out", "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.combineworkers", str(root), name, str(n), durability],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.PIPE,
+        )
+
+
+def finish(proc: subprocess.Popen[bytes]) -> tuple[int, dict[str, int], int]:
+    """(return code, acknowledged id -> seq, posts it combined for others)."""
+    _, err = proc.communicate(timeout=300)
+    acks: dict[str, int] = {}
+    combined = 0
+    root, name = Path(proc.args[3]), proc.args[4]  # type: ignore[index]
+    for line in (root.parent / f"{name}.out").read_text().splitlines():
+        a, b = line.split()
+        if a == "combined":
+            combined = int(b)
+        else:
+            acks[a] = int(b)
+    assert proc.returncode in (0, -9), err.decode()[-2000:]
+    return proc.returncode, acks, combined
+
+
+def stored_from(eid: str) -> Event:
+    """The event a worker appended under ``eid`` (combineworkers.event)."""
+    if eid.startswith("s"):
+        return event("any", int(eid[1:]))
+    who, i = eid.rsplit("-", 1)
+    return event(who, int(i))
+
+
+def check(root: Path, acked: list[dict[str, int]]) -> list[Event]:
+    """The log after the writers: each acknowledged id stored once at its seq, gapless,
+    chain and records intact, the index equal to a rebuild."""
+    with FileLog(root, create=False, notify=False) as log:
+        events = list(log.read())
+        rep = log.verify()
+    assert rep.ok, rep.problems
+    seqs = [e.seq for e in events]
+    assert seqs == list(range(1, len(seqs) + 1))
+    ids = Counter(e.id for e in events)
+    assert max(ids.values()) == 1  # nothing duplicated
+    at = {e.id: e.seq for e in events}
+    for acks in acked:
+        for i, s in acks.items():
+            assert at[i] == s, (i, s, at.get(i))
+    for seg in sorted((root / "segments").iterdir()):
+        assert b'"more"' not in seg.read_bytes()  # (single records, not batches)
+    assert index_view(str(root)) == segment_view(str(root))
+    return events
+
+
+def test_eight_processes_combined_equal_one_by_one(tmp_path: Path) -> None:
+    root = tmp_path / "log"
+    with FileLog(root, name="comb", notify=False) as log:
+        log.append(Event(agent="x", type="t", id="first"))
+    procs = [start(root, f"w{k}", 1500) for k in range(8)]
+    results = [finish(p) for p in procs]
+    assert all(rc == 0 for rc, _, _ in results)
+    assert sum(c for _, _, c in results) > 0  # (some appends were combined)
+    events = check(root, [a for _, a, _ in results])
+    assert len(events) == 1 + 8 * 1350 + 150  # (ids s5, s15, ... shared by all 8)
+    # no record's bytes stay in the slots once taken (an erasure must find them nowhere)
+    assert b'"body"' not in (root / combine.NAME).read_bytes()
+    # the same events appended one by one, each at the ts it got: the same bytes
+    again = tmp_path / "again"
+    now = [0.0]
+    with FileLog(again, name="comb", notify=False, clock=lambda: now[0]) as one:
+        for e in events:
+            now[0] = e.ts
+            ev = Event(agent="x", type="t", id="first") if e.id == "first" else stored_from(e.id)
+            assert one.append(ev).seq == e.seq
+    assert _bytes(again) == _bytes(root)
+
+
+def _bytes(root: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted((root / "segments").iterdir()))
+
+
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int) -> None:
+    root = tmp_path / "log"
+    with FileLog(root, notify=False) as log:
+        log.append(Event(agent="x", type="t", id="first"))
+    killed = start(root, "dead", 100000, crash=f"1:{step}")
+    results = []
+    for rnd in range(5):  # (until it has combined a batch with another writer's post)
+        procs = [start(root, f"w{rnd}x{k}", 1500) for k in range(7)]
+        results += [finish(p) for p in procs]
+        if killed.poll() is not None:
+            break
+    rc, dead_acks, _ = finish(killed)
+    assert rc == -9  # (it died combining others' posts, at the step asked)
+    assert all(r == 0 for r, _, _ in results)
+    events = check(root, [dead_acks, *(a for _, a, _ in results)])
+    stored = {e.id for e in events}
+    for _, acks, _ in results:
+        assert set(acks) <= stored
+    # a fresh writer afterwards: the dead combiner's slot is free again, appends go on
+    with FileLog(root, notify=False) as log:
+        got = log.append(Event(agent="x", type="t", id="after"))
+    assert got.seq == len(events) + 1
+    check(root, [])
+
+
+def test_fsync_writers_combined(tmp_path: Path) -> None:
+    root = tmp_path / "log"
+    with FileLog(root, notify=False, durability="fsync") as log:
+        log.append(Event(agent="x", type="t", id="first"))
+    procs = [start(root, f"w{k}", 150, durability="fsync") for k in range(8)]
+    results = [finish(p) for p in procs]
+    assert all(rc == 0 for rc, _, _ in results)
+    check(root, [a for _, a, _ in results])
+    with FileLog(root, notify=False) as log:
+        assert log._words()[2] >= log.last_seq  # (the durable mark covers every ack)
+
+
+def test_slot_is_validated(tmp_path: Path) -> None:
+    """A post whose bytes do not match its CRC (half written, stale) is never taken, nor
+    one that is free again; a slot is one handle's until its descriptor closes."""
+    root = tmp_path / "log"
+    with FileLog(root, notify=False) as log:
+        lock = log._write_lock()
+        sa = combine.Slots.open(str(root), lock)
+        probe = combine.Slots.open(str(root), lock)
+        assert sa is not None and probe is not None and sa.index != probe.index
+        assert sa.post(b"x1", 7, "k", b'{"id":"x1","ts":', b',"type":"t"}')
+        got = probe.others()
+        assert [(p.s, p.h, p.key, p.post) for p in got] == [(b"x1", 7, "k", b',"type":"t"}')]
+        off = sa.off + combine._BODY
+        sa.m[off : off + 1] = b"y"  # (the id's first byte changed: the CRC no longer fits)
+        probe.words[2] = 1  # (the post hint: scan)
+        assert probe.others() == []
+        assert sa.post(b"x2", 8, None, b"{", b"}")
+        sa.clear()  # (its owner appends it itself)
+        assert probe.words[2] == 1
+        assert probe.others() == []
+        index = sa.index
+        sa.close()
+        again = combine.Slots.open(str(root), lock)
+        assert again is not None and again.index == index  # (freed with the descriptor)
+        again.close()
+        probe.close()

@@ -41,7 +41,10 @@ def start(
     with open(root.parent / f"{name}.out", "wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "tests.combineworkers", str(root), name, str(n), durability],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.PIPE,
         )
 
 
@@ -181,3 +184,42 @@ def test_slot_is_validated(tmp_path: Path) -> None:
         assert again is not None and again.index == index  # (freed with the descriptor)
         again.close()
         probe.close()
+
+
+def test_an_erasure_wipes_the_posts_of_dead_writers(tmp_path: Path) -> None:
+    """A writer killed with its record posted leaves the bytes in its slot; an erasure
+    (``redact.drop_indexes``, under the append lock) wipes every slot no live handle holds,
+    and a slot claimed again starts empty, while a live handle's slot is left alone."""
+    from swarmlog.file import redact
+
+    root = tmp_path / "log"
+    with FileLog(root, notify=False) as log:
+        lock = log._write_lock()
+        dead = combine.Slots.open(str(root), lock)
+        live = combine.Slots.open(str(root), lock)
+        assert dead is not None and live is not None
+        assert dead.post(b"x1", 7, None, b'{"content":"the secret plan","ts":', b"}")
+        assert live.post(b"x2", 8, None, b'{"content":"in flight","ts":', b"}")
+        dead.ticket = 1  # (close keeps an in-flight post: as a writer killed mid-post)
+        dead.close()
+        data = (root / combine.NAME).read_bytes()
+        assert b"the secret plan" in data and b"in flight" in data
+        redact.drop_indexes(str(root))
+        data = (root / combine.NAME).read_bytes()
+        assert b"the secret plan" not in data
+        assert b"in flight" in data  # (a live post: its owner wipes it once taken)
+        live.clear()
+        assert b"in flight" not in (root / combine.NAME).read_bytes()
+        live.close()
+    # a slot claimed from a dead owner starts with none of its bytes
+    root2 = tmp_path / "log2"
+    with FileLog(root2, notify=False) as log:
+        lock = log._write_lock()
+        gone = combine.Slots.open(str(root2), lock)
+        assert gone is not None and gone.post(b"x3", 9, None, b'{"c":"old words","ts":', b"}")
+        gone.ticket = 1
+        gone.close()
+        again = combine.Slots.open(str(root2), lock)
+        assert again is not None and again.index == gone.index
+        assert b"old words" not in (root2 / combine.NAME).read_bytes()
+        again.close()

@@ -199,7 +199,8 @@ def drop_indexes(root: str) -> None:
     records (a writer holding the index mapped finds it retired and reopens it by name;
     the new, empty one is untrusted and rebuilt). Done first, so that a redaction killed
     half way leaves no index to trust; a re-run drops them again. The redaction count
-    moves too, so a writer that copied its view before this does not save it after."""
+    moves too, so a writer that copied its view before this does not save it after. Slots
+    of flat combining that no live writer holds are wiped (``combine.scrub_dead``)."""
     for name in INDEX_FILES:
         path = os.path.join(root, name)
         if name == INDEX_FILES[0]:
@@ -216,6 +217,9 @@ def drop_indexes(root: str) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
+    from swarmlog.file.view import combine  # (the slot file: a dead writer's post)
+
+    combine.scrub_dead(root)
     fsync_dir(root)
     _bump(root)  # (a view copied before this is not saved: view/index.py)
     step()

@@ -127,9 +127,42 @@ Done = tuple[int, bool, float, int]
 """A combined post's (seq, known, ts, first seq of its segment)."""
 
 
-def _flock_struct(off: int) -> bytes:
+def _flock_struct(off: int, kind: int = fcntl.F_WRLCK) -> bytes:
     """Linux's ``struct flock``: a write lock on byte ``off`` (l_pid 0, as OFD locks need)."""
-    return struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, off, 1, 0)
+    return struct.pack("hhqqi4x", kind, os.SEEK_SET, off, 1, 0)
+
+
+def scrub_dead(root: str) -> int:
+    """Wipe every slot that no live handle holds; the number wiped.
+
+    Why: a writer killed while its record was posted leaves the record's bytes in its slot
+    until another handle claims the slot, and an erasure must find the erased words
+    nowhere (``redact.drop_indexes`` calls this under the append lock). A live handle's
+    slot holds bytes only while its post is in flight, and it wipes them once the post
+    is taken or cleared."""
+    try:
+        fd = open_nofollow(os.path.join(root, NAME), os.O_RDWR)
+    except FileNotFoundError:
+        return 0
+    wiped = 0
+    try:
+        size = os.fstat(fd).st_size
+        for i in range(SLOTS):
+            off = _HEAD + i * SLOT_BYTES
+            if off + SLOT_BYTES > size:
+                break
+            try:
+                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock_struct(off))
+            except OSError:
+                continue  # (a live handle's slot)
+            try:
+                os.pwrite(fd, bytes(SLOT_BYTES), off)
+                wiped += 1
+            finally:
+                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock_struct(off, fcntl.F_UNLCK))
+    finally:
+        os.close(fd)
+    return wiped
 
 
 class Posted:
@@ -178,7 +211,8 @@ class Slots:
                     fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock_struct(off))
                 except OSError:
                     continue
-                _pack_q(m, off, 0)  # (a dead owner's post: nobody's any more)
+                _pack_q(m, off, 0)  # (a dead owner's post: nobody's any more,
+                m[off + 32 : off + SLOT_BYTES] = _ZERO  # and none of its bytes)
                 if _unpack_q(m, 8)[0] < i + 1:
                     _pack_q(m, 8, i + 1)
                 return cls(fd, m, i)

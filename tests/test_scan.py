@@ -17,15 +17,15 @@ from synthesizer.worker import candidates, scan
 from tests.test_candidates import _decide, _quality_memories, _swarm_memories
 
 
-@given(n=st.integers(0, 50_000), rows=st.integers(1, 256), threads=st.integers(1, 16))
+@given(n=st.integers(0, 200_000), threads=st.integers(1, 16))
 @settings(max_examples=200, deadline=None)
-def test_column_ranges_cover_every_column_once(n: int, rows: int, threads: int) -> None:
-    got = scan.column_ranges(n, rows, threads)
+def test_column_ranges_cover_every_column_once(n: int, threads: int) -> None:
+    got = scan.column_ranges(n, threads)
     assert got[0][0] == 0 and got[-1][1] == n
     assert all(a[1] == b[0] for a, b in itertools.pairwise(got))
     assert len(got) <= max(1, threads)
     if len(got) > 1:  # no tile under the least worth a hand-off
-        assert all((b - a) * rows >= scan.MIN_TILE_CELLS // 2 for a, b in got)
+        assert all(b - a >= scan.MIN_TILE_COLS for a, b in got)
 
 
 def test_scan_threads_reads_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,8 +55,8 @@ def test_tiles_on_threads_keep_every_pair_and_verify_the_same(
     floor = np.where(np.arange(len(facts)) % 3 == 0, floor_lo, 0.9)
     left, right = basis.augment(mem), basis.augment(facts)
     one = candidates.bound_pairs(left, right, floor, raw=(mem, facts), threads=1)
-    monkeypatch.setattr(scan, "MIN_TILE_CELLS", 4096)  # many small tiles on 4 threads
-    assert len(scan.column_ranges(len(facts), 256, 4)) == 4
+    monkeypatch.setattr(scan, "MIN_TILE_COLS", 64)  # many small tiles on 4 threads
+    assert len(scan.column_ranges(len(facts), 4)) == 4
     many = candidates.bound_pairs(left, right, floor, raw=(mem, facts), threads=4)
     exact = mem.astype(np.float64) @ facts.astype(np.float64).T
     want = set(zip(*np.nonzero(exact >= floor[None, :]), strict=True))
@@ -77,7 +77,7 @@ def test_decisions_equal_on_one_thread_and_on_many(
     monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "1")
     one = _decide(tmp_path / "one", memories, chunk, None)
     monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "4")
-    monkeypatch.setattr(scan, "MIN_TILE_CELLS", 2048)  # tiles even at this size
+    monkeypatch.setattr(scan, "MIN_TILE_COLS", 16)  # tiles even at this size
     calls: list[int] = []
     real = scan.run_tiles
 

@@ -107,7 +107,7 @@ def bound_pairs(
             _tile, left, right, cut, raw, row_cut, cap_cut, r0, min(m, r0 + _BLOCK_ROWS), c0, c1
         )
         for r0 in range(0, m, _BLOCK_ROWS)
-        for c0, c1 in scan.column_ranges(n, min(m - r0, _BLOCK_ROWS), width)
+        for c0, c1 in scan.column_ranges(n, width)
     ]
     found = scan.run_tiles(tiles, width)
     r = np.concatenate([t[0] for t in found])

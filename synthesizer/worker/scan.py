@@ -27,9 +27,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 MAX_THREADS = 8
-MIN_TILE_CELLS = 1 << 21
-"""A tile covers at least this many memory x fact cells (~2M: ~1 ms of product): smaller
-ones cost more in hand-offs than they save."""
+MIN_TILE_COLS = 8192
+"""A tile covers at least this many fact columns: reading them (8,192 x 65 to 384 float32,
+2-12 MB) takes a millisecond or so whatever the batch's size, far above a hand-off to a
+pool thread. Why columns, not cells: a batch of a few memories (the steady state under
+load) is bound by reading the fact matrix, not by arithmetic."""
 
 T = TypeVar("T")
 
@@ -57,13 +59,12 @@ def scan_threads() -> int:
     return max(1, min(MAX_THREADS, cores))
 
 
-def column_ranges(n: int, rows: int, threads: int) -> list[tuple[int, int]]:
-    """Cut ``n`` fact columns into ranges for ``threads`` workers scanning ``rows`` rows:
-    about ``threads`` ranges per row block, none under ``MIN_TILE_CELLS`` cells."""
+def column_ranges(n: int, threads: int) -> list[tuple[int, int]]:
+    """Cut ``n`` fact columns into ranges for ``threads`` workers: at most ``threads``
+    ranges per row block, none under ``MIN_TILE_COLS`` columns (unless there is one)."""
     if threads <= 1 or n == 0:
         return [(0, n)]
-    least = max(1, MIN_TILE_CELLS // max(1, rows))
-    parts = max(1, min(threads, n // least))
+    parts = max(1, min(threads, n // MIN_TILE_COLS))
     edges = [n * i // parts for i in range(parts + 1)]
     return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
 
@@ -90,4 +91,4 @@ def run_tiles(tiles: Sequence[Callable[[], T]], threads: int) -> list[T]:
         return [f.result() for f in futures]
 
 
-__all__ = ["MAX_THREADS", "MIN_TILE_CELLS", "column_ranges", "run_tiles", "scan_threads"]
+__all__ = ["MAX_THREADS", "MIN_TILE_COLS", "column_ranges", "run_tiles", "scan_threads"]

@@ -40,6 +40,7 @@ from swarmlog.errors import SwarmlogError
 from swarmlog.file import archive, tmpclean
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow, read_nofollow
+from swarmlog.file.view import slotfile
 from swarmlog.redaction import check_changes, redact_line, renames_index
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def drop_indexes(root: str) -> None:
     the new, empty one is untrusted and rebuilt). Done first, so that a redaction killed
     half way leaves no index to trust; a re-run drops them again. The redaction count
     moves too, so a writer that copied its view before this does not save it after. Slots
-    of flat combining that no live writer holds are wiped (``combine.scrub_dead``)."""
+    of flat combining that no live writer holds are wiped (``slotfile.scrub_dead``)."""
     for name in INDEX_FILES:
         path = os.path.join(root, name)
         if name == INDEX_FILES[0]:
@@ -217,9 +218,7 @@ def drop_indexes(root: str) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
-    from swarmlog.file.view import combine  # (the slot file: a dead writer's post)
-
-    combine.scrub_dead(root)
+    slotfile.scrub_dead(root)  # (flat combining's slots: a dead writer's post)
     fsync_dir(root)
     _bump(root)  # (a view copied before this is not saved: view/index.py)
     step()

@@ -71,6 +71,7 @@ from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
 from swarmlog.file.lockfile import SPIN_MAX
 from swarmlog.file.view import _fast as ixfast
+from swarmlog.file.view import slotfile
 
 if TYPE_CHECKING:
     from swarmlog.file.view import writerindex as wi
@@ -83,10 +84,9 @@ record). ``SWARMLOG_COMBINE=1`` in a process's environment turns it on (tests, b
 Off because on the 2-core machine it measured slower, not faster (docs/benchmarks.md,
 issue 24 round 5); a many-core machine, where waiters pile up, is where it may pay."""
 
-NAME = "combine"
-SLOTS = 64
-SLOT_BYTES = 2048
-_HEAD = 64
+NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
+_flock_struct = slotfile.slot_lock
+scrub_dead = slotfile.scrub_dead
 _BODY = 64  # where a slot's id, key, pre and post start
 MAX_BODY = SLOT_BYTES - _BODY
 SIZE = _HEAD + SLOTS * SLOT_BYTES
@@ -125,44 +125,6 @@ def _crash_step(s: int) -> None:
 
 Done = tuple[int, bool, float, int]
 """A combined post's (seq, known, ts, first seq of its segment)."""
-
-
-def _flock_struct(off: int, kind: int = fcntl.F_WRLCK) -> bytes:
-    """Linux's ``struct flock``: a write lock on byte ``off`` (l_pid 0, as OFD locks need)."""
-    return struct.pack("hhqqi4x", kind, os.SEEK_SET, off, 1, 0)
-
-
-def scrub_dead(root: str) -> int:
-    """Wipe every slot that no live handle holds; the number wiped.
-
-    Why: a writer killed while its record was posted leaves the record's bytes in its slot
-    until another handle claims the slot, and an erasure must find the erased words
-    nowhere (``redact.drop_indexes`` calls this under the append lock). A live handle's
-    slot holds bytes only while its post is in flight, and it wipes them once the post
-    is taken or cleared."""
-    try:
-        fd = open_nofollow(os.path.join(root, NAME), os.O_RDWR)
-    except FileNotFoundError:
-        return 0
-    wiped = 0
-    try:
-        size = os.fstat(fd).st_size
-        for i in range(SLOTS):
-            off = _HEAD + i * SLOT_BYTES
-            if off + SLOT_BYTES > size:
-                break
-            try:
-                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock_struct(off))
-            except OSError:
-                continue  # (a live handle's slot)
-            try:
-                os.pwrite(fd, bytes(SLOT_BYTES), off)
-                wiped += 1
-            finally:
-                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock_struct(off, fcntl.F_UNLCK))
-    finally:
-        os.close(fd)
-    return wiped
 
 
 class Posted:
@@ -243,7 +205,10 @@ class Slots:
         ticket = self.nonce | self.count
         body = (
             _LENS.pack(len(s), _NOKEY if key is None else len(kb), len(pre), len(post), 0, h)
-            + s + kb + pre + post
+            + s
+            + kb
+            + pre
+            + post
         )
         crc = _crc32(body, _crc32(_Q.pack(ticket)))
         off = self.off

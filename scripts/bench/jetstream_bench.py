@@ -44,6 +44,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _procs import release, start_writers  # noqa: E402
 
 from swarmlog import Event  # noqa: E402
 from swarmlog.jetstream import JetStreamLog  # noqa: E402
@@ -237,18 +240,8 @@ def writers(target: str, kind: str, n: int, total: int) -> float:
     """Events/s of ``n`` writer processes appending ``total`` events between them."""
     m = max(1, total // n)
     me = [sys.executable, __file__, "--child-writer", kind, target, str(m)]
-    procs = [
-        subprocess.Popen(
-            [*me, f"agent{i}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        for i in range(n)
-    ]
-    for p in procs:
-        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-    for p in procs:
-        assert p.stdin is not None
-        p.stdin.write("go\n")
-        p.stdin.flush()
+    procs = start_writers(me, n)
+    release(procs)
     spans = []
     for p in procs:
         out, _ = p.communicate(timeout=600)

@@ -37,7 +37,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +45,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _procs import release, start_writers  # noqa: E402
 
 from swarmlog.envelope import DEFAULT_LIMITS  # noqa: E402
 from swarmlog.jetstream import JetStreamLog  # noqa: E402
@@ -182,19 +184,9 @@ def writers(variant: str, url: str, n: int, total: int, server_pid: int) -> dict
     """events/s, client and server CPU (us) per event of ``n`` writers of ``variant``."""
     m = max(1, total // n)
     me = [sys.executable, __file__, "--child", variant, url, str(m)]
-    procs = [
-        subprocess.Popen(
-            [*me, f"agent{i}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        for i in range(n)
-    ]
-    for p in procs:
-        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    procs = start_writers(me, n)
     s0 = cpu_ticks(server_pid)
-    for p in procs:
-        assert p.stdin is not None
-        p.stdin.write("go\n")
-        p.stdin.flush()
+    release(procs)
     spans = []
     for p in procs:
         assert p.stdout is not None

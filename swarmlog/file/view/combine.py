@@ -85,8 +85,6 @@ Off because on the 2-core machine it measured slower, not faster (docs/benchmark
 issue 24 round 5); a many-core machine, where waiters pile up, is where it may pay."""
 
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
-_flock_struct = slotfile.slot_lock
-scrub_dead = slotfile.scrub_dead
 _BODY = 64  # where a slot's id, key, pre and post start
 MAX_BODY = SLOT_BYTES - _BODY
 SIZE = _HEAD + SLOTS * SLOT_BYTES
@@ -96,17 +94,10 @@ _W0, _WSTEP = _HEAD // 8, SLOT_BYTES // 8  # (slot words in the file as machine 
 _NOKEY = 0xFFFFFFFF
 
 _Q = struct.Struct("<Q")
-_unpack_q = _Q.unpack_from
-_pack_q = _Q.pack_into
 _META = struct.Struct("<IIIIIIQ")  # crc, id, key, pre, post lengths, 0, hash (at 32)
-_unpack_meta = _META.unpack_from
 _LENS = struct.Struct("<IIIIIQ")  # the same without the crc (at 36: the CRC'd part)
 _DONE = struct.Struct("<QdQ")  # seq, ts, segment (at 8)
-_unpack_done = _DONE.unpack_from
-_pack_done = _DONE.pack_into
-_crc32 = zlib.crc32
 _EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
-_yield = os.sched_yield
 
 CRASH_ENV = "SWARMLOG_TEST_COMBINE_CRASH_AT"
 """Test hook: ``"N:S"`` makes the process SIGKILL itself in its Nth combined batch (one
@@ -170,13 +161,13 @@ class Slots:
             for i in range(SLOTS):
                 off = _HEAD + i * SLOT_BYTES
                 try:
-                    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock_struct(off))
+                    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, slotfile.slot_lock(off))
                 except OSError:
                     continue
-                _pack_q(m, off, 0)  # (a dead owner's post: nobody's any more,
+                _Q.pack_into(m, off, 0)  # (a dead owner's post: nobody's any more,
                 m[off + 32 : off + SLOT_BYTES] = _ZERO  # and none of its bytes)
-                if _unpack_q(m, 8)[0] < i + 1:
-                    _pack_q(m, 8, i + 1)
+                if _Q.unpack_from(m, 8)[0] < i + 1:
+                    _Q.pack_into(m, 8, i + 1)
                 return cls(fd, m, i)
         finally:
             fcntl.flock(lock_fd, fcntl.LOCK_UN)
@@ -190,7 +181,7 @@ class Slots:
         self.words.release()
         if scrub and self.ticket == 0:  # (no post in flight: a post stays for a combiner)
             off = self.off
-            _pack_q(self.m, off, 0)
+            _Q.pack_into(self.m, off, 0)
             self.m[off + 32 : off + SLOT_BYTES] = _ZERO
         self.m.close()
         os.close(self.fd)
@@ -210,11 +201,11 @@ class Slots:
             + pre
             + post
         )
-        crc = _crc32(body, _crc32(_Q.pack(ticket)))
+        crc = zlib.crc32(body, zlib.crc32(_Q.pack(ticket)))
         off = self.off
         m = self.m
         m[off + 32 : off + 36 + len(body)] = struct.pack("<I", crc) + body
-        _pack_q(m, off, ticket << 2 | POSTED)  # (after the body: a combiner reads it first)
+        _Q.pack_into(m, off, ticket << 2 | POSTED)  # (after the body: a combiner reads it first)
         self.words[2] = 1  # (the hint, after the word: a holder then scans the slots)
         self.ticket = ticket
         return True
@@ -222,17 +213,17 @@ class Slots:
     def result(self) -> Done | None:
         """(seq, known, ts, segment) if a combiner marked this handle's post done."""
         m, off = self.m, self.off
-        w = _unpack_q(m, off)[0]
+        w = _Q.unpack_from(m, off)[0]
         if w >> 2 != self.ticket or w & 3 < DONE:
             return None
-        seq, ts, segf = _unpack_done(m, off + 8)
+        seq, ts, segf = _DONE.unpack_from(m, off + 8)
         return seq, w & 3 == KNOWN, ts, segf
 
     def clear(self) -> None:
         """Under the lock, not done: the owner appends itself; nobody may take the post
         (nor read its bytes later: an erasure must find them nowhere)."""
         off = self.off
-        _pack_q(self.m, off, 0)
+        _Q.pack_into(self.m, off, 0)
         self.m[off + 32 : off + SLOT_BYTES] = _ZERO
         self.ticket = 0
 
@@ -253,7 +244,7 @@ class Slots:
             try:
                 flock(lock_fd, _EX_NB)
             except BlockingIOError:
-                _yield()
+                os.sched_yield()
                 continue
             budget = SPIN_MAX
             break
@@ -280,13 +271,16 @@ class Slots:
             if w & 3 != POSTED or i == own:
                 continue
             off = _HEAD + i * SLOT_BYTES
-            crc, ni, nk, npre, npost, _, h = _unpack_meta(m, off + 32)
+            crc, ni, nk, npre, npost, _, h = _META.unpack_from(m, off + 32)
             n = ni + (0 if nk == _NOKEY else nk) + npre + npost
             if n > MAX_BODY:
                 continue
             body = m[off + 36 : off + _BODY + n]
             ticket = w >> 2
-            if _crc32(body, _crc32(_Q.pack(ticket))) != crc or _unpack_q(m, off)[0] != w:
+            if (
+                zlib.crc32(body, zlib.crc32(_Q.pack(ticket))) != crc
+                or _Q.unpack_from(m, off)[0] != w
+            ):
                 continue
             p = _BODY - 36
             s = body[p : p + ni]
@@ -302,11 +296,11 @@ class Slots:
     def mark(self, p: Posted, seq: int, known: bool, ts: float, segf: int) -> None:
         """Tell a post's writer its seq (under the lock, after the write and index)."""
         m, off = self.m, p.off
-        if _unpack_q(m, off)[0] != p.ticket << 2 | POSTED:
+        if _Q.unpack_from(m, off)[0] != p.ticket << 2 | POSTED:
             return  # (a new owner's slot by now: it appends itself)
         m[off + 32 : off + SLOT_BYTES] = _ZERO  # (taken: its bytes are the log's now only)
-        _pack_done(m, off + 8, seq, ts, segf)
-        _pack_q(m, off, p.ticket << 2 | (KNOWN if known else DONE))
+        _DONE.pack_into(m, off + 8, seq, ts, segf)
+        _Q.pack_into(m, off, p.ticket << 2 | (KNOWN if known else DONE))
 
 
 def batch(

@@ -3,6 +3,7 @@ and a snapshot that cannot be trusted is ignored, never used."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import zlib
@@ -264,11 +265,51 @@ def test_a_snapshot_saved_over_a_loaded_one_merges_them_exactly(
         assert spy[-1] is True
         with open_log(root) as r:
             assert r.redact({stored[5].seq: {"scrubbed": True}}) == 1
-        stored += _fill(root, 60, start=N)  # more than SAVE_AFTER: b's next catch-up saves
+        # (more than SAVE_AFTER and a quarter of what the snapshot covered: b's next
+        # catch-up saves; snapshot.due)
+        stored += _fill(root, 100, start=N)
         b.append(Event(agent="b", type="note", body={}))
     head = _header(root)
     saved = len(list(open_log(root).read())) - 1  # (saved by the catch-up before b's append)
     assert head["last"] == saved and head["ids"] == [saved, 32 * saved]
     with _first_append(root) as c:
         assert spy[-1] is True
+        _check_view(c, stored)
+
+
+def test_snapshots_are_saved_geometrically_so_a_save_costs_o1_per_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers appending in turn (the shared index's path) save a view snapshot once
+    ``SAVE_AFTER`` records and a quarter of the last snapshot came after it: each at
+    least 1.25x the one before, so their number grows with log(n), not n / SAVE_AFTER
+    (each save is O(n)); a fresh handle still starts from the last one and is right."""
+    from swarmlog.file.view import ixsnap
+
+    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 20)
+    covered: list[int] = []
+    real = ixsnap.save
+
+    def save(view: ixsnap.RawView) -> bool:
+        covered.append(view.last)
+        return real(view)
+
+    monkeypatch.setattr(ixsnap, "save", save)
+    root = tmp_path / "s"
+    a, b = open_log(root), open_log(root)
+    stored = []
+    for i in range(3000):
+        log = (a, b)[i % 2]
+        key = f"k{i % 7}" if i % 10 == 0 else None
+        stored.append(log.append(Event(agent="a", type="note", key=key, body={"i": i})))
+    a.close()
+    b.close()
+    assert covered, "no snapshot was saved"
+    assert all(
+        now - before >= max(20, before / viewsnap.SAVE_FRACTION)
+        for before, now in itertools.pairwise(covered)
+    ), covered
+    assert len(covered) <= 20  # (every 20 records would be 150 saves)
+    assert _header(root)["last"] == covered[-1]
+    with _first_append(root) as c:
         _check_view(c, stored)

@@ -82,6 +82,18 @@ def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _
     log.close()
 
 
+def _prefill(where: str, n: int) -> None:
+    """Append ``n`` records to the log at ``where`` in batches, from a handle of its own."""
+    from concurrency_bench import _event
+
+    from swarmlog.file.log import FileLog
+
+    log = FileLog(where, notify=False)
+    for at in range(0, n, 10_000):
+        log.append_many([_event(99, i) for i in range(at, min(n, at + 10_000))])
+    log.close()
+
+
 def _quantiles(holds: list[int]) -> list[float]:
     """p50, p90, p99 and p99.9 of sorted nanosecond holds, in microseconds."""
     n = len(holds)
@@ -94,6 +106,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--tree", default=str(HERE.parents[1]))
     ap.add_argument("--separate", action="store_true", help="a log per writer")
+    ap.add_argument(
+        "--prefill", type=int, default=0, help="records in the log before the writers start"
+    )
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, os.path.abspath(args.tree))
@@ -127,6 +142,8 @@ def main() -> None:
     print(f"tree {tree}; load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
     for w in (int(x) for x in args.writers.split(",")):
         with tempfile.TemporaryDirectory(prefix="lockprobe-") as tmp:
+            if args.prefill:
+                _prefill(os.path.join(tmp, "log"), args.prefill)
             start, out = Start(w), FORK.Queue()
             procs = [
                 FORK.Process(
@@ -156,10 +173,14 @@ def main() -> None:
         user, sys_ = sum(r[3] for r in res), sum(r[4] for r in res)
         q = _quantiles(holds)
         long = sum(h for h in holds if h > 100_000) / max(1, sum(holds))
+        size = f" on {args.prefill:,} records" if args.prefill else ""
         print(
-            f"{w} writers{' (a log each)' if args.separate else ''}: {n / span:,.0f} appends/s; "
+            f"{w} writers{' (a log each)' if args.separate else ''}{size}: "
+            f"{n / span:,.0f} appends/s; "
             f"held p50 {q[0]:.1f} p90 {q[1]:.1f} p99 {q[2]:.1f} p99.9 {q[3]:.1f} "
-            f"max {holds[-1] / 1e3:,.0f} us; {100 * long:.0f} % of held time in holds > 100 us; "
+            f"max {holds[-1] / 1e3:,.0f} us, mean {sum(holds) / max(1, len(holds)) / 1e3:.1f} us; "
+            f"lock held {100 * sum(holds) / 1e9 / span:.0f} % of the time; "
+            f"{100 * long:.0f} % of held time in holds > 100 us; "
             f"CPU per append user {1e6 * user / n:.1f} + sys {1e6 * sys_ / n:.1f} us; "
             f"switches per append {sum(r[5] for r in res) / n:.2f} voluntary, "
             f"{sum(r[6] for r in res) / n:.2f} involuntary; "

@@ -97,7 +97,8 @@ def view(log: IndexedView) -> wi.WriterIndex | None:
     if off >= log.segment_bytes or _lseek(fd, 0, _SEEK_END) != off:
         return None  # (full, or written past the index's end, or cut under it)
     if last != log._last:
-        if last - max(log._view_at, ix.snapshot_at()) >= viewsnap.SAVE_AFTER:
+        at = max(log._view_at, ix.snapshot_at())
+        if last - at >= viewsnap.SAVE_AFTER and viewsnap.due(last, at):
             return None  # (time for a view snapshot: _wview's)
         log._last, log._seg_end, log._last_ts = last, off, last_ts
         log._tip = tip or _GENESIS

@@ -65,7 +65,7 @@ class AloneView(IndexedView):
                 if end < self.segment_bytes:
                     return True
                 if not os.path.exists(self._seg_path(self._last + 1)):
-                    if self._last - self._view_at >= viewsnap.SAVE_AFTER:
+                    if viewsnap.due(self._last, self._view_at):
                         viewsnap.save(self)  # (as the catch-up before a rotation did)
                     return True
         self._alone = False

@@ -57,7 +57,7 @@ class CatchUp(SegmentWriter):
         finally:
             if self._last != last:
                 self._offs_new()
-        if locked and not self._partial and self._last - self._view_at >= viewsnap.SAVE_AFTER:
+        if locked and not self._partial and viewsnap.due(self._last, self._view_at):
             viewsnap.save(self)  # spare the next process this scan (snapshot.py)
 
     def _catch_up_once(self, locked: bool) -> None:

@@ -129,7 +129,7 @@ class IndexedView(CatchUp):
         full = off >= self.segment_bytes
         if size > off or ix.recovered or (full and os.path.exists(self._seg_path(nxt))):
             ix = self._ix_catch_up(ix)
-        if adopted and self._last - max(self._view_at, ix.snapshot_at()) >= viewsnap.SAVE_AFTER:
+        if adopted and viewsnap.due(self._last, max(self._view_at, ix.snapshot_at())):
             self._ix_save_view(ix)
         return ix
 

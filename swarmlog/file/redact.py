@@ -200,8 +200,11 @@ def drop_indexes(root: str) -> None:
     records (a writer holding the index mapped finds it retired and reopens it by name;
     the new, empty one is untrusted and rebuilt). Done first, so that a redaction killed
     half way leaves no index to trust; a re-run drops them again. The redaction count
-    moves too, so a writer that copied its view before this does not save it after. Slots
-    of flat combining that no live writer holds are wiped (``slotfile.scrub_dead``)."""
+    moves first of all, so a writer that copied its view before this does not save it
+    after, and one whose save raced this (checked the count before it moved, renamed its
+    file after the deletion) finds it moved and deletes what it wrote (view/index.py).
+    Slots of flat combining that no live writer holds are wiped (``slotfile.scrub_dead``)."""
+    _bump(root)
     for name in INDEX_FILES:
         path = os.path.join(root, name)
         if name == INDEX_FILES[0]:
@@ -220,7 +223,6 @@ def drop_indexes(root: str) -> None:
             pass
     slotfile.scrub_dead(root)  # (flat combining's slots: a dead writer's post)
     fsync_dir(root)
-    _bump(root)  # (a view copied before this is not saved: view/index.py)
     step()
 
 

@@ -163,8 +163,12 @@ class IndexedView(CatchUp):
         """Write the snapshot ``_ix_save_view`` prepared (after the append lock)."""
         view, self._save_later = self._save_later, None
         # (not when a redaction ran since: it may have renamed ids or keys the copy holds)
-        if view is not None and redact.count(self._root_s) == view.redactions:
-            ixsnap.save(view)
+        if view is None or redact.count(self._root_s) != view.redactions:
+            return
+        if ixsnap.save(view) and redact.count(self._root_s) != view.redactions:
+            # a redaction dropped the indexes between the check and the rename (it moves
+            # the count before it deletes them): take back what we wrote
+            viewsnap.discard(self._root_s)
 
     def _ix_mapped(self) -> wi.WriterIndex | None:
         """The index file, mapped (reopened if a newer one replaced it); None if it

@@ -157,6 +157,14 @@ def save_tables(
     return True
 
 
+def discard(root: str) -> None:
+    """Delete ``view.idx`` (a save that a redaction overtook; it is only a cache)."""
+    try:
+        os.unlink(os.path.join(root, NAME))
+    except FileNotFoundError:
+        pass
+
+
 def _pad(n: int) -> int:
     return -n % _ALIGN
 

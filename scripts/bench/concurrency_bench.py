@@ -1,7 +1,7 @@
 """Many writer processes at once: swarmlog append and agent.share vs SQLite WAL and a bare loop.
 
 Usage: ``.venv/bin/python scripts/bench/concurrency_bench.py [--writers 1,4,16,64]
-[--seconds 2] [--baseline DIR] [--no-write]``.
+[--seconds 2] [--baseline DIR] [--prefill N] [--no-write]``.
 
 For each writer count and durability (``process``: the OS page cache; ``fsync``: each
 append returns once an fdatasync covers it), every system gets the same number of writer
@@ -28,6 +28,12 @@ all busy, throughput is cores over CPU per append (issue 24: why fsync at 16 wri
 stays under the bare loop). ``--durability fsync`` runs only the fsync rows. The
 machine's load average (``os.getloadavg``) is printed with the table: on a shared
 machine the figures move with it, so compare only rows of one run.
+
+``--prefill N``: every swarmlog log (this tree's and the baseline's) and the SQLite table
+start with N records (one log built once by ``append_many``, copied for each cell; the
+SQLite rows inserted in one transaction), to show appends at size: a log of a swarm
+that has run for a while, not a fresh one. The no-index and ``agent.share`` columns are
+left out then ("-"), and the bare loop, which keeps no index, appends to a fresh file.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import argparse
 import fcntl
 import multiprocessing as mp
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -203,6 +210,36 @@ def run(
     return total / span, total, sum(r[2] for r in res), 1e6 * sum(r[3] for r in res) / total
 
 
+def _prefilled(tmp: str, n: int) -> tuple[str, str]:
+    """A FileLog and a SQLite database of ``n`` records each, to copy for every cell."""
+    log_dir, db = os.path.join(tmp, "prefill-log"), os.path.join(tmp, "prefill.db")
+    log = FileLog(log_dir, notify=False)
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("CREATE TABLE events (id TEXT PRIMARY KEY, data BLOB)")
+    for at in range(0, n, 10_000):
+        evs = log.append_many([_event(999, i) for i in range(at, min(n, at + 10_000))])
+        rows = [(e.id, orjson.dumps(e.to_dict())) for e in evs]
+        con.executemany("INSERT INTO events (id, data) VALUES (?, ?)", rows)
+        con.commit()
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    log.close()
+    return log_dir, db
+
+
+def _n(x: float, form: str = "{:,.0f}") -> str:
+    """``x`` formatted, or "-" for a cell not measured (NaN)."""
+    return "-" if x != x else form.format(x)
+
+
+def _cell_log(template: str | None, path: str) -> str:
+    """``path``, a copy of the prefilled log ``template`` if there is one."""
+    if template is not None:
+        shutil.copytree(template, path)
+    return path
+
+
 def baseline(tree: str, where: str, writers: int, dur: str, seconds: float) -> float:
     """Events/s of ``tree``'s FileLog.append (its own process: another swarmlog)."""
     env = {**os.environ, "SWARMLOG_BENCH_TREE": os.path.abspath(tree)}
@@ -216,13 +253,12 @@ def baseline(tree: str, where: str, writers: int, dur: str, seconds: float) -> f
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--writers", default="1,4,16,64")
-    ap.add_argument(
-        "--durability", default="process,fsync", help="process, fsync or process,fsync"
-    )
+    ap.add_argument("--durability", default="process,fsync", help="process, fsync or process,fsync")
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--baseline", help="a checkout whose FileLog.append gets a column")
     ap.add_argument("--cell", help=argparse.SUPPRESS)  # (a baseline cell: where,w,dur,s)
     ap.add_argument("--no-write", action="store_true", help="print only, leave docs alone")
+    ap.add_argument("--prefill", type=int, default=0, help="records every log starts with")
     args = ap.parse_args()
     if args.cell:
         where, w, dur, secs = args.cell.split(",")
@@ -232,20 +268,26 @@ def main() -> None:
     rows = []
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="concbench-") as tmp:
+        tlog, tdb = _prefilled(tmp, args.prefill) if args.prefill else (None, None)
         for dur in args.durability.split(","):
             if dur not in ("process", "fsync"):
                 ap.error(f"--durability: {dur!r} is neither process nor fsync")
             for w in counts:
                 tag = f"{dur}-{w}"
                 db = os.path.join(tmp, f"{tag}.db")
-                con = sqlite3.connect(db)
-                con.execute("PRAGMA journal_mode=WAL")
-                con.execute("CREATE TABLE events (id TEXT PRIMARY KEY, data BLOB)")
-                con.close()
-                app, n_app, syncs, app_cpu = run(
-                    w_append, os.path.join(tmp, f"a-{tag}"), w, dur, args.seconds
-                )
-                if dur == "fsync":
+                if tdb is not None:
+                    shutil.copyfile(tdb, db)
+                else:
+                    con = sqlite3.connect(db)
+                    con.execute("PRAGMA journal_mode=WAL")
+                    con.execute("CREATE TABLE events (id TEXT PRIMARY KEY, data BLOB)")
+                    con.close()
+                at = _cell_log(tlog, os.path.join(tmp, f"a-{tag}"))
+                app, n_app, syncs, app_cpu = run(w_append, at, w, dur, args.seconds)
+                if tlog is not None:
+                    shutil.rmtree(at)
+                    old, n_old, old_syncs = float("nan"), 0, 0
+                elif dur == "fsync":
                     old, n_old, old_syncs, _ = run(
                         w_noindex_fsync, os.path.join(tmp, f"o-{tag}"), w, dur, args.seconds
                     )
@@ -253,18 +295,25 @@ def main() -> None:
                     old, n_old, old_syncs, _ = run(
                         w_append, os.path.join(tmp, f"o-{tag}"), w, "noindex", args.seconds
                     )
-                base = (
-                    baseline(args.baseline, os.path.join(tmp, f"x-{tag}"), w, dur, args.seconds)
-                    if args.baseline
-                    else None
+                base = None
+                if args.baseline:
+                    at = _cell_log(tlog, os.path.join(tmp, f"x-{tag}"))
+                    base = baseline(args.baseline, at, w, dur, args.seconds)
+                    if tlog is not None:
+                        shutil.rmtree(at)
+                share = (
+                    run(w_share, os.path.join(tmp, f"s-{tag}"), w, dur, args.seconds)[0]
+                    if tlog is None
+                    else float("nan")
                 )
-                share = run(w_share, os.path.join(tmp, f"s-{tag}"), w, dur, args.seconds)[0]
                 sql = run(w_sqlite, db, w, dur, args.seconds)[0]
+                os.unlink(db)
                 bare, _, _, bare_cpu = run(
                     w_bare, os.path.join(tmp, f"b-{tag}"), w, dur, args.seconds
                 )
                 per = (
-                    f"{n_app / max(1, syncs):.1f} (no index: {n_old / max(1, old_syncs):.1f})"
+                    f"{n_app / max(1, syncs):.1f}"
+                    + (f" (no index: {n_old / max(1, old_syncs):.1f})" if n_old else "")
                     if dur == "fsync"
                     else "-"
                 )
@@ -272,13 +321,13 @@ def main() -> None:
                     dur,
                     str(w),
                     f"{app:,.0f}",
-                    f"{old:,.0f}",
+                    _n(old),
                     *([f"{base:,.0f} ({app / base:.2f}x)"] if base is not None else []),
-                    f"{share:,.0f}",
+                    _n(share),
                     f"{sql:,.0f}",
                     f"{bare:,.0f}",
                     f"{app / sql:.2f}x",
-                    f"{share / sql:.2f}x",
+                    _n(share / sql, "{:.2f}x"),
                     f"{app / bare:.2f}x",
                     per,
                     f"{app_cpu:.0f} / {bare_cpu:.0f} us",
@@ -304,8 +353,9 @@ def main() -> None:
     notes = (
         f"{os.cpu_count()} cores; load average {load0[0]:.1f} at the start, {load1[0]:.1f} "
         f"at the end (a shared machine: other engineers' test runs); {args.seconds:g} s per "
-        "cell, every column of a row measured in the same run, one after another. "
-        "`scripts/bench/concurrency_bench.py`."
+        "cell, every column of a row measured in the same run, one after another"
+        + (f"; every log and table starting with {args.prefill:,} records" if args.prefill else "")
+        + ". `scripts/bench/concurrency_bench.py`."
     )
     block = "\n".join(" | ".join(r) for r in rows)
     if args.no_write:

@@ -49,17 +49,14 @@ def copy(ix: wi.WriterIndex) -> tuple[bytes, bytes, bytes]:
 def table(slots: bytes, heap: Any) -> Table:
     """The sorted columns of one table's slots (``heap``: the heap as a uint8 array)."""
     import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
 
     words = np.frombuffer(slots, dtype="<u8").reshape(-1, 3)
     words = words[words[:, 0] != 0]
     hashes = words[:, 0].copy()
     soffs = words[:, 2].astype(np.int64)
-    lens = (
-        heap[soffs].astype(np.int64)
-        | heap[soffs + 1].astype(np.int64) << 8
-        | heap[soffs + 2].astype(np.int64) << 16
-        | heap[soffs + 3].astype(np.int64) << 24
-    )
+    # (each entry's u32 length: its 4 bytes gathered as one row, read little-endian)
+    lens = sliding_window_view(heap, 4)[soffs].copy().view("<u4").ravel().astype(np.int64)
     starts = soffs + 4
     for i in np.flatnonzero(hashes == 1):  # (a hash of 0 is stored as 1: the real one)
         s = bytes(heap[starts[i] : starts[i] + lens[i]]).decode("utf-8", "surrogatepass")

@@ -169,6 +169,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._partial = False
         self._ix_ready = False
         self._save_later = None
+        self._save_from = (None, 0)  # (the index and heap size a save copies from)
         self._seg_ino = 0
         self.index_rebuilds = 0
         self._alone = False

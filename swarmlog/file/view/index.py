@@ -138,18 +138,19 @@ class IndexedView(CatchUp):
         from) from the index's tables, as a catch-up that read SAVE_AFTER records did.
 
         Under the lock it only claims the window (the hint, so that one writer tries per
-        SAVE_AFTER records even if it dies) and copies the view; building and writing the
-        file (numpy, O(n)) happen after the lock is released (``_ix_flush_save``), so no
-        other writer waits for it.
+        snapshot point even if it dies) and notes the view's end; copying the tables,
+        building and writing the file (numpy, O(n)) happen after the lock is released
+        (``_ix_flush_save``; ixsnap.py says why a copy then is the view at the end noted),
+        so no other writer waits for them.
         """
         ix.set_snapshot_at(self._last)
-        ids, keys, heap = ixsnap.copy(ix)
+        self._save_from = (ix, ix.heap_used)
         self._save_later = ixsnap.RawView(
             root=self._root_s,
             swarm_id=self._swarm_id,
-            ids=ids,
-            keys=keys,
-            heap=heap,
+            ids=b"",
+            keys=b"",
+            heap=b"",
             last=self._last,
             last_ts=self._last_ts,
             tip=self._tip,
@@ -162,9 +163,16 @@ class IndexedView(CatchUp):
     def _ix_flush_save(self) -> None:
         """Write the snapshot ``_ix_save_view`` prepared (after the append lock)."""
         view, self._save_later = self._save_later, None
+        (ix, used), self._save_from = self._save_from, (None, 0)
         # (not when a redaction ran since: it may have renamed ids or keys the copy holds)
-        if view is None or redact.count(self._root_s) != view.redactions:
+        if view is None or ix is None or redact.count(self._root_s) != view.redactions:
             return
+        try:
+            view.ids, view.keys, view.heap = ixsnap.copy(ix, used)
+        except ValueError:  # (the mapping was closed: no snapshot this time)
+            return
+        if redact.count(self._root_s) != view.redactions:
+            return  # (a redaction began while we copied)
         if ixsnap.save(view) and redact.count(self._root_s) != view.redactions:
             # a redaction dropped the indexes between the check and the rename (it moves
             # the count before it deletes them): take back what we wrote

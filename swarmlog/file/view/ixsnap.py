@@ -1,14 +1,24 @@
-"""A view snapshot from the shared writer index: the raw tables copied under the lock,
-the sorted columns built after it (issue 24).
+"""A view snapshot from the shared writer index: the view's end taken under the lock,
+the raw tables copied and the sorted columns built after it (issue 24).
 
-Every ``SAVE_AFTER`` records a writer saves ``view.idx`` (snapshot.py) so that a fresh
-handle's first append reads little. Taking the entries out of the index as Python
+At the points ``snapshot.due`` names a writer saves ``view.idx`` (snapshot.py) so that a
+fresh handle's first append reads little. Taking the entries out of the index as Python
 strings and dicts costs O(n) interpreted work (~60 ms at 40,000 ids), and doing that
-under the append lock stalled every other writer for as long. Here the holder only
-copies the id slots, the key slots and the used heap (``copy``: three memcpys); the
-columns are made from those bytes with numpy after the lock is released (``save``):
-slots are (hash u64, seq u64, heap offset u64), a heap entry is a u32 length then the
-UTF-8 string (writerindex.py). The result is the snapshot a dict-built one would be.
+under the append lock stalled every other writer for as long; so did copying the tables
+there (145 ms at 1,000,000 ids). Under the lock the holder now notes only the end (seq
+``last``, chain, segment) and the heap's used size; after the lock it copies the id
+slots, the key slots and that much heap (``copy``: three memcpys) and makes the columns
+with numpy (``save``): slots are (hash u64, seq u64, heap offset u64), a heap entry is a
+u32 length then the UTF-8 string (writerindex.py).
+
+Copied while others append, the tables are those of the moment plus what came after:
+a slot is written seq and offset first, hash last (an empty slot or a whole one, never
+a torn one), the heap only grows past the noted size, an id's slot never changes, a
+grown or rebuilt index is a new file (this mapping keeps the old one's bytes), and a
+redaction moves the count first (``_ix_flush_save`` checks it after). So keeping only
+slots of seq 1..``last`` gives exactly the view at ``last``, but for a key written again
+after it, which is left out: a fresh handle reads the records after ``last`` and finds
+its new version there. The result is the snapshot a dict-built one would be.
 """
 
 from __future__ import annotations
@@ -23,7 +33,8 @@ from swarmlog.file.view.columns import Table, str_hash
 
 @dataclass
 class RawView:
-    """The index's tables and the writer view's end at one moment (under the lock)."""
+    """The index's tables (``copy``) and the writer view's end at one moment (the end
+    taken under the lock, the tables copied after it: see the module docstring)."""
 
     root: str
     swarm_id: str
@@ -38,21 +49,24 @@ class RawView:
     redactions: int
 
 
-def copy(ix: wi.WriterIndex) -> tuple[bytes, bytes, bytes]:
-    """The id slots, the key slots and the used heap of ``ix``, as bytes (under the lock)."""
+def copy(ix: wi.WriterIndex, heap_used: int | None = None) -> tuple[bytes, bytes, bytes]:
+    """The id slots, the key slots and the heap up to ``heap_used`` (default: what this
+    handle last saw used) of ``ix``, as bytes."""
     m = ix.m
     ids, keys = ix.ids_at, ix.keys_at
     heap = keys + wi.SLOT * ix.key_cap
-    return m[ids:keys], m[keys:heap], m[heap : heap + ix.heap_used]
+    used = ix.heap_used if heap_used is None else heap_used
+    return m[ids:keys], m[keys:heap], m[heap : heap + used]
 
 
-def table(slots: bytes, heap: Any) -> Table:
-    """The sorted columns of one table's slots (``heap``: the heap as a uint8 array)."""
+def table(slots: bytes, heap: Any, last: int) -> Table:
+    """The sorted columns of one table's slots of seq 1..``last`` (``heap``: the heap as a
+    uint8 array)."""
     import numpy as np
     from numpy.lib.stride_tricks import sliding_window_view
 
     words = np.frombuffer(slots, dtype="<u8").reshape(-1, 3)
-    words = words[words[:, 0] != 0]
+    words = words[(words[:, 0] != 0) & (words[:, 1] >= 1) & (words[:, 1] <= last)]
     hashes = words[:, 0].copy()
     soffs = words[:, 2].astype(np.int64)
     # (each entry's u32 length: its 4 bytes gathered as one row, read little-endian)
@@ -69,7 +83,7 @@ def save(view: RawView) -> bool:
     import numpy as np
 
     heap = np.frombuffer(view.heap, dtype=np.uint8)
-    ids, keys = table(view.ids, heap), table(view.keys, heap)
+    ids, keys = table(view.ids, heap, view.last), table(view.keys, heap, view.last)
     at = np.flatnonzero(ids.seqs == view.last)
     if not len(at):
         return False  # (the last record came from an ids file: no segment record to check)

@@ -100,6 +100,8 @@ class FileState:
     other writers appended, and nothing decides on them."""
     _save_later: Any
     """A view snapshot prepared under the append lock, written after it (fileindex)."""
+    _save_from: tuple[Any, int]
+    """The writer index and its used heap size that snapshot copies from (view/ixsnap.py)."""
     _ix_ready: bool
     """True once this handle's first append read the log and took (or rebuilt) the index."""
     _seg_ino: int

@@ -11,14 +11,24 @@ slots, the key slots and that much heap (``copy``: three memcpys) and makes the 
 with numpy (``save``): slots are (hash u64, seq u64, heap offset u64), a heap entry is a
 u32 length then the UTF-8 string (writerindex.py).
 
-Copied while others append, the tables are those of the moment plus what came after:
-a slot is written seq and offset first, hash last (an empty slot or a whole one, never
-a torn one), the heap only grows past the noted size, an id's slot never changes, a
-grown or rebuilt index is a new file (this mapping keeps the old one's bytes), and a
-redaction moves the count first (``_ix_flush_save`` checks it after). So keeping only
-slots of seq 1..``last`` gives exactly the view at ``last``, but for a key written again
-after it, which is left out: a fresh handle reads the records after ``last`` and finds
-its new version there. The result is the snapshot a dict-built one would be.
+Copied while others append, the tables are those of the moment plus what came after,
+and keeping only slots of seq 1..``last`` gives exactly the view at ``last``:
+
+* every slot and heap entry of a seq up to ``last`` was written before the append lock
+  passed to the writer that noted ``last`` (the flock orders those stores before its
+  reads, on any CPU), and the heap only grows past the size it noted;
+* a slot being written while we copy belongs to a later seq: whatever part of it the
+  copy sees has seq 0 or above ``last`` (an id slot starts empty and never changes once
+  written), so it is dropped;
+* a key's slot is rewritten in place: the copy sees the version up to ``last`` (kept,
+  right at ``last``) or a later one (dropped: a fresh handle reads the records after
+  ``last`` and finds it there);
+* a grown or rebuilt index is a new file (this mapping keeps the old one's bytes), and a
+  redaction moves the count before it drops the indexes (``_ix_flush_save`` checks it
+  after the copy and after the rename).
+
+The result is the snapshot a dict-built one would be, but for the keys written again
+after ``last``, which it leaves to the records after it.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from time import clock_gettime_ns as _clock_ns
 
 from swarmlog._fast import bounded_stamp
 from swarmlog.errors import SwarmlogError
+from swarmlog.file import redact
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.index import IndexedView, lag_allowed
@@ -65,8 +66,9 @@ class AloneView(IndexedView):
                 if end < self.segment_bytes:
                     return True
                 if not os.path.exists(self._seg_path(self._last + 1)):
-                    if viewsnap.due(self._last, self._view_at):
-                        viewsnap.save(self)  # (as the catch-up before a rotation did)
+                    if viewsnap.due(self._last, self._view_at):  # (as the catch-up
+                        # before a rotation did, after the lock: _ix_flush_save)
+                        self._save_later = viewsnap.Pending(redact.count(self._root_s))
                     return True
         self._alone = False
         return False

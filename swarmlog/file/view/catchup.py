@@ -58,7 +58,8 @@ class CatchUp(SegmentWriter):
             if self._last != last:
                 self._offs_new()
         if locked and not self._partial and viewsnap.due(self._last, self._view_at):
-            viewsnap.save(self)  # spare the next process this scan (snapshot.py)
+            # spare the next process this scan (snapshot.py), after the lock
+            self._save_later = viewsnap.Pending(redact.count(self._root_s))
 
     def _catch_up_once(self, locked: bool) -> None:
         """One pass of ``_catch_up``.

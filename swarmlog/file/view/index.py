@@ -161,8 +161,16 @@ class IndexedView(CatchUp):
         self._view_at = self._last
 
     def _ix_flush_save(self) -> None:
-        """Write the snapshot ``_ix_save_view`` prepared (after the append lock)."""
+        """Write the snapshot ``_ix_save_view`` prepared, or the handle's own view whose
+        save came due under the lock (``viewsnap.Pending``), after the append lock."""
         view, self._save_later = self._save_later, None
+        if isinstance(view, viewsnap.Pending):
+            # (the dicts are still this handle's whole view, or it went partial: no save)
+            if not self._partial and redact.count(self._root_s) == view.redactions:
+                viewsnap.save(self)
+                if redact.count(self._root_s) != view.redactions:
+                    viewsnap.discard(self._root_s)  # (a redaction overtook it: as below)
+            return
         (ix, used), self._save_from = self._save_from, (None, 0)
         # (not when a redaction ran since: it may have renamed ids or keys the copy holds)
         if view is None or ix is None or redact.count(self._root_s) != view.redactions:

@@ -99,7 +99,8 @@ class FileState:
     """True once the view took its end from the index: ``_ids``/``_versions`` miss what
     other writers appended, and nothing decides on them."""
     _save_later: Any
-    """A view snapshot prepared under the append lock, written after it (fileindex)."""
+    """A view snapshot prepared under the append lock (``ixsnap.RawView``, or
+    ``viewsnap.Pending`` for the handle's own view), written after it (view/index.py)."""
     _save_from: tuple[Any, int]
     """The writer index and its used heap size that snapshot copies from (view/ixsnap.py)."""
     _ix_ready: bool

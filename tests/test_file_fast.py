@@ -169,20 +169,7 @@ def test_a_snapshot_from_the_raw_index_is_the_dict_built_one(tmp_path: Path) -> 
         (a, b)[i % 2].append(Event(agent="w", type="t", id=f"e{i}\u00e9", key=key))
     ix = b._wview()
     assert ix is not None
-    ids, keys, heap = ixsnap.copy(ix)
-    raw = ixsnap.RawView(
-        root=str(tmp_path),
-        swarm_id=b._swarm_id,
-        ids=ids,
-        keys=keys,
-        heap=heap,
-        last=b._last,
-        last_ts=b._last_ts,
-        tip=b._tip,
-        seg_first=b._seg_first,
-        seg_end=b._seg_end,
-        redactions=0,
-    )
+    raw = ixsnap.of_view(b, ixsnap.copy(ix))
     assert ixsnap.save(raw)
     from_raw = (tmp_path / viewsnap.NAME).read_bytes()
     by_dict = SimpleNamespace(

@@ -16,23 +16,6 @@ from swarmlog.file.view import ixsnap
 from swarmlog.file.view import snapshot as viewsnap
 
 
-def _raw(log: FileLog, tables: tuple[bytes, bytes, bytes]) -> ixsnap.RawView:
-    ids, keys, heap = tables
-    return ixsnap.RawView(
-        root=log._root_s,
-        swarm_id=log._swarm_id,
-        ids=ids,
-        keys=keys,
-        heap=heap,
-        last=log._last,
-        last_ts=log._last_ts,
-        tip=log._tip,
-        seg_first=log._seg_first,
-        seg_end=log._seg_end,
-        redactions=0,
-    )
-
-
 def _keys_in(root: Path) -> int:
     head = orjson.loads((root / viewsnap.NAME).read_bytes().split(b"\n")[1])
     return int(head["keys"][0])
@@ -46,7 +29,7 @@ def test_a_late_copy_is_the_view_at_the_noted_end(tmp_path: Path) -> None:
     ix = b._wview()
     assert ix is not None
     used = ix.heap_used
-    noted = _raw(b, ixsnap.copy(ix, used))
+    noted = ixsnap.of_view(b, ixsnap.copy(ix, used))
     assert ixsnap.save(noted)
     first = (tmp_path / viewsnap.NAME).read_bytes()
     assert _keys_in(tmp_path) == 6  # (key1, 2, 4, 5, 7, 8)

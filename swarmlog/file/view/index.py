@@ -145,19 +145,7 @@ class IndexedView(CatchUp):
         """
         ix.set_snapshot_at(self._last)
         self._save_from = (ix, ix.heap_used)
-        self._save_later = ixsnap.RawView(
-            root=self._root_s,
-            swarm_id=self._swarm_id,
-            ids=b"",
-            keys=b"",
-            heap=b"",
-            last=self._last,
-            last_ts=self._last_ts,
-            tip=self._tip,
-            seg_first=self._seg_first,
-            seg_end=self._seg_end,
-            redactions=redact.count(self._root_s),
-        )
+        self._save_later = ixsnap.of_view(self, redactions=redact.count(self._root_s))
         self._view_at = self._last
 
     def _ix_flush_save(self) -> None:

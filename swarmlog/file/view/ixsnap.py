@@ -59,6 +59,27 @@ class RawView:
     redactions: int
 
 
+def of_view(
+    log: viewsnap.View, tables: tuple[bytes, bytes, bytes] = (b"", b"", b""), redactions: int = 0
+) -> RawView:
+    """A ``RawView`` of the writer view's end in ``log`` with ``tables`` (``copy``; empty:
+    copied later) and the redaction count ``redactions``."""
+    ids, keys, heap = tables
+    return RawView(
+        root=log._root_s,
+        swarm_id=log._swarm_id,
+        ids=ids,
+        keys=keys,
+        heap=heap,
+        last=log._last,
+        last_ts=log._last_ts,
+        tip=log._tip,
+        seg_first=log._seg_first,
+        seg_end=log._seg_end,
+        redactions=redactions,
+    )
+
+
 def copy(ix: wi.WriterIndex, heap_used: int | None = None) -> tuple[bytes, bytes, bytes]:
     """The id slots, the key slots and the heap up to ``heap_used`` (default: what this
     handle last saw used) of ``ix``, as bytes."""

@@ -24,7 +24,7 @@ def free_at_save(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     seen: list[bool] = []
     real = viewsnap.save
 
-    def save(log: viewsnap.View) -> None:
+    def save(log: viewsnap.View) -> bool:
         fd = os.open(os.path.join(log._root_s, "lock"), os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -35,7 +35,7 @@ def free_at_save(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
-        real(log)
+        return real(log)
 
     monkeypatch.setattr(viewsnap, "save", save)
     return seen

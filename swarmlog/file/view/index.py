@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp, hashed_dict
@@ -152,26 +152,31 @@ class IndexedView(CatchUp):
         """Write the snapshot ``_ix_save_view`` prepared, or the handle's own view whose
         save came due under the lock (``viewsnap.Pending``), after the append lock."""
         view, self._save_later = self._save_later, None
+        (ix, used), self._save_from = self._save_from, (None, 0)
         if isinstance(view, viewsnap.Pending):
             # (the dicts are still this handle's whole view, or it went partial: no save)
-            if not self._partial and redact.count(self._root_s) == view.redactions:
-                viewsnap.save(self)
-                if redact.count(self._root_s) != view.redactions:
-                    viewsnap.discard(self._root_s)  # (a redaction overtook it: as below)
+            if not self._partial:
+                self._save_unless_redacted(view.redactions, lambda: viewsnap.save(self))
+        elif view is not None and ix is not None:
+
+            def write() -> bool:
+                try:
+                    view.ids, view.keys, view.heap = ixsnap.copy(ix, used)
+                except ValueError:  # (the mapping was closed: no snapshot this time)
+                    return False
+                # (a redaction that began while we copied: nothing written)
+                return redact.count(self._root_s) == view.redactions and ixsnap.save(view)
+
+            self._save_unless_redacted(view.redactions, write)
+
+    def _save_unless_redacted(self, redactions: int, write: Callable[[], bool]) -> None:
+        """Run ``write`` (a view snapshot's save) unless the redaction count moved from
+        ``redactions`` (a redaction may have renamed ids or keys the view holds); if it
+        moved while ``write`` ran (the redaction dropped the indexes between our check and
+        our rename: it moves the count before it deletes them), take back what we wrote."""
+        if redact.count(self._root_s) != redactions:
             return
-        (ix, used), self._save_from = self._save_from, (None, 0)
-        # (not when a redaction ran since: it may have renamed ids or keys the copy holds)
-        if view is None or ix is None or redact.count(self._root_s) != view.redactions:
-            return
-        try:
-            view.ids, view.keys, view.heap = ixsnap.copy(ix, used)
-        except ValueError:  # (the mapping was closed: no snapshot this time)
-            return
-        if redact.count(self._root_s) != view.redactions:
-            return  # (a redaction began while we copied)
-        if ixsnap.save(view) and redact.count(self._root_s) != view.redactions:
-            # a redaction dropped the indexes between the check and the rename (it moves
-            # the count before it deletes them): take back what we wrote
+        if write() and redact.count(self._root_s) != redactions:
             viewsnap.discard(self._root_s)
 
     def _ix_mapped(self) -> wi.WriterIndex | None:

@@ -74,9 +74,8 @@ def due(last: int, saved_at: int) -> bool:
     having covered ``saved_at`` records: once ``SAVE_AFTER`` records came after it, and
     a ``1/SAVE_FRACTION`` part of ``saved_at``.
 
-    Why the fraction: a save costs O(n) (every id and key: about 1.4 s at 1,000,000 ids
-    before the row gather of columns.py, 0.86 s after), so a
-    save every fixed ``SAVE_AFTER`` records cost O(n / SAVE_AFTER) per append: appends
+    Why the fraction: a save costs O(n) (every id and key: 0.86 s at 1,000,000 ids), so
+    a save every fixed ``SAVE_AFTER`` records cost O(n / SAVE_AFTER) per append: appends
     on a 1,000,000-record log ran at half the rate of a fresh one. Saved geometrically
     (each snapshot at least 1.25x the last), a save costs O(1) per append at any size,
     and a fresh handle reads at most ``max(SAVE_AFTER, saved_at / SAVE_FRACTION)``
@@ -96,14 +95,15 @@ class Pending:
     redactions: int
 
 
-def save(log: View) -> None:
-    """Write the handle's view to ``view.idx`` (best effort: errors are ignored)."""
+def save(log: View) -> bool:
+    """Write the handle's view to ``view.idx`` (best effort: errors are ignored); True if
+    it was written."""
     if log._last == 0 or not log._swarm_id:
-        return
+        return False
     last = log._last
     last_id = next((i for i, s in reversed(log._ids.items()) if s == last), None)
     if last_id is None:
-        return  # (the last record came from an ids file: no segment record to check)
+        return False  # (the last record came from an ids file: no segment record to check)
     ids, keys = full_table(log._ids), full_table(log._versions)
     saved = save_tables(
         log._root_s,
@@ -119,6 +119,7 @@ def save(log: View) -> None:
     )
     if saved:
         log._view_at = last
+    return saved
 
 
 def save_tables(

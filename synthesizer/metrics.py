@@ -229,7 +229,7 @@ def frame(state: SwarmState) -> Frame | None:
 
 def np_finite(a: Any) -> bool:
     """Whether every value of a numpy array is finite."""
-    import numpy as np
+    from swarmlog.numpyload import np
 
     return bool(np.isfinite(a).all())
 
@@ -238,7 +238,7 @@ def top_facts(state: SwarmState, n: int = TOP_FACTS, fr: Frame | None = None) ->
     """The ``n`` strongest-supported live facts: support, then strength, then oldest
     (then first in the facts' order: a stable sort)."""
     if fr is not None:
-        import numpy as np
+        from swarmlog.numpyload import np
 
         a = fr.arrays
         pos = np.arange(len(fr))
@@ -284,7 +284,7 @@ def _contested(state: SwarmState, fr: Frame | None) -> list[Fact]:
     """The facts in status contested, in order (all facts without a frame)."""
     if fr is None:
         return list(state.facts.values())
-    import numpy as np
+    from swarmlog.numpyload import np
 
     code = fr.codes["status"].code(CONTESTED)
     ids = list(state.facts)
@@ -297,7 +297,7 @@ def _agent_rows(state: SwarmState, fr: Frame | None = None) -> list[AgentActivit
     discovered: dict[str, int] = {}
     reinforced: dict[str, int] = {}
     if fr is not None:
-        import numpy as np
+        from swarmlog.numpyload import np
 
         agents = fr.arrays["agent"]
         counts = np.bincount(agents[agents >= 0], minlength=len(fr.codes["agent"].names))
@@ -338,7 +338,7 @@ def _histogram(state: SwarmState, fr: Frame | None = None) -> list[int]:
     """Live facts per strength decile of ``[0, max_strength]``."""
     top = state.config.pool.max_strength
     if fr is not None:
-        import numpy as np
+        from swarmlog.numpyload import np
 
         s = fr.arrays["strength"]
         bins = np.trunc(s / top * STRENGTH_BINS) if top > 0 else np.zeros(len(s))

@@ -382,7 +382,7 @@ class Agent:
         if ttl_s is not None:
             body["ttl_s"] = ttl_s
         if embedding is not None:
-            import numpy as np
+            from swarmlog.numpyload import np
 
             vec = self._own_vector(embedding, embedder, np.float64)
             body["embedding"] = vec.tolist()
@@ -398,7 +398,7 @@ class Agent:
         """An agent-supplied vector, checked: finite, flat, the embedder's dimension."""
         if embedder is None:
             raise InvalidEvent("an embedding needs the id of its embedder")
-        import numpy as np
+        from swarmlog.numpyload import np
 
         vec: np.ndarray = np.asarray(embedding, dtype=dtype)
         if vec.ndim != 1 or not np.isfinite(vec).all():
@@ -447,8 +447,7 @@ class Agent:
         limit = 5 if limit is None else limit
         if limit < 1:
             raise InvalidEvent(f"limit must be >= 1, got {limit}")
-        import numpy as np
-
+        from swarmlog.numpyload import np
         from synthesizer.search.embed import check_vector
         from synthesizer.search.recall import RecallQuery, recall
 

@@ -73,7 +73,7 @@ def strongest(state: SwarmState, limit: int) -> list[Fact]:
     if fr is None:
         live = (f for f in state.facts.values() if f.status in _LIVE)
         return heapq.nsmallest(limit, live, key=lambda f: (-f.strength, -f.support, f.created_seq))
-    import numpy as np
+    from swarmlog.numpyload import np
 
     a = fr.arrays
     codes = [i for i, name in enumerate(fr.codes["status"].names) if name in _LIVE]

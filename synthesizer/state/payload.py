@@ -45,8 +45,7 @@ _ALIGN = 8
 
 def encode(state: SwarmState) -> bytes:
     """The checkpoint payload of ``state`` (see the module docstring)."""
-    import numpy as np
-
+    from swarmlog.numpyload import np
     from synthesizer.state import columns as factcols
 
     f_entries, e_entries = entries_of(state.facts), entries_of(state.evicted)
@@ -150,8 +149,7 @@ _CODED = ("tier", "status", "category", "agent")  # factcols.CODED
 
 def _columns(mv: memoryview, spec: dict[str, Any], codes: dict[str, list[str]]) -> Columns:
     """The saved columns (``factcols``), as numpy views of the payload."""
-    import numpy as np
-
+    from swarmlog.numpyload import np
     from synthesizer.state import columns as factcols
 
     arr = {

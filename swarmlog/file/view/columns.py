@@ -41,8 +41,9 @@ def gather(
     most of a view snapshot's cost). Entries of one length ``w`` are instead copied as
     rows of ``w``-byte windows of the blob, into ``w``-byte windows of the result: one
     copy per entry, one pass per distinct length (ids of one scheme share one)."""
-    import numpy as np
-    from numpy.lib.stride_tricks import as_strided, sliding_window_view
+    from swarmlog.numpyload import np
+
+    tricks = np.lib.stride_tricks
 
     blob = np.ascontiguousarray(blob, dtype=np.uint8)
     out = np.empty(int(offs[-1]), np.uint8)
@@ -50,9 +51,9 @@ def gather(
         if w <= 0:
             continue
         sel = np.flatnonzero(lens == w)
-        rows = sliding_window_view(blob, w)[starts[sel]]
+        rows = tricks.sliding_window_view(blob, w)[starts[sel]]
         # (the result's windows at the entries' offsets never overlap: entries are disjoint)
-        dst = as_strided(out, shape=(len(out) - w + 1, w), strides=(1, 1), writeable=True)
+        dst = tricks.as_strided(out, shape=(len(out) - w + 1, w), strides=(1, 1), writeable=True)
         dst[offs[:-1][sel]] = rows
     return out
 
@@ -76,7 +77,7 @@ def str_hash(s: str) -> int:
 
 
 def _hashes(strs: list[str]) -> np.ndarray[Any, Any]:
-    import numpy as np
+    from swarmlog.numpyload import np
 
     return np.fromiter(map(str_hash, strs), dtype=_U64, count=len(strs))
 
@@ -102,7 +103,7 @@ class Table:
         self._bv = blob.data
         # where each of 2**bits hash ranges starts (about 16 entries each), so a lookup
         # bisects a few entries, not the whole column
-        import numpy as np
+        from swarmlog.numpyload import np
 
         bits = min(24, max(0, (len(hashes) // 16).bit_length() - 1))
         self._shift = 64 - bits
@@ -116,7 +117,7 @@ class Table:
     @classmethod
     def build(cls, strs: list[str], seqs: Iterable[int]) -> Table:
         """The table of these entries (strings distinct)."""
-        import numpy as np
+        from swarmlog.numpyload import np
 
         enc = [s.encode("utf-8", "surrogatepass") for s in strs]
         lens = np.fromiter(map(len, enc), dtype=_I64, count=len(enc))
@@ -136,7 +137,7 @@ class Table:
         blob: np.ndarray[Any, Any],
     ) -> Table:
         """Entries given in any order (strings at ``blob[starts:starts+lens]``), sorted."""
-        import numpy as np
+        from swarmlog.numpyload import np
 
         order = np.argsort(hashes, kind="stable")
         starts, lens = starts[order], lens[order]
@@ -164,7 +165,7 @@ class Table:
         """Whether any of these strings has an entry (one vector search for the batch)."""
         if not len(self) or not strs:
             return False
-        import numpy as np
+        from swarmlog.numpyload import np
 
         hs = _hashes(strs)
         at = np.minimum(np.searchsorted(self.hashes, hs), len(self) - 1)
@@ -173,7 +174,7 @@ class Table:
 
     def merged(self, newer: Mapping[str, int]) -> Table:
         """This table with ``newer``'s entries added, each replacing an equal string's."""
-        import numpy as np
+        from swarmlog.numpyload import np
 
         strs = list(newer)
         top = Table.build(strs, newer.values())

@@ -93,8 +93,9 @@ def copy(ix: wi.WriterIndex, heap_used: int | None = None) -> tuple[bytes, bytes
 def table(slots: bytes, heap: Any, last: int) -> Table:
     """The sorted columns of one table's slots of seq 1..``last`` (``heap``: the heap as a
     uint8 array)."""
-    import numpy as np
     from numpy.lib.stride_tricks import sliding_window_view
+
+    from swarmlog.numpyload import np
 
     words = np.frombuffer(slots, dtype="<u8").reshape(-1, 3)
     words = words[(words[:, 0] != 0) & (words[:, 1] >= 1) & (words[:, 1] <= last)]
@@ -111,7 +112,7 @@ def table(slots: bytes, heap: Any, last: int) -> Table:
 
 def save(view: RawView) -> bool:
     """Write ``view.idx`` from a copy ``copy`` took (after the lock; best effort)."""
-    import numpy as np
+    from swarmlog.numpyload import np
 
     heap = np.frombuffer(view.heap, dtype=np.uint8)
     ids, keys = table(view.ids, heap, view.last), table(view.keys, heap, view.last)

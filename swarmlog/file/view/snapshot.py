@@ -263,7 +263,7 @@ def _table(buf: memoryview, at: int, shape: Any, last: int) -> tuple[Table, int]
     """The table whose columns start at ``at`` and where the next starts; ValueError if
     the columns do not fit the file or are not well formed (sorted, offsets in order,
     seqs of the log before ``last``)."""
-    import numpy as np  # (on first use: see columns.py)
+    from swarmlog.numpyload import np  # (on first use: see columns.py)
 
     n, blob_len = (int(x) for x in shape)
     if n < 0 or blob_len < 0 or at % _ALIGN:

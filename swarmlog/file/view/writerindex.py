@@ -598,7 +598,7 @@ def place(slots: bytes, m: mmap.mmap, dst: int, cap: int) -> None:
     maximum, vectorized); the few pushed past the last slot wrap to the first empty
     slots from 0 (before which every slot is taken, as probing needs).
     """
-    import numpy as np
+    from swarmlog.numpyload import np
 
     words = np.frombuffer(slots, dtype="<u8").reshape(-1, 3)
     words = words[words[:, 0] != 0]

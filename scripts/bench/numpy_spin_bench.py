@@ -95,7 +95,10 @@ def main() -> None:
             rows[name].append(_one(tree, where))
     load = os.getloadavg()[0]
     print(f"{a.records:,} records, {a.runs} fresh processes per tree, load {load:.1f}")
-    print("| tree | numpy loaded | first append (ms, p50) | main thread CPU (ms) | other threads' CPU (ms) |")
+    print(
+        "| tree | numpy loaded | first append (ms, p50) | main thread CPU (ms) "
+        "| other threads' CPU (ms) |"
+    )
     print("|---|---|---|---|---|")
     for name, rs in rows.items():
         med = statistics.median

@@ -46,9 +46,11 @@ class FileState:
 
     # group commit (filesync)
     _sync_fd: int
-    """``sync.lock``: held by the writer syncing for all, shared by those waiting (filesync)."""
+    """``sync.lock``: held by the writer syncing for all (filesync)."""
     _next_fd: int
     """``sync.next``: held by the writer that will lead the next sync (filesync)."""
+    _done_fd: int
+    """``sync.done``: a byte per sync, held by its leader, shared by its waiters (filesync)."""
     _sync_map: mmap.mmap | None
     """The shared ``sync`` file: last written seq, its segment, the durable mark."""
     _sync_words: memoryview | None

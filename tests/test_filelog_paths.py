@@ -127,7 +127,7 @@ def test_files_honour_the_umask(tmp_path: Path, umask: None, mask: int) -> None:
     root = tmp_path / "log"
     make_log(root, durability="fsync")
     (seg,) = segments(root)
-    files = ("lock", "sync", "sync.lock", "sync.next", "sync.done", "swarm.json")
+    files = ("lock", "sync", "sync.lock", "sync.next", "sync.done.0", "sync.done.1", "swarm.json")
     for p in (seg, *(root / f for f in files)):
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask, p
     for d in (root, root / "segments"):

@@ -8,7 +8,7 @@ Layout of a log directory::
     sync                shared by fsync writers: the log's end and the durable mark (filesync)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
     sync.next           flock'ed by the writer that leads the next fdatasync
-    sync.done           locked (a byte per sync, in turn) by the writer running it; the
+    sync.done.0, .1     flock'ed (in turn, a sync each) by the writer running it; the
                         writers waiting for that sync sleep on it
     combine             a slot per writer handle: single appends posted for the lock's
                         holder to write with its own (flat combining, view/combine.py)
@@ -140,7 +140,8 @@ class FileLog(SegmentReader, AloneView, Log):
         self._spin = lockfile.SPIN_MAX // 2  # (tries before sleeping: lockfile.lock_spinning)
         self._closed = False
         self._tlock = threading.RLock()
-        self._sync_fd = self._next_fd = self._done_fd = -1
+        self._sync_fd = self._next_fd = -1
+        self._done_fds = (-1, -1)
         self._sync_map = None
         self._sync_words = None
         self._failed = None

@@ -11,25 +11,26 @@ Files in the log directory::
                 only leaders take it, so the next one starts the moment it is let go
     sync.next   held exclusively by the writer that will lead the next sync, while it
                 waits for the running one
-    sync.done   two one-byte OFD locks: the leader of sync number k holds byte k % 2
-                exclusively while it syncs; the writers waiting for that sync wait
-                for it shared, all woken at once
+    sync.done.0, sync.done.1
+                the leader of sync number k holds ``sync.done.<k % 2>`` exclusively
+                while it syncs; the writers waiting for that sync wait for it shared,
+                all woken at once
 
 The protocol (``_group_sync``), after a writer's record is written and the append lock
 released. If the mark covers the record, the append is durable. Otherwise the writer
 tries to claim ``sync.next``:
 
 * It gets it: it is the next leader. It waits for ``sync.lock`` (the running sync, if
-  any, to finish), numbers its sync k (word 3 plus one), takes byte k % 2 of
-  ``sync.done``, writes k to word 3 and lets go of ``sync.next`` (writers arriving
+  any, to finish), numbers its sync k (word 3 plus one), takes ``sync.done.<k % 2>``,
+  writes k to word 3 and lets go of ``sync.next`` (writers arriving
   from now on wait for the sync after ours). It re-reads the mark (the previous leader
   may have covered it), else reads the end of the log (word 0: everything written so
   far, by anyone), runs one fdatasync of the segment that end is in, raises the mark
   to that end, and lets go of ``sync.lock`` (the next leader starts) and then of its
-  ``sync.done`` byte (its waiters wake).
+  done lock (its waiters wake).
 * Another writer holds it: that writer will read the end *after* our write, so its sync
   covers us. We wait for it to number its sync (``sync.next`` shared), read that number
-  k, then wait for byte k % 2 of ``sync.done`` (shared): its sync is done. We read the
+  k, then wait for ``sync.done.<k % 2>`` (shared): its sync is done. We read the
   mark: covered, done; not (that leader died mid-sync, or the number we read was stale),
   we start over. If only writers on their way to waiting hold ``sync.next`` (shared,
   for an instant), nobody is about to lead: we try once more, then queue for it asleep
@@ -42,8 +43,8 @@ finished sync's waiters took it shared; those writers, already covered, then sle
 through the whole next sync as well. At 16 fsync writers on 2 cores, a waiter's sleep
 spanned three or more completed syncs in 39-46 % of waits with one lock, 32-33 % with a
 lock per sync; 9,472-9,835 appends/s at 4.9-5.0 appends per fdatasync, against
-12,096-12,267 at 6.6-6.8; docs/benchmarks.md.) Two bytes are
-enough: the leader of sync k+1 takes the other one, and the leader of sync k+2 waits,
+12,096-12,267 at 6.6-6.8; docs/benchmarks.md.) Two done locks
+are enough: the leader of sync k+1 takes the other one, and the leader of sync k+2 waits,
 if at all, only for writers of sync k that have not run since it finished (as a leader
 waited for any such writer before).
 
@@ -54,7 +55,7 @@ Why this is safe:
   covered by a completed sync. A leader killed mid-sync dies without raising it: its
   locks go with the process, the writers waiting for it find themselves uncovered and
   start over, and the next leader syncs again. The ticket (word 3) only says which
-  byte to sleep on: a stale or wrong one means waking early (and starting over) or
+  done lock to sleep on: a stale or wrong one means waking early (and starting over) or
   late, never returning uncovered.
 * Every record at or below the end a leader read is in that end's segment (covered by
   the sync) or in an older one, and a segment is fdatasynced when it is rotated out
@@ -87,15 +88,7 @@ _SYNC = struct.Struct("<QQ")  # at 0: last written seq, first seq of its segment
 _MARK = struct.Struct("<Q")  # at 16: the highest seq known durable
 _WRITTEN, _WSEG, _DURABLE, _TICKET = 0, 1, 2, 3  # word indexes in the ``sync`` file
 
-
-def _byte_lock(byte: int, kind: int) -> bytes:
-    """Linux's ``struct flock`` for an OFD lock of ``kind`` on byte ``byte`` (l_pid 0)."""
-    return struct.pack("hhqqi4x", kind, os.SEEK_SET, byte, 1, 0)
-
-
-_DONE_WAIT = (_byte_lock(0, fcntl.F_RDLCK), _byte_lock(1, fcntl.F_RDLCK))
-_DONE_HOLD = (_byte_lock(0, fcntl.F_WRLCK), _byte_lock(1, fcntl.F_WRLCK))
-_DONE_FREE = (_byte_lock(0, fcntl.F_UNLCK), _byte_lock(1, fcntl.F_UNLCK))
+_DONE = ("sync.done.0", "sync.done.1")  # the leader of sync k holds _DONE[k % 2]
 
 
 class GroupSync(FileState):
@@ -113,7 +106,7 @@ class GroupSync(FileState):
                 os.close(fd)
             self._sync_fd = self._open_lock("sync.lock")
             self._next_fd = self._open_lock("sync.next")
-            self._done_fd = self._open_lock("sync.done")
+            self._done_fds = (self._open_lock(_DONE[0]), self._open_lock(_DONE[1]))
             self._sync_map = smap
             self._sync_words = memoryview(smap).cast("Q")  # (native words: one machine)
         return self._sync_map
@@ -166,7 +159,7 @@ class GroupSync(FileState):
 
     def _wait_for_next_sync(self, mine: int) -> bool | None:
         """``sync.next`` is taken. If a next leader holds it, sleep until that leader
-        has numbered its sync, then until that sync is done (its ``sync.done`` byte),
+        has numbered its sync, then until that sync is done (its done lock, shared),
         and say whether the mark now covers ``mine``; None if only writers passing
         through held it (no leader)."""
         nxt = self._next_fd
@@ -178,26 +171,25 @@ class GroupSync(FileState):
             fcntl.flock(nxt, fcntl.LOCK_UN)
             return None
         words = self._words()
-        byte = words[_TICKET] & 1
+        done = self._done_fds[words[_TICKET] & 1]
         fcntl.flock(nxt, fcntl.LOCK_UN)
-        done = self._done_fd
-        fcntl.fcntl(done, fcntl.F_OFD_SETLKW, _DONE_WAIT[byte])  # until its sync is done
+        fcntl.flock(done, fcntl.LOCK_SH)  # until its sync is done (all its waiters at once)
         try:
             return words[_DURABLE] >= mine
         finally:
-            fcntl.fcntl(done, fcntl.F_OFD_SETLK, _DONE_FREE[byte])
+            fcntl.flock(done, fcntl.LOCK_UN)
 
     def _lead(self, mine: int, fd: int, seg_first_of_fd: int) -> None:
         """Holding ``sync.next``: wait for the running sync, number ours, then sync for
         everyone written so far unless that one covered ``mine`` already."""
         words = self._words()
-        lock, done = self._sync_fd, self._done_fd
-        byte = -1
+        lock = self._sync_fd
+        done = -1
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)  # the running sync is done
             ticket = words[_TICKET] + 1
-            fcntl.fcntl(done, fcntl.F_OFD_SETLKW, _DONE_HOLD[ticket & 1])
-            byte = ticket & 1
+            fcntl.flock(self._done_fds[ticket & 1], fcntl.LOCK_EX)
+            done = self._done_fds[ticket & 1]
             words[_TICKET] = ticket
         finally:
             fcntl.flock(self._next_fd, fcntl.LOCK_UN)  # later writers: the sync after ours
@@ -214,8 +206,8 @@ class GroupSync(FileState):
                 words[_DURABLE] = end
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)  # (first: the next leader starts at once)
-            if byte >= 0:
-                fcntl.fcntl(done, fcntl.F_OFD_SETLK, _DONE_FREE[byte])  # our waiters wake
+            if done >= 0:
+                fcntl.flock(done, fcntl.LOCK_UN)  # our waiters wake
 
     def _sync_newest(self, mine: int, fd: int, seg_first: int) -> int:
         """The leader's slow path (its segment is full, so the log may have rotated past
@@ -267,17 +259,19 @@ class GroupSync(FileState):
         if self._sync_fd >= 0:
             os.close(self._sync_fd)
             os.close(self._next_fd)
-            os.close(self._done_fd)
+            for fd in self._done_fds:
+                os.close(fd)
             self._sync_fd = self._open_lock("sync.lock")
             self._next_fd = self._open_lock("sync.next")
-            self._done_fd = self._open_lock("sync.done")
+            self._done_fds = (self._open_lock(_DONE[0]), self._open_lock(_DONE[1]))
 
     def _close_sync(self) -> None:
         """Close the lock descriptors and unmap ``sync`` (FileLog.close)."""
-        for fd in (self._sync_fd, self._next_fd, self._done_fd):
+        for fd in (self._sync_fd, self._next_fd, *self._done_fds):
             if fd >= 0:
                 os.close(fd)
-        self._sync_fd = self._next_fd = self._done_fd = -1
+        self._sync_fd = self._next_fd = -1
+        self._done_fds = (-1, -1)
         if self._sync_words is not None:
             self._sync_words.release()
             self._sync_words = None

@@ -49,8 +49,8 @@ class FileState:
     """``sync.lock``: held by the writer syncing for all (filesync)."""
     _next_fd: int
     """``sync.next``: held by the writer that will lead the next sync (filesync)."""
-    _done_fd: int
-    """``sync.done``: a byte per sync, held by its leader, shared by its waiters (filesync)."""
+    _done_fds: tuple[int, int]
+    """``sync.done.0`` and ``.1``: sync k's leader holds the k % 2nd, its waiters share it."""
     _sync_map: mmap.mmap | None
     """The shared ``sync`` file: last written seq, its segment, the durable mark."""
     _sync_words: memoryview | None

@@ -56,3 +56,13 @@ def acking_writer(root: str, wid: int, ack_path: str) -> None:
         else:
             out = [log.append(Event(agent=f"k{wid}", type="test.event", id=f"k{wid}-{i}"))]
         os.write(ack, b"".join(b"%d %s\n" % (e.seq or 0, e.id.encode()) for e in out))
+
+
+def one_durable_append(root: str, ack_path: str) -> None:
+    """Append one event under durability='fsync'; write its seq to ``ack_path`` once
+    ``append`` returned (the group commit's waiter in tests/test_group_commit_waiters.py)."""
+    log = FileLog(root, durability="fsync", notify=False)
+    e = log.append(Event(agent="waiter", type="test.event", id="the-waiter"))
+    with open(ack_path, "w") as f:
+        f.write(str(e.seq))
+    log.close()

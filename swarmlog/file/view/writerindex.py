@@ -445,9 +445,13 @@ def _enc(s: str) -> bytes:
 
 
 def _cap_for(n: int) -> int:
+    """Slots for a table of ``n`` entries: a power of two, at least 3n. A table is grown
+    when half full, so a grown one starts a quarter full and doubles each time (the
+    growth is O(n) under the append lock, so geometric: O(1) per append); at least 3n,
+    not 4n, because with powers of two 4n meant quadrupling, up to 16 slots an entry."""
     cap = MIN_SLOTS
-    while cap < 4 * n:  # (half full at most, and room to grow before the next build)
-        cap *= 4
+    while cap < 3 * n:
+        cap *= 2
     return cap
 
 
@@ -462,10 +466,9 @@ def table_entries(t: Table) -> list[tuple[str, int]]:
 
 
 def _heap_cap_for(used: int) -> int:
-    cap = MIN_HEAP
-    while cap < 2 * used:
-        cap *= 4
-    return cap
+    """Heap bytes for ``used`` bytes of strings: twice that, in whole ``MIN_HEAP`` units
+    (so it doubles each time it fills; powers of 4 left up to 8 bytes per byte used)."""
+    return max(MIN_HEAP, -(-2 * used // MIN_HEAP) * MIN_HEAP)
 
 
 def build(
@@ -582,10 +585,10 @@ def grown(
     return _install(new, fill, old.end, (old.cap_ts, old.cap_at), old)
 
 
-_VECTOR_SLOTS = 1 << 19
+_VECTOR_SLOTS = 1 << 18
 """Tables of at least this many slots are placed again with numpy when grown (smaller
 ones too where numpy is loaded already): the Python loop took 56 ms at 65,536 ids, under
-the append lock, and four times that at each growth after."""
+the append lock, and twice that at each growth after."""
 
 
 def place(slots: bytes, m: mmap.mmap, dst: int, cap: int) -> None:

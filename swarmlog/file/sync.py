@@ -188,7 +188,11 @@ class GroupSync(FileState):
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)  # the running sync is done
             ticket = words[_TICKET] + 1
-            fcntl.flock(self._done_fds[ticket & 1], fcntl.LOCK_EX)
+            try:
+                fcntl.flock(self._done_fds[ticket & 1], fcntl.LOCK_EX)
+            except BaseException:  # (never left holding sync.lock: every sync would wait)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                raise
             done = self._done_fds[ticket & 1]
             words[_TICKET] = ticket
         finally:

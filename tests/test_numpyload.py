@@ -111,3 +111,25 @@ print(json.dumps({"loaded": "numpy" in sys.modules, "seen": seen,
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"loaded": True, "seen": ["4"], "after": None}
+
+
+def test_no_lazy_site_loads_numpy_by_its_own_names() -> None:
+    """A function-level ``import numpy`` / ``from numpy...`` would load numpy without
+    numpyload (only ``TYPE_CHECKING`` blocks and numpyload itself may name it)."""
+    import re
+
+    bad = []
+    for pkg in ("swarmlog", "synthesizer"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            if path.name == "numpyload.py":
+                continue
+            lines = path.read_text().splitlines()
+            for i, line in enumerate(lines):
+                if not re.match(r"\s+(import numpy|from numpy)\b", line):
+                    continue
+                j = i - 1
+                while j >= 0 and (not lines[j].strip() or lines[j].lstrip().startswith("#")):
+                    j -= 1
+                if not lines[j].lstrip().startswith("if TYPE_CHECKING"):
+                    bad.append(f"{path.relative_to(ROOT)}:{i + 1}")
+    assert not bad, bad

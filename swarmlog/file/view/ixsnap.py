@@ -93,9 +93,9 @@ def copy(ix: wi.WriterIndex, heap_used: int | None = None) -> tuple[bytes, bytes
 def table(slots: bytes, heap: Any, last: int) -> Table:
     """The sorted columns of one table's slots of seq 1..``last`` (``heap``: the heap as a
     uint8 array)."""
-    from numpy.lib.stride_tricks import sliding_window_view
+    from swarmlog.numpyload import np  # (first: numpy's own names load it otherwise)
 
-    from swarmlog.numpyload import np
+    sliding_window_view = np.lib.stride_tricks.sliding_window_view
 
     words = np.frombuffer(slots, dtype="<u8").reshape(-1, 3)
     words = words[(words[:, 0] != 0) & (words[:, 1] >= 1) & (words[:, 1] <= last)]

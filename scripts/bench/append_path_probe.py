@@ -1,0 +1,105 @@
+"""What one append costs on each of FileLog's paths, in one process with no other writer.
+
+Usage: ``.venv/bin/python scripts/bench/append_path_probe.py [--appends 100000]
+[--rounds 3] [--tree DIR]``.
+
+Issue 24's open 2-core line (16 writers >= 0.8x one writer) asks how much of the
+16-writer cost is the shared writer index itself and how much is sharing two cores among
+16 processes. This probe takes the second away: one process, one core, no lock ever
+contended, each figure the public ``FileLog.append`` of events built in the loop
+(``concurrency_bench._event``), on a fresh log per round. The modes:
+
+* ``alone``: one handle. Its dicts hold the whole log, so it appends on them and leaves
+  the index lagging (``view/alone.py``): what one writer gets.
+* ``index``: one handle that saw another writer's record once (so its dicts are partial
+  and every append goes through the shared index: probe, stamp, write, index update),
+  then appends alone: the index path with nothing else going on.
+* ``turns``: two handles appending in turn, so every append also adopts the other's end
+  (``view/_fast.view``): what each of 16 writers pays per append, less the hand-offs.
+
+It prints appends/s, user and system CPU per append and minor page faults per append,
+the best round of each mode (the least disturbed by other work on the machine).
+``--tree``: the swarmlog checkout to import, to compare commits in one session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def _measure(mode: str, appends: int) -> tuple[float, float, float, float]:
+    """(appends/s, user us, system us, minor faults) per append of one round of ``mode``."""
+    from concurrency_bench import _event
+
+    from swarmlog.file.log import FileLog
+
+    where = tempfile.mkdtemp(prefix="append-path-")
+    try:
+        a = FileLog(where, notify=False)
+        b = FileLog(where, notify=False)
+        a.append(_event(0, -1))
+        if mode != "alone":
+            b.append(_event(1, -1))  # (a sees another writer: its dicts become partial)
+            a.append(_event(0, -2))
+        handles: list[Any] = [a, b] if mode == "turns" else [a]
+        n = len(handles)
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        for i in range(appends):
+            handles[i % n].append(_event(i % n, i))
+        span = time.perf_counter() - t0
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        a.close()
+        b.close()
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    return (
+        appends / span,
+        1e6 * (r1.ru_utime - r0.ru_utime) / appends,
+        1e6 * (r1.ru_stime - r0.ru_stime) / appends,
+        (r1.ru_minflt - r0.ru_minflt) / appends,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--appends", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tree", default=str(HERE.parents[1]))
+    args = ap.parse_args()
+    if args.appends < 1 or args.rounds < 1:
+        sys.exit("error: --appends and --rounds must be >= 1")
+    tree = os.path.abspath(args.tree)
+    os.environ["SWARMLOG_BENCH_TREE"] = tree  # (concurrency_bench puts this tree first)
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, tree)
+    import swarmlog
+
+    print(f"tree {Path(swarmlog.__file__).parent.parent}; load average {os.getloadavg()[0]:.1f}")
+    best: dict[str, tuple[float, float, float, float]] = {}
+    for _ in range(args.rounds):  # (the modes in turn, so drifts in load hit all of them)
+        for mode in ("alone", "index", "turns"):
+            got = _measure(mode, args.appends)
+            if mode not in best or got[0] > best[mode][0]:
+                best[mode] = got
+    alone = best["alone"][1] + best["alone"][2]
+    for mode, (rate, user, sys_, flt) in best.items():
+        cpu = user + sys_
+        print(
+            f"{mode:6} {rate:9,.0f} appends/s; CPU per append user {user:.1f} + sys {sys_:.1f}"
+            f" us ({cpu / alone:.2f}x alone); minor page faults per append {flt:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -8,8 +8,11 @@ a loop of pure-Python work: ``--outside`` microseconds unlocked, then ``--inside
 microseconds holding an exclusive ``flock`` on one shared file (the append lock's
 primitive), the same counts for every writer count. Also measured: the same loop with a
 process-shared semaphore (``multiprocessing.Lock``, futex-based, wakes one waiter) in
-place of the flock, the semaphore taken before the flock (a gate in front of it: the
-flock then never has a waiter), and with no lock (the ceiling: cores over the work). If the flock
+place of the flock (it does not survive its holder's death), a robust process-shared
+pthread mutex in a mapped file (``ctypes``; the kernel releases it when its holder
+dies, as it does a flock: the kill-safe futex lock a log could take instead), the
+semaphore taken before the flock (a gate in front of it: the flock then never has a
+waiter), and no lock (the ceiling: cores over the work). If the flock
 rows hold up at 16 processes, the fall of swarmlog's own 16-writer rows comes from the
 work it does while holding the lock, not from the lock or from 16 processes on 2 cores.
 """
@@ -17,7 +20,10 @@ work it does while holding the lock, not from the lock or from 16 processes on 2
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import fcntl
+import mmap
 import multiprocessing as mp
 import os
 import tempfile
@@ -25,6 +31,26 @@ import time
 from typing import Any
 
 FORK = mp.get_context("fork")
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_EOWNERDEAD = 130  # (Linux: the holder died; the next locker makes the mutex consistent)
+
+
+def _robust_mutex(path: str) -> tuple[mmap.mmap, int]:
+    """A process-shared robust pthread mutex in a mapped file: (the map, its address).
+    The kernel releases it when its holder dies (the next locker gets EOWNERDEAD), as
+    it does a flock: the kill-safe futex lock a log could take in place of the flock."""
+    fd = os.open(path + ".mutex", os.O_RDWR | os.O_CREAT, 0o600)
+    os.ftruncate(fd, mmap.PAGESIZE)
+    m = mmap.mmap(fd, mmap.PAGESIZE)
+    os.close(fd)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    attr = ctypes.create_string_buffer(64)
+    _LIBC.pthread_mutexattr_init(attr)
+    _LIBC.pthread_mutexattr_setpshared(attr, 1)  # PTHREAD_PROCESS_SHARED
+    _LIBC.pthread_mutexattr_setrobust(attr, 1)  # PTHREAD_MUTEX_ROBUST
+    if _LIBC.pthread_mutex_init(ctypes.c_void_p(addr), attr):
+        raise OSError("pthread_mutex_init failed")
+    return m, addr
 
 
 def _spin(n: int) -> int:
@@ -46,9 +72,21 @@ def _steps_per_us() -> float:
 
 
 def _worker(
-    kind: str, path: str, sem: Any, go: Any, seconds: float, out: Any, inner: int, outer: int
+    kind: str,
+    path: str,
+    sem: Any,
+    mutex: int,
+    go: Any,
+    seconds: float,
+    out: Any,
+    inner: int,
+    outer: int,
 ) -> None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    lock, unlock = _LIBC.pthread_mutex_lock, _LIBC.pthread_mutex_unlock
+    consistent = _LIBC.pthread_mutex_consistent
+    for f in (lock, unlock, consistent):
+        f.argtypes = [ctypes.c_void_p]
     go.wait()
     end = time.monotonic() + seconds
     n = 0
@@ -63,6 +101,11 @@ def _worker(
             sem.acquire()
             _spin(inner)
             sem.release()
+        elif kind == "robust mutex":
+            if lock(mutex) == _EOWNERDEAD:
+                consistent(mutex)
+            _spin(inner)
+            unlock(mutex)
         elif kind == "semaphore+flock":
             sem.acquire()
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -83,8 +126,9 @@ def _run(kind: str, writers: int, seconds: float, inner: int, outer: int) -> tup
     """(operations/s over all processes, CPU us per operation)."""
     path = os.path.join(tempfile.mkdtemp(prefix="flock-probe-"), "lock")
     sem, go, out = FORK.Lock(), FORK.Event(), FORK.Queue()
+    m, mutex = _robust_mutex(path)
     procs = [
-        FORK.Process(target=_worker, args=(kind, path, sem, go, seconds, out, inner, outer))
+        FORK.Process(target=_worker, args=(kind, path, sem, mutex, go, seconds, out, inner, outer))
         for _ in range(writers)
     ]
     for p in procs:
@@ -94,6 +138,7 @@ def _run(kind: str, writers: int, seconds: float, inner: int, outer: int) -> tup
     got = [out.get() for _ in procs]
     for p in procs:
         p.join()
+    m.close()
     n = sum(g[0] for g in got)
     return n / seconds, 1e6 * sum(g[1] for g in got) / n
 
@@ -114,7 +159,7 @@ def main() -> None:
     )
     print("| lock | writers | operations/s | x one writer | CPU per operation |")
     print("|---|---|---|---|---|")
-    for kind in ("none", "flock", "semaphore", "semaphore+flock"):
+    for kind in ("none", "flock", "robust mutex", "semaphore", "semaphore+flock"):
         one = 0.0
         for w in counts:
             ops, cpu = _run(kind, w, args.seconds, inner, outer)

@@ -223,3 +223,27 @@ def test_an_erasure_wipes_the_posts_of_dead_writers(tmp_path: Path) -> None:
         assert again is not None and again.index == gone.index
         assert b"old words" not in (root2 / combine.NAME).read_bytes()
         again.close()
+
+
+@pytest.mark.parametrize(("value", "on"), [(None, True), ("1", True), ("0", False)])
+def test_combining_is_on_unless_switched_off(value: str | None, on: bool) -> None:
+    """On by default since session 5 (docs/benchmarks.md); ``SWARMLOG_COMBINE=0`` turns
+    it off for a process, and a writer of that process then claims no slot."""
+    env = {k: v for k, v in os.environ.items() if k != combine.SWITCH_ENV}
+    if value is not None:
+        env[combine.SWITCH_ENV] = value
+    code = (
+        "import sys, tempfile\n"
+        "from swarmlog import Event\n"
+        "from swarmlog.file.log import FileLog\n"
+        "from swarmlog.file.view import combine\n"
+        "root = tempfile.mkdtemp()\n"
+        "a, b = FileLog(root, notify=False), FileLog(root, notify=False)\n"
+        "a.append(Event(agent='a', type='t')); b.append(Event(agent='b', type='t'))\n"
+        "a.append(Event(agent='a', type='t'))  # (not alone any more: may combine)\n"
+        "print(combine.COMBINING, a._slots is not None)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == [str(on), str(on)]

@@ -50,8 +50,8 @@ Why it is safe:
 * A writer holding the lock whose slot is not done appends its own event itself (from
   its own memory, not the slot) and sets the slot free before it lets go.
 
-``COMBINING`` (off by default; ``SWARMLOG_COMBINE=1``) switches it on; off, the append path
-is round 4's.
+``COMBINING`` (on by default; ``SWARMLOG_COMBINE=0`` in the environment switches it off;
+off, the append path is round 4's).
 """
 
 from __future__ import annotations
@@ -78,11 +78,12 @@ if TYPE_CHECKING:
     from swarmlog.file.view.index import IndexedView
 
 SWITCH_ENV = "SWARMLOG_COMBINE"
-COMBINING = os.environ.get(SWITCH_ENV, "0") == "1"
-"""The switch, OFF by default: then appends go as in round 4 (every writer writes its own
-record). ``SWARMLOG_COMBINE=1`` in a process's environment turns it on (tests, benchmarks).
-Off because on the 2-core machine it measured slower, not faster (docs/benchmarks.md,
-issue 24 round 5); a many-core machine, where waiters pile up, is where it may pay."""
+COMBINING = os.environ.get(SWITCH_ENV, "1") != "0"
+"""The switch, ON by default. ``SWARMLOG_COMBINE=0`` in a process's environment turns it
+off: then appends go as in round 4 (every writer writes its own record). On since
+session 5: with the later rounds' changes it measured faster at 16 writers on 2 cores
+(process 1.13-1.29x, fsync 1.15-1.26x off's rows in the same runs) and within noise at 1
+and 4; on 16 cores 1.51x at 64 writers, 0.95x at 16 (docs/benchmarks.md)."""
 
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
 _BODY = 64  # where a slot's id, key, pre and post start

@@ -82,7 +82,7 @@ COMBINING = os.environ.get(SWITCH_ENV, "1") != "0"
 """The switch, ON by default. ``SWARMLOG_COMBINE=0`` in a process's environment turns it
 off: then appends go as in round 4 (every writer writes its own record). On since
 session 5: with the later rounds' changes it measured faster at 16 writers on 2 cores
-(process 1.13-1.29x, fsync 1.15-1.26x off's rows in the same runs) and within noise at 1
+(process 1.06-1.29x, fsync 1.04-1.26x off's rows in the same runs, four runs) and within noise at 1
 and 4; on 16 cores 1.51x at 64 writers, 0.95x at 16 (docs/benchmarks.md)."""
 
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD

@@ -505,6 +505,8 @@ def bounded_stamp(
             new = reading + _MAX_STEP
             return float(reading), (new if new < ceiling else ceiling, now_at)
     return _bounded_stamp(reading, last, cap_ts, cap_at, now_at)
+
+
 @functools.lru_cache(maxsize=64)
 def _utc_seconds(whole: str) -> int:  # strptime is ~20 us; a stream's stamps share seconds
     return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))
@@ -517,3 +519,42 @@ def rfc3339_ns(stamp: str) -> int:
         raise ValueError(f"not a UTC time stamp: {stamp!r}")
     whole, _, frac = s[:-1].partition(".")
     return _utc_seconds(whole) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+_DIRECT = (b"\r\nNats-Sequence: ", b"\r\nNats-Subject: ", b"\r\nNats-Time-Stamp: ")
+
+
+def direct_seq(block: bytes) -> int | None:
+    """``direct_fields``' seq alone (what the sealer needs of each record it reads)."""
+    name = _DIRECT[0]
+    i = block.rfind(name)
+    if i < 0:
+        return None
+    i += len(name)
+    j = block.find(b"\r\n", i)
+    if j < 0 or block.find(name[2:-2], j) >= 0:
+        return None
+    seq = block[i:j].strip()
+    return int(seq) if seq.isdigit() else None  # (bytes.isdigit: ASCII digits only)
+
+
+def direct_fields(block: bytes) -> tuple[int, str, str] | None:
+    """The server's ``Nats-Sequence``, ``Nats-Subject`` and ``Nats-Time-Stamp`` of a
+    Direct Get reply's header block, as ``client.header_lines`` reads them (the last
+    line of a name wins), or None where that is not plain (the caller parses in full).
+    Three ``rfind``s instead of a dict of every header: ~1 us instead of ~6 us a read
+    record (the sealer reads every record of the stream)."""
+    out: list[str] = []
+    for name in _DIRECT:
+        i = block.rfind(name)
+        if i < 0:
+            return None
+        i += len(name)
+        j = block.find(b"\r\n", i)
+        if j < 0 or block.find(name[2:-2], j) >= 0:  # no line end, or a later such name
+            return None
+        out.append(block[i:j].strip().decode("utf-8", "replace"))
+    seq, subject, stamp = out
+    if not seq.isdigit() or not seq.isascii():  # int() would take " 1_0" or "１"
+        return None
+    return int(seq), subject, stamp

@@ -254,6 +254,17 @@ def writers(target: str, kind: str, n: int, total: int) -> float:
             + " us",
             flush=True,
         )
+    if os.environ.get("JS_BENCH_SPANS"):  # each writer's end, from the first start
+        t0 = min(s["t0"] for s in spans)
+        print(
+            f"  {kind} x{n}: ends "
+            + ", ".join(
+                f"{s['t1'] - t0:.2f}{'*' if s['sealer'] else ''}"
+                for s in sorted(spans, key=lambda s: s["t1"])
+            )
+            + " s",
+            flush=True,
+        )
     return n * m / (max(s["t1"] for s in spans) - min(s["t0"] for s in spans))
 
 

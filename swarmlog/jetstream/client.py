@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ import orjson
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from swarmlog._fast import direct_fields, direct_seq
 from swarmlog._fast import rfc3339_ns as fast_rfc3339_ns
 from swarmlog.errors import LogUnavailable
 from swarmlog.jetstream.proto import (
@@ -64,8 +65,58 @@ class Raw:
     seq: int
     subject: str
     data: bytes
-    headers: dict[str, str]
+    headers: Mapping[str, str]
     ts: float
+
+
+def header_lines(raw: bytes) -> dict[str, str]:
+    """A message's header block as a dict (lines that are no well-formed header are
+    skipped; a later line wins over an earlier one of the same name)."""
+    out: dict[str, str] = {}
+    for line in raw.split(b"\r\n"):
+        i = line.find(b":")
+        if i <= 0:
+            continue
+        name = line[:i].strip()
+        if not name or b" " in name or b"\t" in name or not name.isascii():
+            continue
+        out[name.decode("ascii")] = line[i + 1 :].strip().decode("utf-8", "replace")
+    return out
+
+
+class Headers(Mapping[str, str]):
+    """A Direct Get reply's headers, parsed on first use: the sealer and most reads
+    never look at them beyond the seq, subject and time taken out at once."""
+
+    __slots__ = ("_block", "_d")
+
+    def __init__(self, block: bytes) -> None:
+        self._block = block
+        self._d: dict[str, str] | None = None
+
+    def _dict(self) -> dict[str, str]:
+        if self._d is None:
+            self._d = header_lines(self._block)
+        return self._d
+
+    def __getitem__(self, name: str) -> str:
+        return self._dict()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+
+def direct_raw(data: bytes, block: bytes) -> Raw:
+    """A Direct Get reply (a stored message, not a status) as a Raw."""
+    got = direct_fields(block)
+    if got is None:  # not plainly formed: the full parse says the same, slower
+        h = header_lines(block)
+        got = int(h["Nats-Sequence"]), h.get("Nats-Subject", ""), h["Nats-Time-Stamp"]
+    seq, subject, stamp = got
+    return Raw(seq, subject, data, Headers(block), ns_ts(fast_rfc3339_ns(stamp)))
 
 
 Inline = Callable[[bytes, bytes, "bytes | None"], None]
@@ -93,38 +144,33 @@ class _Client(Client):
         else:
             fn(subject, data, headers)
 
-    @staticmethod
-    def _parse_header_lines(raw: bytes) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for line in raw.split(b"\r\n"):
-            i = line.find(b":")
-            if i <= 0:
-                continue
-            name = line[:i].strip()
-            if not name or b" " in name or b"\t" in name or not name.isascii():
-                continue
-            out[name.decode("ascii")] = line[i + 1 :].strip().decode("utf-8", "replace")
-        return out
+    _parse_header_lines = staticmethod(header_lines)
 
 
 class _Collect:
-    """Replies of one Direct Get batch, gathered by the reply callback until EOB."""
+    """Replies of one Direct Get batch, gathered as the read loop parses them (inline:
+    no Msg, no queue, no task per message) until EOB."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, payloads: bool = False) -> None:
         self.n = n
-        self.out: list[Raw] = []
+        self.payloads = payloads
+        """Keep (seq, data) pairs only (``direct_payloads``), not Raws."""
+        self.out: list[Any] = []
         self.done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
-    def add(self, msg: Msg) -> None:
+    def add(self, data: bytes, block: bytes | None) -> None:
         if self.done.done():
             return
-        h = msg.headers or {}
-        status = h.get("Status")
-        if status is not None:
+        if not block or block[8:9] == b" ":  # a status: the end of the batch, or an error
+            status = block[9:12].decode("ascii", "replace") if block else "no headers"
             self.done.set_result(status if status not in ("204", "404", "408") else "")
             return
-        ts = ns_ts(fast_rfc3339_ns(h["Nats-Time-Stamp"]))
-        self.out.append(Raw(int(h["Nats-Sequence"]), h.get("Nats-Subject", ""), msg.data, h, ts))
+        if not self.payloads:
+            self.out.append(direct_raw(bytes(data), block))
+        elif (seq := direct_seq(block)) is not None:
+            self.out.append((seq, bytes(data)))
+        else:
+            self.out.append((int(header_lines(block)["Nats-Sequence"]), bytes(data)))
         if len(self.out) >= self.n:
             self.done.set_result("")
 
@@ -138,10 +184,11 @@ class JsClient:
         self.timeout = timeout
         self.nc: Client | None = None
         self.denied: str | None = None
-        self._mux: dict[str, asyncio.Future[Msg] | _Collect] = {}
+        self._mux: dict[str, asyncio.Future[Msg]] = {}
         self._mux_prefix = ""
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._acks: dict[bytes, asyncio.Future[Any]] = {}
+        self._batches: dict[bytes, _Collect] = {}
         self._ack_prefix = ""
         self._tokens = itertools.count(1)
 
@@ -194,11 +241,7 @@ class JsClient:
     async def _on_mux(self, msg: Msg) -> None:
         token = msg.subject[len(self._mux_prefix) + 1 :]
         slot = self._mux.get(token)
-        if slot is None:
-            return
-        if isinstance(slot, _Collect):
-            slot.add(msg)
-        elif not slot.done():
+        if slot is not None and not slot.done():
             slot.set_result(msg)
 
     async def close(self) -> None:
@@ -304,9 +347,13 @@ class JsClient:
         return bytes(data)
 
     def _on_ack(self, subject: bytes, data: bytes, headers: bytes | None) -> None:
-        fut = self._acks.get(subject[subject.rfind(b".") + 1 :])
-        if fut is not None and not fut.done():
-            fut.set_result((data, headers))
+        token = subject[subject.rfind(b".") + 1 :]
+        fut = self._acks.get(token)
+        if fut is not None:
+            if not fut.done():
+                fut.set_result((data, headers))
+        elif (col := self._batches.get(token)) is not None:
+            col.add(data, headers)
 
     async def api(self, what: str, req: dict[str, Any] | None = None) -> dict[str, Any]:
         """A JetStream API call ``$JS.API.<what>``; ApiError on an error reply."""
@@ -377,15 +424,27 @@ class JsClient:
         replica may answer, so the batch can stop short of the leader's last seq.
         ``stream``: another stream than the log's (its redaction records, side.py).
         """
+        out: list[Raw] = await self._direct(start, n, timeout, stream, False)
+        return out
+
+    async def direct_payloads(self, start: int, n: int) -> list[tuple[int, bytes]]:
+        """``direct_batch`` of the log's stream as (seq, payload) pairs: what the sealer
+        reads of every record (no headers kept, no time parsed)."""
+        out: list[tuple[int, bytes]] = await self._direct(start, n, None, None, True)
+        return out
+
+    async def _direct(
+        self, start: int, n: int, timeout: float | None, stream: str | None, payloads: bool
+    ) -> list[Any]:
         timeout = self.timeout if timeout is None else timeout
-        token = uuid.uuid4().hex
-        col = _Collect(n)
-        self._mux[token] = col
+        token = b"%d" % next(self._tokens)
+        col = _Collect(n, payloads)
+        self._batches[token] = col
         try:
             await self.conn.publish(
                 f"$JS.API.DIRECT.GET.{stream or self.stream}",
                 orjson.dumps({"seq": start, "batch": n}),
-                reply=f"{self._mux_prefix}.{token}",
+                reply=f"{self._ack_prefix}.{token.decode()}",
             )
             try:
                 status = await asyncio.wait_for(col.done, timeout)
@@ -395,7 +454,7 @@ class JsClient:
                 raise LogUnavailable(f"direct get on {self.stream} failed with status {status}")
             return col.out
         finally:
-            self._mux.pop(token, None)
+            self._batches.pop(token, None)
 
     # ------------------------------------------------------------------ publishing
 

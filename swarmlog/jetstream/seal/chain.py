@@ -316,9 +316,9 @@ class Sealer:
                 nxt += 1
             if nxt > hi:
                 return out
-            for r in await self.c.direct_batch(nxt, hi - nxt + 1):
-                if r.seq <= hi:
-                    out.setdefault(r.seq, r.data)
+            for q, data in await self.c.direct_payloads(nxt, hi - nxt + 1):
+                if q <= hi:
+                    out.setdefault(q, data)
             while nxt <= hi and nxt not in out:
                 stand = self.side.get(nxt)
                 if stand is None:

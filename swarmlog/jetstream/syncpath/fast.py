@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from swarmlog._fast import rfc3339_ns
-from swarmlog.jetstream.client import Raw, _Client
-from swarmlog.jetstream.proto import H_MSG_ID, ApiError, Prepared, ns_ts, parse_reply
+from swarmlog.jetstream.client import Raw, direct_raw
+from swarmlog.jetstream.proto import H_MSG_ID, ApiError, Prepared, parse_reply
 from swarmlog.jetstream.syncpath.conn import Fallback, SyncConn
 
 _T = TypeVar("_T")
@@ -157,9 +156,7 @@ class SyncAppends:
                     if block[9:12] in (b"204", b"404", b"408"):
                         break
                     return None  # the async client says what went wrong
-                h = _Client._parse_header_lines(block)
-                ts = ns_ts(rfc3339_ns(h["Nats-Time-Stamp"]))
-                out.append(Raw(int(h["Nats-Sequence"]), h.get("Nats-Subject", ""), data, h, ts))
+                out.append(direct_raw(data, block))
             return out
 
         return self._on_conn(batch)

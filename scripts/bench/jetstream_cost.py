@@ -24,6 +24,11 @@ Server CPU is counted from "go" to the last writer's last PubAck (closes not inc
         [--reps 2] [--store /dev/shm] [--variants bare,msgid,...]
     .venv/bin/python scripts/bench/jetstream_cost.py --batch-probe
 
+``--seal-probe N [--tree DIR]``: what the one sealer pays per record it seals (the
+records of another writer, which it reads back): a process appends N events with sealing
+off, then a fresh handle seals them; client CPU and wall time per record, for this tree
+and each ``--tree`` (a checkout of another commit) in turn, on the same stream.
+
 ``--batch-probe``: what an atomic batch (the synthesizer's decisions) costs against a
 single append, store on disk, on tmpfs, and with ``sync_interval: always``.
 Diagnostics: ``JS_COST_SPANS=1`` prints each writer's end time (the sealer's marked ``*``),
@@ -37,6 +42,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -258,6 +264,51 @@ def batch_probe(store: str | None, sync_always: bool, n: int = 200) -> str:
     )
 
 
+SEAL_CHILD = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from swarmlog.jetstream import JetStreamLog
+url, n = sys.argv[2], int(sys.argv[3])
+log = JetStreamLog(url, create=False)
+sealer = log._seals.sealer
+c0, t0 = time.process_time(), time.perf_counter()
+log._run(sealer.seal(n), 600)
+c1, t1 = time.process_time(), time.perf_counter()
+print((c1 - c0) / n * 1e6, (t1 - t0) / n * 1e6)
+"""
+
+
+def seal_probe(n: int, trees: list[str]) -> str:
+    """Sealing cost per record: ``n`` records appended by one writer (sealing off), then
+    sealed from scratch by a fresh handle of each tree, on a stream of its own."""
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        srv = NatsServer(d)
+        srv.start()
+        try:
+            for k, tree in enumerate([str(ROOT), *trees]):
+                url = f"{srv.url}/SEAL{k}"
+                log = JetStreamLog(url)  # open until the probe ran: its close would seal
+                log._seals.kick = lambda *a: None  # type: ignore[method-assign]
+                for i in range(n):
+                    log.append(ev(i, "writer"))
+                out = subprocess.run(
+                    [sys.executable, "-c", SEAL_CHILD, tree, url, str(n)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.split()
+                log.close()
+                rows.append(f"| {tree} | {float(out[0]):.1f} | {float(out[1]):.1f} |")
+        finally:
+            srv.stop()
+    return (
+        f"{n} records of another writer sealed by a fresh handle, load "
+        f"{os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}\n\n"
+        "| tree | client CPU us/record | wall us/record |\n|---|---|---|\n" + "\n".join(rows)
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--writers", type=int, default=16)
@@ -268,8 +319,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--batch-probe", action="store_true", help="atomic batch vs single append latency"
     )
+    ap.add_argument("--seal-probe", type=int, metavar="N", help="sealing cost per record")
+    ap.add_argument("--tree", action="append", default=[], help="another checkout (seal probe)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.seal_probe:
+        print(seal_probe(a.seal_probe, a.tree))
+        return
     if a.batch_probe:
         print(
             f"one writer, 200 x (append, append_many of 2), load {os.getloadavg()[0]:.1f}\n\n"

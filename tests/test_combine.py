@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -29,12 +30,25 @@ from .indexworkers import index_view, segment_view
 ROOT = Path(__file__).resolve().parent.parent
 
 
+WAITS = ["64", str(combine.WAIT_MANY)]
+"""A posted writer's tries before it sleeps: a few-core machine's, a many-core one's
+(this machine's core count decides the default: both are run whatever it is)."""
+
+
 def start(
-    root: Path, name: str, n: int, durability: str = "process", crash: str = ""
+    root: Path,
+    name: str,
+    n: int,
+    durability: str = "process",
+    crash: str = "",
+    wait: str = "",
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ}
     env.pop(combine.CRASH_ENV, None)
+    env.pop(combine.WAIT_ENV, None)
     env[combine.SWITCH_ENV] = "1"  # (on, whatever the default)
+    if wait:
+        env[combine.WAIT_ENV] = wait
     if crash:
         env[combine.CRASH_ENV] = crash
     # (acks to a file, not a pipe: a writer blocked on a full pipe would stop appending)
@@ -93,11 +107,12 @@ def check(root: Path, acked: list[dict[str, int]]) -> list[Event]:
     return events
 
 
-def test_eight_processes_combined_equal_one_by_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("wait", WAITS)
+def test_eight_processes_combined_equal_one_by_one(tmp_path: Path, wait: str) -> None:
     root = tmp_path / "log"
     with FileLog(root, name="comb", notify=False) as log:
         log.append(Event(agent="x", type="t", id="first"))
-    procs = [start(root, f"w{k}", 1500) for k in range(8)]
+    procs = [start(root, f"w{k}", 1500, wait=wait) for k in range(8)]
     results = [finish(p) for p in procs]
     assert all(rc == 0 for rc, _, _ in results)
     assert sum(c for _, _, c in results) > 0  # (some appends were combined)
@@ -120,15 +135,15 @@ def _bytes(root: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted((root / "segments").iterdir()))
 
 
-@pytest.mark.parametrize("step", [1, 2, 3])
-def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int) -> None:
+@pytest.mark.parametrize(("step", "wait"), [(1, ""), (2, ""), (3, ""), (2, WAITS[1])])
+def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int, wait: str) -> None:
     root = tmp_path / "log"
     with FileLog(root, notify=False) as log:
         log.append(Event(agent="x", type="t", id="first"))
-    killed = start(root, "dead", 100000, crash=f"1:{step}")
+    killed = start(root, "dead", 100000, crash=f"1:{step}", wait=wait)
     results = []
     for rnd in range(5):  # (until it has combined a batch with another writer's post)
-        procs = [start(root, f"w{rnd}x{k}", 1500) for k in range(7)]
+        procs = [start(root, f"w{rnd}x{k}", 1500, wait=wait) for k in range(7)]
         results += [finish(p) for p in procs]
         if killed.poll() is not None:
             break
@@ -146,11 +161,12 @@ def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int) -> None:
     check(root, [])
 
 
-def test_fsync_writers_combined(tmp_path: Path) -> None:
+@pytest.mark.parametrize("wait", WAITS)
+def test_fsync_writers_combined(tmp_path: Path, wait: str) -> None:
     root = tmp_path / "log"
     with FileLog(root, notify=False, durability="fsync") as log:
         log.append(Event(agent="x", type="t", id="first"))
-    procs = [start(root, f"w{k}", 150, durability="fsync") for k in range(8)]
+    procs = [start(root, f"w{k}", 150, durability="fsync", wait=wait) for k in range(8)]
     results = [finish(p) for p in procs]
     assert all(rc == 0 for rc, _, _ in results)
     check(root, [a for _, a, _ in results])
@@ -247,3 +263,33 @@ def test_combining_is_on_unless_switched_off(value: str | None, on: bool) -> Non
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == [str(on), str(on)]
+
+
+@pytest.mark.parametrize(
+    ("cores", "env", "tries"),
+    [
+        (1, None, 64),
+        (3, None, 64),
+        (4, None, combine.WAIT_MANY),
+        (16, None, combine.WAIT_MANY),
+        (16, "100", 100),
+        (2, "100", 100),
+        (16, "many", combine.WAIT_MANY),
+    ],
+)
+def test_a_posted_writer_waits_awake_longer_on_many_cores(
+    cores: int, env: str | None, tries: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that may run on ``MANY_CORES`` CPUs or more waits ``WAIT_MANY`` tries
+    before it sleeps in flock, one on fewer ``SPIN_MAX`` (as before session 6);
+    ``SWARMLOG_POST_WAIT`` (digits only) sets it. A fresh handle takes it as its most."""
+    monkeypatch.delenv(combine.WAIT_ENV, raising=False)
+    if env is not None:
+        monkeypatch.setenv(combine.WAIT_ENV, env)
+    assert combine.SPIN_MAX == 64
+    assert combine.wait_tries(cores) == tries
+    here = len(os.sched_getaffinity(0))
+    with tempfile.TemporaryDirectory() as d:
+        slots = combine.Slots.open(d, os.open(os.path.join(d, "lock"), os.O_RDWR | os.O_CREAT))
+        assert slots is not None
+        assert slots.wait == slots.wait_max == combine.wait_tries(here)

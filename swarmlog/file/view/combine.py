@@ -85,6 +85,33 @@ session 5: with the later rounds' changes it measured faster at 16 writers on 2 
 (process 1.06-1.29x, fsync 1.04-1.26x off's rows in the same runs, four runs) and within noise at 1
 and 4; on 16 cores 1.51x at 64 writers, 0.95x at 16 (docs/benchmarks.md)."""
 
+WAIT_ENV = "SWARMLOG_POST_WAIT"
+MANY_CORES = 4
+"""From this many usable CPUs on, a posted writer waits awake (``WAIT_MANY``)."""
+WAIT_MANY = 16384
+"""Tries (a look at the slot, a non-blocking flock, a ``sched_yield``: 1-2 us each) a
+posted writer makes before it sleeps in flock, where the process may run on
+``MANY_CORES`` or more CPUs; on fewer, ``SPIN_MAX`` as before. Why: a writer asleep in
+flock is woken by the kernel on whatever core is free, its caches cold, so every hand-off
+of the lock costs a wake-up and a cold holder (16 cores, 16 writers: 4.6 sleeps per
+append, the lock held 74 us on average). Awake, the posters are all served by the
+holder's batches (86-97 % of appends) and hardly sleep: 16 cores, 16 / 64 writers 18.8k /
+14.8k -> 38.3k / 41.9k appends/s (``lock_hold_probe``; 1,024 tries: 31.1k / 37.8k). On 2
+cores the yields take the holder's CPU: 16 writers 0.94x (docs/benchmarks.md, session 6).
+``SWARMLOG_POST_WAIT=N`` in the environment sets the tries (benchmarks)."""
+
+
+def wait_tries(cores: int | None = None) -> int:
+    """The posted writer's tries before it sleeps, for a process that may use ``cores``
+    CPUs (default: this one's; see ``WAIT_MANY``)."""
+    env = os.environ.get(WAIT_ENV, "")
+    if env.isdigit():
+        return int(env)
+    if cores is None:
+        cores = len(os.sched_getaffinity(0))
+    return WAIT_MANY if cores >= MANY_CORES else SPIN_MAX
+
+
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
 _BODY = 64  # where a slot's id, key, pre and post start
 MAX_BODY = SLOT_BYTES - _BODY
@@ -142,6 +169,8 @@ class Slots:
         self.count = 0
         self.ticket = 0
         self.combined = 0  # (others' posts this handle took as a combiner: tests, benches)
+        self.wait_max = wait_tries()
+        self.wait = self.wait_max  # (halved after each sleep, back to the max when awake)
 
     @classmethod
     def open(cls, root: str, lock_fd: int) -> Slots | None:
@@ -235,12 +264,15 @@ class Slots:
 
         Why yield: on a machine with fewer cores than writers the holder, busy with our
         record, needs the CPU more than a spinner does (2 cores, 16 writers: spinning
-        31-34k appends/s, yielding 34-41k, round 5), and a done post keeps its budget."""
+        31-34k appends/s, yielding 34-41k, round 5), and a done post keeps its budget.
+        How long: ``self.wait`` tries (``WAIT_MANY`` on a machine with many cores,
+        halved after each sleep, back to the most once a try or the post succeeds)."""
         flock = fcntl.flock
-        for _ in range(budget + 1):
+        for _ in range(self.wait + 1):
             r = self.result()
             if r is not None:
                 self.ticket = 0
+                self.wait = self.wait_max
                 return budget, r
             try:
                 flock(lock_fd, _EX_NB)
@@ -248,10 +280,12 @@ class Slots:
                 os.sched_yield()
                 continue
             budget = SPIN_MAX
+            self.wait = self.wait_max
             break
         else:
             flock(lock_fd, fcntl.LOCK_EX)
             budget = max(1, budget // 2)
+            self.wait = max(budget, self.wait // 2)
         r = self.result()
         if r is not None:
             flock(lock_fd, fcntl.LOCK_UN)

@@ -269,8 +269,9 @@ def test_combining_is_on_unless_switched_off(value: str | None, on: bool) -> Non
     ("cores", "env", "tries"),
     [
         (1, None, 64),
-        (3, None, 64),
-        (4, None, combine.WAIT_MANY),
+        (4, None, 64),
+        (7, None, 64),
+        (8, None, combine.WAIT_MANY),
         (16, None, combine.WAIT_MANY),
         (16, "100", 100),
         (2, "100", 100),

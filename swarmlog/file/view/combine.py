@@ -86,7 +86,7 @@ session 5: with the later rounds' changes it measured faster at 16 writers on 2 
 and 4; on 16 cores 1.51x at 64 writers, 0.95x at 16 (docs/benchmarks.md)."""
 
 WAIT_ENV = "SWARMLOG_POST_WAIT"
-MANY_CORES = 4
+MANY_CORES = 8
 """From this many usable CPUs on, a posted writer waits awake (``WAIT_MANY``)."""
 WAIT_MANY = 16384
 """Tries (a look at the slot, a non-blocking flock, a ``sched_yield``: 1-2 us each) a
@@ -94,10 +94,11 @@ posted writer makes before it sleeps in flock, where the process may run on
 ``MANY_CORES`` or more CPUs; on fewer, ``SPIN_MAX`` as before. Why: a writer asleep in
 flock is woken by the kernel on whatever core is free, its caches cold, so every hand-off
 of the lock costs a wake-up and a cold holder (16 cores, 16 writers: 4.6 sleeps per
-append, the lock held 74 us on average). Awake, the posters are all served by the
-holder's batches (86-97 % of appends) and hardly sleep: 16 cores, 16 / 64 writers 18.8k /
-14.8k -> 38.3k / 41.9k appends/s (``lock_hold_probe``; 1,024 tries: 31.1k / 37.8k). On 2
-cores the yields take the holder's CPU: 16 writers 0.94x (docs/benchmarks.md, session 6).
+append, the lock held 74 us on average). Awake, the posters are served by the holder's
+batches (84-97 % of appends) and hardly sleep. Measured (``lock_hold_probe``, the device
+machine, 16 writers; docs/benchmarks.md, session 6): 16 CPUs 18.8k -> 38.3k appends/s
+(64 writers 14.8k -> 41.9k); 8 CPUs (``taskset``) 15.2k -> 28.3k; but 4 CPUs 37.6k ->
+34.5k and 2 cores 0.94x: with few cores the yields take the holder's CPU.
 ``SWARMLOG_POST_WAIT=N`` in the environment sets the tries (benchmarks)."""
 
 

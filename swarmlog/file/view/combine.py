@@ -109,7 +109,8 @@ def wait_tries(cores: int | None = None) -> int:
     if env.isdigit():
         return int(env)
     if cores is None:
-        cores = len(os.sched_getaffinity(0))
+        affinity = getattr(os, "sched_getaffinity", None)  # (Linux; elsewhere all CPUs)
+        cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
     return WAIT_MANY if cores >= MANY_CORES else SPIN_MAX
 
 

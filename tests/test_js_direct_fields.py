@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from swarmlog import Event
 from swarmlog._fast import direct_fields, direct_seq
 from swarmlog.jetstream import JetStreamLog
-from swarmlog.jetstream.client import Raw, direct_raw, header_lines
+from swarmlog.jetstream.client import Raw, _Collect, direct_raw, header_lines
 from swarmlog.jetstream.proto import ns_ts, rfc3339_ns
 from tests.natsserver import NatsServer
 
@@ -148,3 +148,31 @@ def test_direct_reads_have_no_leftover_collectors(tmp_path: Path) -> None:
             assert log._run(many(), 30) == 0
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("payloads", [False, True])
+@pytest.mark.parametrize(
+    "block",
+    [
+        b"NATS/1.0\r\nNats-Stream: S\r\n\r\n",  # no seq, no time
+        b"NATS/1.0\r\nNats-Sequence: x\r\nNats-Time-Stamp: 2026-11-26T16:31:32Z\r\n\r\n",
+        b"NATS/1.0\r\nNats-Sequence: 3\r\nNats-Subject: s\r\nNats-Time-Stamp: soon\r\n\r\n",
+    ],
+)
+def test_a_malformed_reply_ends_the_batch_with_an_error_not_an_exception(
+    block: bytes, payloads: bool
+) -> None:
+    """A message on a batch's inbox that no server sent (no seq or time, or unreadable
+    ones) ends the batch with a status, so ``direct_batch`` raises LogUnavailable; it is
+    never raised on the read loop, where it would break the connection."""
+
+    async def go() -> tuple[str | None, list[object]]:
+        col = _Collect(5, payloads)
+        col.add(b"{}", block)
+        return (col.done.result() if col.done.done() else None), col.out
+
+    status, out = asyncio.run(go())
+    if payloads and b"Nats-Sequence: 3" in block:  # (the sealer needs no time: a record)
+        assert status is None and out == [(3, b"{}")]
+        return
+    assert status and out == []

@@ -165,12 +165,17 @@ class _Collect:
             status = block[9:12].decode("ascii", "replace") if block else "no headers"
             self.done.set_result(status if status not in ("204", "404", "408") else "")
             return
-        if not self.payloads:
-            self.out.append(direct_raw(bytes(data), block))
-        elif (seq := direct_seq(block)) is not None:
-            self.out.append((seq, bytes(data)))
-        else:
-            self.out.append((int(header_lines(block)["Nats-Sequence"]), bytes(data)))
+        try:
+            if not self.payloads:
+                self.out.append(direct_raw(bytes(data), block))
+            elif (seq := direct_seq(block)) is not None:
+                self.out.append((seq, bytes(data)))
+            else:
+                self.out.append((int(header_lines(block)["Nats-Sequence"]), bytes(data)))
+        except (KeyError, ValueError):  # (no seq or time the server would give: not a
+            # stored message; this runs on the read loop, which must not see it raise)
+            self.done.set_result("a reply without the server's seq and time")
+            return
         if len(self.out) >= self.n:
             self.done.set_result("")
 

@@ -524,9 +524,9 @@ def rfc3339_ns(stamp: str) -> int:
 _DIRECT = (b"\r\nNats-Sequence: ", b"\r\nNats-Subject: ", b"\r\nNats-Time-Stamp: ")
 
 
-def direct_seq(block: bytes) -> int | None:
-    """``direct_fields``' seq alone (what the sealer needs of each record it reads)."""
-    name = _DIRECT[0]
+def _last_value(block: bytes, name: bytes) -> bytes | None:
+    """The stripped value of the last ``name`` line of a header block, or None where
+    there is none, its line has no end, or a later line mentions the name at all."""
     i = block.rfind(name)
     if i < 0:
         return None
@@ -534,8 +534,13 @@ def direct_seq(block: bytes) -> int | None:
     j = block.find(b"\r\n", i)
     if j < 0 or block.find(name[2:-2], j) >= 0:
         return None
-    seq = block[i:j].strip()
-    return int(seq) if seq.isdigit() else None  # (bytes.isdigit: ASCII digits only)
+    return block[i:j].strip()
+
+
+def direct_seq(block: bytes) -> int | None:
+    """``direct_fields``' seq alone (what the sealer needs of each record it reads)."""
+    seq = _last_value(block, _DIRECT[0])
+    return int(seq) if seq is not None and seq.isdigit() else None  # (ASCII digits only)
 
 
 def direct_fields(block: bytes) -> tuple[int, str, str] | None:
@@ -544,17 +549,9 @@ def direct_fields(block: bytes) -> tuple[int, str, str] | None:
     line of a name wins), or None where that is not plain (the caller parses in full).
     Three ``rfind``s instead of a dict of every header: ~1 us instead of ~6 us a read
     record (the sealer reads every record of the stream)."""
-    out: list[str] = []
-    for name in _DIRECT:
-        i = block.rfind(name)
-        if i < 0:
-            return None
-        i += len(name)
-        j = block.find(b"\r\n", i)
-        if j < 0 or block.find(name[2:-2], j) >= 0:  # no line end, or a later such name
-            return None
-        out.append(block[i:j].strip().decode("utf-8", "replace"))
-    seq, subject, stamp = out
-    if not seq.isdigit() or not seq.isascii():  # int() would take " 1_0" or "１"
+    seq = direct_seq(block)
+    subject = _last_value(block, _DIRECT[1])
+    stamp = _last_value(block, _DIRECT[2])
+    if seq is None or subject is None or stamp is None:
         return None
-    return int(seq), subject, stamp
+    return seq, subject.decode("utf-8", "replace"), stamp.decode("utf-8", "replace")

@@ -11,10 +11,14 @@ acknowledged and duplicates nothing.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -47,6 +51,7 @@ def start(
     env.pop(combine.CRASH_ENV, None)
     env.pop(combine.WAIT_ENV, None)
     env[combine.SWITCH_ENV] = "1"  # (on, whatever the default)
+    env[combine.CROWD_ENV] = "0"  # (a busy lock's waiter posts, however few the writers)
     if wait:
         env[combine.WAIT_ENV] = wait
     if crash:
@@ -294,3 +299,116 @@ def test_a_posted_writer_waits_awake_longer_on_many_cores(
         slots = combine.Slots.open(d, os.open(os.path.join(d, "lock"), os.O_RDWR | os.O_CREAT))
         assert slots is not None
         assert slots.wait == slots.wait_max == combine.wait_tries(here)
+
+
+@pytest.mark.parametrize(
+    ("cores", "env", "crowd"),
+    [
+        (1, None, 3),
+        (2, None, 5),
+        (7, None, 15),
+        (8, None, 0),
+        (16, None, 0),
+        (2, "0", 0),
+        (16, "9", 9),
+        (2, "x", 5),
+    ],
+)
+def test_few_writers_per_core_do_not_post(
+    cores: int, env: str | None, crowd: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Session 7: on fewer than ``MANY_CORES`` CPUs a writer posts only once more than two
+    writers per core share the log (``crowd_at``); on many cores always (0);
+    ``SWARMLOG_POST_CROWD`` (digits only) sets it."""
+    monkeypatch.delenv(combine.CROWD_ENV, raising=False)
+    if env is not None:
+        monkeypatch.setenv(combine.CROWD_ENV, env)
+    assert combine.crowd_at(cores) == crowd
+    with tempfile.TemporaryDirectory() as d:
+        lock = os.open(os.path.join(d, "lock"), os.O_RDWR | os.O_CREAT)
+        slots = combine.Slots.open(d, lock)
+        assert slots is not None
+        assert slots.crowd == combine.crowd_at(len(os.sched_getaffinity(0)))
+        slots.close()
+        os.close(lock)
+
+
+def test_live_writers_are_counted_across_processes(tmp_path: Path) -> None:
+    """``Slots.live`` counts the handles holding a slot, in any process; one killed with
+    kill -9 stops counting (the kernel dropped its slot's lock)."""
+    root = tmp_path / "log"
+    with FileLog(root, notify=False) as log:
+        log.append(Event(agent="x", type="t", id="first"))
+        lock = log._write_lock()
+        mine = combine.Slots.open(str(root), lock)
+        assert mine is not None
+        base = mine.live()  # (this one, and the log handle's own if it claimed one)
+        assert base == 1 + (log._slots is not None)
+        code = (
+            "import sys, os\n"
+            "from swarmlog.file.view import combine\n"
+            "fd = os.open(os.path.join(sys.argv[1], 'lock'), os.O_RDWR)\n"
+            "s = [combine.Slots.open(sys.argv[1], fd) for _ in range(2)]\n"
+            "print(sum(x is not None for x in s), flush=True)\n"
+            "sys.stdin.read()\n"
+        )
+        child = subprocess.Popen(
+            [sys.executable, "-c", code, str(root)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == b"2"
+            assert mine.live() == base + 2
+            other = combine.Slots.open(str(root), lock)
+            assert other is not None and mine.live() == other.live() == base + 3
+            other.close()
+            assert mine.live() == base + 2
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=60)
+            assert mine.live() == base
+        finally:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+        mine.close()
+
+
+@pytest.mark.parametrize(("crowd", "posts"), [("0", True), ("5", False)])
+def test_a_waiter_posts_only_where_crowded(
+    tmp_path: Path, crowd: str, posts: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With two writers and a crowd of five, a writer that finds the lock busy waits for
+    it without posting (its slot stays free); with a crowd of 0 it posts. Either way its
+    append completes once the lock is let go, at the next seq."""
+    monkeypatch.setenv(combine.CROWD_ENV, crowd)
+    monkeypatch.setenv(combine.SWITCH_ENV, "1")
+    root = tmp_path / "log"
+    with FileLog(root, notify=False) as a, FileLog(root, notify=False) as b:
+        a.append(Event(agent="a", type="t", id="a0"))
+        b.append(Event(agent="b", type="t", id="b0"))
+        a.append(Event(agent="a", type="t", id="a1"))  # (neither is alone now)
+        b.append(Event(agent="b", type="t", id="b1"))
+        lock = a._write_lock()
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (a holds the append lock)
+        got: list[int] = []
+        t = threading.Thread(
+            target=lambda: got.append(b.append(Event(agent="b", id="b2", type="t")).seq)
+        )
+        t.start()
+        try:
+            deadline = time.monotonic() + 30
+            seen = False
+            while time.monotonic() < deadline and not seen:
+                slots = b._slots
+                seen = slots is not None and slots.words[slots.off // 8] & 3 == combine.POSTED
+                if not posts and slots is not None and time.monotonic() > deadline - 29:
+                    break  # (a second of waiting, never posted)
+                time.sleep(0.001)
+            assert seen is posts
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            t.join(timeout=60)
+        assert got == [5]
+        assert [e.id for e in b.read()] == ["a0", "b0", "a1", "b1", "b2"]

@@ -411,7 +411,7 @@ class FileLog(SegmentReader, AloneView, Log):
             return None
         except BlockingIOError:
             pass
-        if not slots.post(idk[0], idk[1], src.get("key"), pre, post):
+        if not slots.crowded() or not slots.post(idk[0], idk[1], src.get("key"), pre, post):
             self._spin = lockfile.lock_spinning(lock_fd, self._spin)
             return None
         self._spin, done = slots.lock_or_done(lock_fd, self._spin)

@@ -61,6 +61,7 @@ import mmap
 import os
 import signal
 import struct
+import time
 import zlib
 from typing import TYPE_CHECKING
 
@@ -102,6 +103,17 @@ machine, 16 writers; docs/benchmarks.md, session 6): 16 CPUs 18.8k -> 38.3k appe
 ``SWARMLOG_POST_WAIT=N`` in the environment sets the tries (benchmarks)."""
 
 
+CROWD_ENV = "SWARMLOG_POST_CROWD"
+LIVE_EVERY = 0.05
+"""Seconds between two counts of the live writers (``Slots.crowded``)."""
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (Linux: its affinity; elsewhere all of them)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
 def wait_tries(cores: int | None = None) -> int:
     """The posted writer's tries before it sleeps, for a process that may use ``cores``
     CPUs (default: this one's; see ``WAIT_MANY``)."""
@@ -109,9 +121,29 @@ def wait_tries(cores: int | None = None) -> int:
     if env.isdigit():
         return int(env)
     if cores is None:
-        affinity = getattr(os, "sched_getaffinity", None)  # (Linux; elsewhere all CPUs)
-        cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+        cores = usable_cores()
     return WAIT_MANY if cores >= MANY_CORES else SPIN_MAX
+
+
+def crowd_at(cores: int | None = None) -> int:
+    """From how many live writers on one log a writer that finds the lock busy posts its
+    record for the holder (0: always), for a process that may use ``cores`` CPUs.
+
+    Why: with no more writers than about two per core, the holder is rarely descheduled
+    and a lock hand-off is cheap, while a small batch costs the holder more per record
+    than the poster's own fused append would (one or three posts: 14-17 us a record
+    against 10-14 for its own, ``scripts/bench/combine_cost_probe.py``) and the poster
+    idles meanwhile: 2 writers on 2 cores, 33-37k appends/s posting against 42-57k not
+    (docs/benchmarks.md, session 7). With more writers, posting pays (8 and 16 writers:
+    within noise of always posting, above not posting at 16). On ``MANY_CORES``
+    or more, always (the awake wait there was measured with posting on).
+    ``SWARMLOG_POST_CROWD=N`` in the environment sets it (tests, benchmarks)."""
+    env = os.environ.get(CROWD_ENV, "")
+    if env.isdigit():
+        return int(env)
+    if cores is None:
+        cores = usable_cores()
+    return 0 if cores >= MANY_CORES else 2 * cores + 1
 
 
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
@@ -173,6 +205,9 @@ class Slots:
         self.combined = 0  # (others' posts this handle took as a combiner: tests, benches)
         self.wait_max = wait_tries()
         self.wait = self.wait_max  # (halved after each sleep, back to the max when awake)
+        self.crowd = crowd_at()
+        self._crowded = self.crowd <= 1
+        self._live_next = 0.0  # (when to count the live writers again)
 
     @classmethod
     def open(cls, root: str, lock_fd: int) -> Slots | None:
@@ -217,6 +252,31 @@ class Slots:
             self.m[off + 32 : off + SLOT_BYTES] = _ZERO
         self.m.close()
         os.close(self.fd)
+
+    def live(self) -> int:
+        """How many handles hold a slot now, this one included (an OFD lock query per
+        slot in use: the kernel drops a slot's lock when its handle closes or dies)."""
+        n = min(self.words[1], SLOTS)
+        count = 1
+        getlk = fcntl.fcntl
+        for i in range(n):
+            if i == self.index:
+                continue
+            got = getlk(self.fd, fcntl.F_OFD_GETLK, slotfile.slot_lock(_HEAD + i * SLOT_BYTES))
+            if struct.unpack_from("h", got)[0] != fcntl.F_UNLCK:
+                count += 1
+        return count
+
+    def crowded(self) -> bool:
+        """Whether enough writers share the log for posting to pay (``crowd_at``); the
+        live count is taken again at most every ``LIVE_EVERY`` seconds."""
+        if self.crowd <= 1:
+            return True
+        now = time.monotonic()
+        if now >= self._live_next:
+            self._live_next = now + LIVE_EVERY
+            self._crowded = self.live() >= self.crowd
+        return self._crowded
 
     def post(self, s: bytes, h: int, key: str | None, pre: bytes, post: bytes) -> bool:
         """Publish a record (outside the lock); False if it does not fit a slot."""

@@ -227,3 +227,50 @@ def record_one(
     ix.recovered = False
     ix.seen = gen
     return True
+
+
+def record_many(
+    log: IndexedView,
+    ix: wi.WriterIndex,
+    first: int,
+    entries: list[tuple[bytes, int, int]],
+    keys: list[str | None],
+    cap: tuple[float, int],
+) -> bool:
+    """``IndexedView._ix_record(ix, first, ids, keys, cap, alone=False)`` of a batch just
+    written (a combined one), from each id's bytes, hash and the slot ``find`` gave it
+    (``entries``), by a handle whose dicts are partial: no id decoded, hashed or looked up
+    again. False (nothing done) otherwise, for the reference code. The ids go in first,
+    then the keys, as there: the same slots and heap, byte for byte."""
+    if not log._partial or viewindex._crash[1]:
+        return False
+    m = ix.m
+    gen = _unpack_q(m, 8)[0] | 1
+    _pack_q(m, 8, gen)  # (odd: an update in progress)
+    at, heap = ix._ids_at, ix._heap_at
+    mask = ix.id_cap - 1
+    shift = 65 - ix.id_cap.bit_length()
+    used = ix.heap_used
+    for seq, (s, h, slot) in enumerate(entries, first):
+        if _unpack_q(m, slot)[0]:  # (taken by an earlier id of this batch: probe on)
+            i = ((h * _GOLD) & _M64) >> shift
+            while _unpack_q(m, at + _SLOT * i)[0]:
+                i = (i + 1) & mask
+            slot = at + _SLOT * i
+        p = heap + used
+        n = len(s)
+        m[p : p + 4 + n] = _LEN.pack(n) + s
+        _pack_slot(m, slot, 0, seq, used)  # seq first: the slot is empty or whole
+        _pack_q(m, slot, h)
+        used += 4 + n
+    ix.heap_used = used
+    ix.id_count += len(entries)
+    for seq, key in enumerate(keys, first):
+        if key is not None:
+            ix.set_key(key, seq)
+    end = ix.end
+    if log._seg_first != end[1] or not end[3]:  # (a new segment file)
+        log._seg_ino = os.fstat(log._seg_fd).st_ino
+    end = (log._last + 1, log._seg_first, log._seg_end, log._seg_ino, log._last_ts, log._tip)
+    ix.commit(gen + 1, end, cap)
+    return True

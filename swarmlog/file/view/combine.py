@@ -409,13 +409,20 @@ def batch(
 ) -> tuple[int, bool, float, int]:
     """Append ``own`` (if any: the holder's record, else it has appended its own already)
     and ``others`` as one write (under the lock, ``ix`` the index, current): (own seq, own
-    known, ts, last seq written or 0)."""
+    known, ts, last seq written or 0).
+
+    Each id is looked up once (``ixfast.find``, from the bytes and hash its writer computed
+    before posting); where the batch fits the index, the ids are entered from those
+    (``ixfast.record_many``) and never decoded: a batch's fixed cost is the serial section
+    every other writer waits on (docs/benchmarks.md, session 7)."""
     first = log._last + 1
     assigned: dict[bytes, int] = {}
     fresh: list[Posted] = []
+    entries: list[tuple[bytes, int, int]] = []  # (id bytes, hash, the slot find gave)
     seqs: list[tuple[int, bool]] = []
+    find = ixfast.find
     for p in (own, *others) if own is not None else others:
-        seq = ixfast.find(ix, p.s, p.h)[0]
+        seq, slot = find(ix, p.s, p.h)
         if not seq:
             seq = assigned.get(p.s, 0)
         if seq:
@@ -423,14 +430,24 @@ def batch(
             continue
         seq = assigned[p.s] = first + len(fresh)
         fresh.append(p)
+        entries.append((p.s, p.h, slot))
         seqs.append((seq, False))
     ts = 0.0
     last = 0
     if fresh:
-        ids = [p.s.decode("utf-8", "surrogatepass") for p in fresh]
         keys = [p.key for p in fresh]
-        ix = log._ix_room(ix, ids, keys)
-        ts, cap = log._ix_stamp(ix)
+        # (a bound on the heap from the bytes: at least the reference's from the strings)
+        heap = sum(4 * len(p.s) + 4 for p in fresh) + sum(
+            4 * len(k) + 4 for k in keys if k is not None
+        )
+        ids: list[str] | None = None
+        if not ix.fits(len(fresh), len(keys), heap):
+            ids = [p.s.decode("utf-8", "surrogatepass") for p in fresh]
+            grown = log._ix_room(ix, ids, keys)
+            if grown is not ix:  # (a new file: find's slots are not its slots)
+                ix = grown
+                entries = []
+        ts, cap = ixfast.stamp(log, ix)
         tsb = orjson.dumps(ts)
         tip = log._tip
         lines = []
@@ -443,7 +460,10 @@ def batch(
         log._write(b"".join(lines), last, len(fresh))
         log._last_ts = ts
         log._tip = tip
-        log._ix_record(ix, first, ids, keys, cap, alone=False)
+        if not entries or not ixfast.record_many(log, ix, first, entries, keys, cap):
+            if ids is None:
+                ids = [p.s.decode("utf-8", "surrogatepass") for p in fresh]
+            log._ix_record(ix, first, ids, keys, cap, alone=False)
         if _crash[1]:
             _crash_step(2)
     segf = log._seg_first

@@ -1,0 +1,164 @@
+"""A combined batch's fused index update (view/_fast.py ``record_many``) against the plain code.
+
+``combine.batch`` enters a batch's ids from the bytes, hashes and slots found before the
+write; it must leave exactly what ``IndexedView._ix_record`` leaves: the same segment
+bytes, the same index tables (slots and heap, byte for byte), the same seqs for every
+post, ids posted twice or already stored included, across index growth and segment
+rotation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from swarmlog import Event, FileLog
+from swarmlog.clock import split_ts
+from swarmlog.file.view import _fast as ixfast
+from swarmlog.file.view import combine
+from swarmlog.file.view import writerindex as wi
+from swarmlog.file.view.columns import str_hash
+
+from .indexworkers import index_view, segment_view
+from .test_file_fast import Tick, segments, tables
+
+K = 4  # poster handles
+
+
+def _post(log: FileLog, ev: Event) -> None:
+    """Post ``ev`` in ``log``'s slot as a writer that found the lock busy does."""
+    src = ev._d
+    pre, post = split_ts(log._serializer.members(src))
+    idk = ixfast.id_key(src["id"])
+    slots = log._slots_for(idk)
+    assert slots is not None and slots.post(idk[0], idk[1], src.get("key"), pre, post)
+
+
+def _event(i: int) -> Event:
+    """Event ``i`` (the same ``i``, the same event: a retry); ids of 1-3 parts, non-ASCII
+    (bytes and characters differ), two in three with a key of six."""
+    return Event(
+        agent="w",
+        type="t",
+        id=f"id{i}\u00e9" * (1 + i % 3),
+        key=f"k{i % 6}" if i % 3 else None,
+        ts=1.0,
+    )
+
+
+def run(root: Path, rounds: list[list[int]], segment_bytes: int) -> list[Any]:
+    """Each round: the posters post the events named (poster j the j-th), then the holder
+    appends one more, combining them; what every writer learnt (seq, or the stored one)."""
+    tick = Tick()
+    logs = [
+        FileLog(root, name="s", notify=False, clock=tick, segment_bytes=segment_bytes)
+        for _ in range(K + 1)
+    ]
+    holder, posters = logs[0], logs[1:]
+    got: list[Any] = []
+    try:
+        for rnd in (-2, -1):  # (every handle sees the others: none is alone)
+            for j, log in enumerate(logs):
+                log.append(Event(agent="w", type="t", id=f"warm{rnd}.{j}", ts=1.0))
+        for r, posts in enumerate(rounds):
+            sent = [_event(i) for i in posts[:K]]
+            for log, ev in zip(posters, sent, strict=False):
+                _post(log, ev)
+            own = holder.append(_event(10_000 + r))
+            got.append((own.id, own.seq))
+            for log, ev in zip(posters, sent, strict=False):
+                slots = log._slots
+                assert slots is not None
+                done = slots.result()
+                if done is None:  # (not combined: its writer clears it and appends itself)
+                    slots.clear()
+                    got.append(("self", log.append(ev).seq))
+                else:
+                    slots.ticket = 0
+                    got.append(done[:2])
+    finally:
+        for log in logs:
+            log.close()
+    return got
+
+
+ROUNDS = st.lists(
+    st.lists(st.integers(0, 40), max_size=K),
+    min_size=1,
+    max_size=30,
+)
+
+
+def _both(tmp: Any, rounds: list[list[int]], seg: int) -> list[bool]:
+    fast, plain = tmp("fast"), tmp("plain")
+    calls: list[bool] = []
+    record_many = ixfast.record_many
+
+    def counted(*a: Any) -> bool:
+        calls.append(record_many(*a))
+        return calls[-1]
+
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setenv(combine.SWITCH_ENV, "1")
+        mp.setattr(ixfast, "record_many", counted)
+        a = run(fast, rounds, seg)
+        mp.setattr(ixfast, "record_many", lambda *a: False)  # the reference path only
+        b = run(plain, rounds, seg)
+    finally:
+        mp.undo()
+    assert a == b
+    assert segments(fast) == segments(plain)
+    assert tables(fast) == tables(plain)
+    assert index_view(str(fast)) == index_view(str(plain)) == segment_view(str(fast))
+    return calls
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rounds=ROUNDS, small=st.booleans())
+def test_a_fused_batch_leaves_what_the_reference_leaves(
+    tmp_path_factory: pytest.TempPathFactory,
+    rounds: list[list[int]],
+    small: bool,
+) -> None:
+    """Random batches: fresh ids, ids stored before, one id posted twice in a batch, keys."""
+    _both(tmp_path_factory.mktemp, rounds, 4096 if small else 1 << 20)
+
+
+def test_fused_batches_across_index_growth(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Enough full batches that the index grows under them (a new file: the reference
+    path for that batch), and segments rotate."""
+    rounds = [[r * K + j + 100 for j in range(K)] for r in range(700)]
+    calls = _both(tmp_path_factory.mktemp, rounds, 1 << 16)
+    assert calls.count(True) > 600  # (nearly every batch took the fused update)
+    assert False in calls or len(calls) < 700  # (and growth took the reference path)
+
+
+def test_ids_of_one_home_slot_in_one_batch(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Posts whose ids probe from the same home slot: ``find`` gave each the same empty
+    slot, so every one after the first must probe on past the ones entered before it."""
+    with FileLog(tmp_path, notify=False) as a, FileLog(tmp_path, notify=False) as b:
+        for _ in range(3):
+            a.append(Event(agent="w", type="t"))
+            b.append(Event(agent="w", type="t"))
+        ix = b._wview()
+        assert ix is not None
+        cap = ix.id_cap  # (a fresh index's: the batch below runs on one)
+    by_home: dict[int, list[int]] = {}
+    for i in range(1_000_000):
+        h = str_hash(_event(i).id) or 1
+        home = by_home.setdefault(((h * wi._GOLD) & wi._M64) >> (65 - cap.bit_length()), [])
+        home.append(i)
+        if len(home) == K + 1:
+            break
+    assert len(home) == K + 1
+    calls = _both(tmp_path_factory.mktemp, [home[:K], home[K:]], 1 << 20)
+    assert calls[:1] == [True]

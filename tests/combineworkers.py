@@ -21,6 +21,8 @@ def main(root: str, name: str, n: int, durability: str) -> None:
     with FileLog(root, notify=False, durability=durability) as log:  # type: ignore[arg-type]
         for i in range(n):
             e = log.append(event(name, i))
+            if durability == "fsync":  # (acknowledged: a completed fdatasync covers it)
+                assert log._words()[2] >= e.seq, (e.seq, log._words()[2])
             sys.stdout.write(f"{e.id} {e.seq}\n")
             sys.stdout.flush()
         slots = log._slots

@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from swarmlog import FileLog
+from swarmlog import Event, FileLog
 from tests import durabilityworkers as w
 
 SPAWN = mp.get_context("spawn")
@@ -49,9 +49,7 @@ def run_counted(
     start = SPAWN.Barrier(writers)
     outs = [tmp_path / f"w{i}.json" for i in range(writers)]
     procs = [
-        SPAWN.Process(
-            target=w.counted_writer, args=(str(root), i, n, start, str(outs[i]), slow)
-        )
+        SPAWN.Process(target=w.counted_writer, args=(str(root), i, n, start, str(outs[i]), slow))
         for i in range(writers)
     ]
     for p in procs:
@@ -258,3 +256,20 @@ def test_a_leader_stopped_then_killed_mid_sync_lets_nothing_through(tmp_path: Pa
     lost = {i: s for i, s in acked.items() if by_id.get(i) != s}
     assert not lost, f"{len(lost)} acknowledged appends lost, e.g. {list(lost.items())[:3]}"
     assert durable_mark(root) >= max(acked.values())
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_a_retry_of_a_stored_record_returns_once_it_is_durable(tmp_path: Path, many: bool) -> None:
+    """Session 7: an fsync append whose id is already stored (a retry, or the same event
+    sent by two writers) returns only once a completed fdatasync covers the stored
+    record, as a fresh one does: the writer that stored it may not have synced it yet."""
+    root = tmp_path / "log"
+    ev = Event(agent="a", type="t", id="same")
+    with FileLog(root, notify=False) as fast:  # (page cache only: written, not synced)
+        fast.append(Event(agent="a", type="t"))
+        stored = fast.append(ev)
+        with FileLog(root, notify=False, durability="fsync") as durable:
+            assert durable._words()[2] < stored.seq  # (nobody synced it)
+            got = durable.append_many([ev])[0] if many else durable.append(ev)
+            assert got.seq == stored.seq
+            assert durable._words()[2] >= stored.seq  # (a sync covered it before the return)

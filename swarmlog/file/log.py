@@ -379,12 +379,33 @@ class FileLog(SegmentReader, AloneView, Log):
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
             if self._save_later is not None:
                 self._ix_flush_save()
-            if not known and self.durability == "fsync":
-                # (a combined batch: one sync for all of it, from here)
-                self._group_sync(seq if last < seq else last, seg_fd, seg_first)
+            if self.durability == "fsync":
+                # (a combined batch: one sync for all of it, from here; a known id's record
+                # too: the writer that stored it may be waiting for its sync still)
+                upto = seq if last < seq else last
+                try:
+                    self._sync_upto(upto, seg_fd, seg_first)
+                    if slots is not None and slots.marked:
+                        if combine.CRASH_TEST:
+                            combine.crash_step(4)
+                        slots.durable(upto)  # (its writers need not wait for a sync)
+                finally:
+                    if slots is not None:
+                        slots.marked.clear()
+            elif slots is not None and slots.marked:
+                slots.marked.clear()
         if known:  # a retry gets the original; an id reused for other content, an error
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
+
+    def _sync_upto(self, seq: int, seg_fd: int, seg_first: int) -> None:
+        """Under fsync: return once a completed fdatasync covers ``seq`` (group commit),
+        through the handle's segment ``seg_fd`` (starting at ``seg_first``), or, where it
+        has none open, the segment of that name (``combine.sync_done``)."""
+        if seg_fd >= 0:
+            self._group_sync(seq, seg_fd, seg_first)
+        else:
+            combine.sync_done(self, seq, seg_first)
 
     def _slots_for(self, idk: tuple[bytes, int, bytes] | None) -> combine.Slots | None:
         """This handle's combining slot where a single append may combine: not alone
@@ -393,6 +414,8 @@ class FileLog(SegmentReader, AloneView, Log):
         if slots is None and idk is not None and not self._slots_tried and combine.COMBINING:
             self._slots_tried = True
             slots = self._slots = combine.Slots.open(self._root_s, self._lock_fd)
+            if slots is not None:
+                slots.track = self.durability == "fsync"
         return slots if idk is not None else None
 
     def _post_and_lock(
@@ -422,7 +445,9 @@ class FileLog(SegmentReader, AloneView, Log):
     ) -> Event:
         """The event a combiner appended for us (we hold no lock): as ``append`` returns."""
         if self.durability == "fsync":
-            combine.sync_done(self, seq, segf)
+            slots = self._slots
+            if known or slots is None or not slots.wait_durable():  # (known: no sync, maybe)
+                combine.sync_done(self, seq, segf)
         if known:
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
@@ -529,8 +554,13 @@ class FileLog(SegmentReader, AloneView, Log):
                             )
             if self._save_later is not None:
                 self._ix_flush_save()
-            if fresh and self.durability == "fsync":
-                self._group_sync(last, seg_fd, seg_first)
+            if self.durability == "fsync" and (fresh or known is not None):
+                # (the retried records too: their writer may be waiting for their sync)
+                olds_top = max((s for s in known if s), default=0) if known is not None else 0
+                if fresh:
+                    self._sync_upto(max(last, olds_top), seg_fd, seg_first)
+                else:
+                    self._sync_upto(olds_top, self._seg_fd, self._seg_first)
         if fresh:
             if any("swarm" in d for d in fresh):
                 swarms = [None if "swarm" in d else self.name for d in fresh]

@@ -179,6 +179,23 @@ def test_fsync_writers_combined(tmp_path: Path, wait: str) -> None:
         assert log._words()[2] >= log.last_seq  # (the durable mark covers every ack)
 
 
+def test_fsync_and_page_cache_writers_combined(tmp_path: Path) -> None:
+    """Writers of both durabilities on one log combine each other's posts: a page-cache
+    combiner tells an fsync writer that no durable mark comes (it syncs itself), an fsync
+    combiner's marks reach the writers that asked; every fsync writer's acknowledged seq
+    is covered by the durable mark when its append returns (combineworkers checks)."""
+    root = tmp_path / "log"
+    with FileLog(root, notify=False, durability="fsync") as log:
+        log.append(Event(agent="x", type="t", id="first"))
+    procs = [
+        start(root, f"w{k}", 200, durability="fsync" if k % 2 else "process") for k in range(8)
+    ]
+    results = [finish(p) for p in procs]
+    assert all(rc == 0 for rc, _, _ in results)
+    check(root, [a for _, a, _ in results])
+    assert sum(c for _, _, c in results) > 0
+
+
 def test_slot_is_validated(tmp_path: Path) -> None:
     """A post whose bytes do not match its CRC (half written, stale) is never taken, nor
     one that is free again; a slot is one handle's until its descriptor closes."""
@@ -473,5 +490,15 @@ def test_durable_marks_reach_only_their_post(
         assert poster.post(b"x11", 8, None, b"{", b"}")  # (posted again before the mark)
         holder.durable(10)
         assert [q.s for q in holder.others()] == [b"x11"]
+        # a combiner that does not sync (durability "process") says so at once
+        poster.clear()
+        holder.track = False
+        monkeypatch.setattr(combine, "DURABLE_SLEEPS", 10**9)  # (a wait would not end)
+        assert poster.post(b"x12", 9, None, b"{", b"}")
+        (p,) = holder.others()
+        holder.mark(p, 12, False, 1.0, 1)
+        poster.last_ticket, poster.ticket = poster.ticket, 0
+        assert holder.marked == []
+        assert poster.wait_durable() is False
         poster.close()
         holder.close()

@@ -33,8 +33,9 @@ a hint lost to a race only means that post's writer appends itself) and
     56  u64  the id's index hash (``view.columns.str_hash``)
     64       id, key, pre, post (UTF-8 / the serialized members around ts)
 
-Once taken, bytes 32.. are zeroed; under fsync, at 32, u64 the post's ticket once a
-completed fdatasync covers the record (the "durable" mark).
+Once taken, bytes 32.. are zeroed; then at 32, u64 the post's ticket once a completed
+fdatasync covers the record (the "durable" mark, from a combiner with
+``durability="fsync"``), or ``NO_MARK`` at once from a combiner that does not sync.
 
 A slot belongs to one open handle: it holds an OFD lock (``F_OFD_SETLK``) on the slot's
 first byte, which the kernel drops when the handle's descriptor closes or its process
@@ -116,6 +117,9 @@ DURABLE_MARKS = os.environ.get(DURABLE_ENV, "1") != "0" and futex.available()
 futexes are at hand; ``SWARMLOG_DURABLE_MARKS=0`` turns it off). Why: at 16 fsync
 writers on 2 cores, 2.3 switches per append instead of 2.9, each on cold caches, and
 0.84x the bare fdatasync loop's rate instead of 0.72x (docs/benchmarks.md, session 7)."""
+NO_MARK = (1 << 64) - 1
+"""At 32 of a done slot: the combiner does not sync (``durability="process"``), so no
+durable mark will come (tickets are under 2**56)."""
 DURABLE_SLEEP_US = 1000
 DURABLE_SLEEPS = 20
 """A combined writer's sleeps (``DURABLE_SLEEP_US`` each, woken early by its mark)
@@ -426,6 +430,8 @@ class Slots:
         _Q.pack_into(m, off, p.ticket << 2 | (KNOWN if known else DONE))
         if self.track:
             self.marked.append((off, p.ticket, seq))
+        else:  # (a combiner that does not sync: its writer must not wait for a mark)
+            _Q.pack_into(m, off + 32, NO_MARK)
 
     def durable(self, upto: int) -> None:
         """After this handle's fdatasync (or one it waited for) covered every seq up to
@@ -452,8 +458,11 @@ class Slots:
             return False
         at, ticket = self.off + 32, self.last_ticket
         for _ in range(DURABLE_SLEEPS):
-            if _Q.unpack_from(m, at)[0] == ticket:
+            word = _Q.unpack_from(m, at)[0]
+            if word == ticket:
                 return True
+            if word == NO_MARK:
+                return False  # (taken by a combiner that does not sync: no mark comes)
             fx.wait(at, 0, DURABLE_SLEEP_US)
         return _Q.unpack_from(m, at)[0] == ticket
 

@@ -23,8 +23,7 @@ from swarmlog.file.view import combine
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.columns import str_hash
 
-from .indexworkers import index_view, segment_view
-from .test_file_fast import Tick, segments, tables
+from .test_file_fast import Tick, assert_same_logs
 
 K = 4  # poster handles
 
@@ -112,9 +111,7 @@ def _both(tmp: Any, rounds: list[list[int]], seg: int) -> list[bool]:
     finally:
         mp.undo()
     assert a == b
-    assert segments(fast) == segments(plain)
-    assert tables(fast) == tables(plain)
-    assert index_view(str(fast)) == index_view(str(plain)) == segment_view(str(fast))
+    assert_same_logs(fast, plain)
     return calls
 
 

@@ -426,12 +426,12 @@ class Slots:
         if _Q.unpack_from(m, off)[0] != p.ticket << 2 | POSTED:
             return  # (a new owner's slot by now: it appends itself)
         m[off + 32 : off + SLOT_BYTES] = _ZERO  # (taken: its bytes are the log's now only)
+        if not self.track:  # (a combiner that does not sync: its writer must not wait for
+            _Q.pack_into(m, off + 32, NO_MARK)  # a mark; before the word, as all the rest)
         _DONE.pack_into(m, off + 8, seq, ts, segf)
         _Q.pack_into(m, off, p.ticket << 2 | (KNOWN if known else DONE))
         if self.track:
             self.marked.append((off, p.ticket, seq))
-        else:  # (a combiner that does not sync: its writer must not wait for a mark)
-            _Q.pack_into(m, off + 32, NO_MARK)
 
     def durable(self, upto: int) -> None:
         """After this handle's fdatasync (or one it waited for) covered every seq up to

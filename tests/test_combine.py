@@ -180,10 +180,9 @@ def test_fsync_writers_combined(tmp_path: Path, wait: str) -> None:
 
 
 def test_fsync_and_page_cache_writers_combined(tmp_path: Path) -> None:
-    """Writers of both durabilities on one log combine each other's posts: a page-cache
-    combiner tells an fsync writer that no durable mark comes (it syncs itself), an fsync
-    combiner's marks reach the writers that asked; every fsync writer's acknowledged seq
-    is covered by the durable mark when its append returns (combineworkers checks)."""
+    """Writers of both durabilities on one log combine each other's posts; every fsync
+    writer's acknowledged seq is covered by the durable mark when its append returns
+    (combineworkers checks), whoever appended it."""
     root = tmp_path / "log"
     with FileLog(root, notify=False, durability="fsync") as log:
         log.append(Event(agent="x", type="t", id="first"))
@@ -429,76 +428,3 @@ def test_a_waiter_posts_only_where_crowded(
             t.join(timeout=60)
         assert got == [5]
         assert [e.id for e in b.read()] == ["a0", "b0", "a1", "b1", "b2"]
-
-
-def test_kill_a_combiner_before_its_durable_marks_loses_nothing(tmp_path: Path) -> None:
-    """Under fsync a combiner tells its writers their records are durable once its sync
-    returned. Killed after the sync, before telling them: they wait a little, then wait
-    for the group commit themselves; every acknowledged record is covered by the mark."""
-    root = tmp_path / "log"
-    with FileLog(root, notify=False, durability="fsync") as log:
-        log.append(Event(agent="x", type="t", id="first"))
-    killed = start(root, "dead", 100000, durability="fsync", crash="1:4")
-    results = []
-    for rnd in range(5):  # (until it has synced a batch with another writer's post)
-        procs = [start(root, f"w{rnd}x{k}", 300, durability="fsync") for k in range(7)]
-        results += [finish(p) for p in procs]
-        if killed.poll() is not None:
-            break
-    rc, dead_acks, _ = finish(killed)
-    assert rc == -9
-    assert all(r == 0 for r, _, _ in results)
-    events = check(root, [dead_acks, *(a for _, a, _ in results)])
-    with FileLog(root, notify=False) as log:
-        assert log._words()[2] >= max(s for _, a, _ in results for s in a.values())
-    assert len(events) > 1
-
-
-def test_durable_marks_reach_only_their_post(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A combiner's durable mark goes to a post it marked done, only for seqs its sync
-    covered, and never to a slot whose writer has posted again since."""
-    if not combine.DURABLE_MARKS:
-        pytest.skip("no futexes here (the writers wait for the group commit instead)")
-    monkeypatch.setattr(combine, "DURABLE_SLEEPS", 2)
-    root = tmp_path / "log"
-    with FileLog(root, notify=False) as log:
-        lock = log._write_lock()
-        poster = combine.Slots.open(str(root), lock)
-        holder = combine.Slots.open(str(root), lock)
-        assert poster is not None and holder is not None
-        holder.track = True
-
-        def round_trip(seq: int, upto: int) -> bool:
-            assert poster.post(b"x%d" % seq, 7, None, b"{", b"}")
-            (p,) = holder.others()
-            holder.mark(p, seq, False, 1.0, 1)
-            poster.last_ticket, poster.ticket = poster.ticket, 0
-            assert poster.result() is None  # (the ticket moved on: as lock_or_done does)
-            holder.durable(upto)
-            assert holder.marked == []
-            return poster.wait_durable()
-
-        assert round_trip(5, 5) is True
-        assert round_trip(9, 8) is False  # (the sync did not reach seq 9)
-        # a late mark: the writer gave up and posted again; the new post stays whole
-        assert poster.post(b"x10", 7, None, b"{", b"}")
-        (p,) = holder.others()
-        holder.mark(p, 10, False, 1.0, 1)
-        poster.last_ticket, poster.ticket = poster.ticket, 0
-        assert poster.post(b"x11", 8, None, b"{", b"}")  # (posted again before the mark)
-        holder.durable(10)
-        assert [q.s for q in holder.others()] == [b"x11"]
-        # a combiner that does not sync (durability "process") says so at once
-        poster.clear()
-        holder.track = False
-        monkeypatch.setattr(combine, "DURABLE_SLEEPS", 10**9)  # (a wait would not end)
-        assert poster.post(b"x12", 9, None, b"{", b"}")
-        (p,) = holder.others()
-        holder.mark(p, 12, False, 1.0, 1)
-        poster.last_ticket, poster.ticket = poster.ticket, 0
-        assert holder.marked == []
-        assert poster.wait_durable() is False
-        poster.close()
-        holder.close()

@@ -382,18 +382,7 @@ class FileLog(SegmentReader, AloneView, Log):
             if self.durability == "fsync":
                 # (a combined batch: one sync for all of it, from here; a known id's record
                 # too: the writer that stored it may be waiting for its sync still)
-                upto = seq if last < seq else last
-                try:
-                    self._sync_upto(upto, seg_fd, seg_first)
-                    if slots is not None and slots.marked:
-                        if combine.CRASH_TEST:
-                            combine.crash_step(4)
-                        slots.durable(upto)  # (its writers need not wait for a sync)
-                finally:
-                    if slots is not None:
-                        slots.marked.clear()
-            elif slots is not None and slots.marked:
-                slots.marked.clear()
+                self._sync_upto(seq if last < seq else last, seg_fd, seg_first)
         if known:  # a retry gets the original; an id reused for other content, an error
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
@@ -414,8 +403,6 @@ class FileLog(SegmentReader, AloneView, Log):
         if slots is None and idk is not None and not self._slots_tried and combine.COMBINING:
             self._slots_tried = True
             slots = self._slots = combine.Slots.open(self._root_s, self._lock_fd)
-            if slots is not None:
-                slots.track = self.durability == "fsync"
         return slots if idk is not None else None
 
     def _post_and_lock(
@@ -445,9 +432,7 @@ class FileLog(SegmentReader, AloneView, Log):
     ) -> Event:
         """The event a combiner appended for us (we hold no lock): as ``append`` returns."""
         if self.durability == "fsync":
-            slots = self._slots
-            if known or slots is None or not slots.wait_durable():  # (known: no sync, maybe)
-                combine.sync_done(self, seq, segf)
+            combine.sync_done(self, seq, segf)
         if known:
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)

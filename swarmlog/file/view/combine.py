@@ -12,12 +12,8 @@ batch's one ts, its chain link, no ``more``). It enters them in the index, marks
 slot done with its seq, ts and segment, and lets go. A writer whose slot is marked done
 returns without holding the lock at all (it sees the mark between its tries), or, if it
 slept in flock, releases at once. Under ``durability="fsync"`` each writer still returns
-only once a completed fdatasync covers its seq: the combiner, which syncs its batch
-anyway (group commit, sync.py), writes each post's ticket into the slot at 32 once that
-sync has returned and wakes its writer (a futex on that word, view/futex.py), so a
-combined writer sleeps once instead of the group commit's two sleeps; a writer not told
-within ``DURABLE_SLEEPS`` sleeps (its combiner died, or was stopped by an error) waits
-for the group commit itself.
+only once a completed fdatasync covers its seq (group commit, sync.py), so the batch's
+one sync serves everyone in it.
 
 File ``combine``: a 64-byte header (at 8: u64 the slots in use, a high-water mark; at 16:
 u64 the post hint, set by each post after its word, cleared by a holder before it scans:
@@ -32,10 +28,6 @@ a hint lost to a race only means that post's writer appends itself) and
     36  u32  id length, key length (0xFFFFFFFF: no key), pre length, post length, 0
     56  u64  the id's index hash (``view.columns.str_hash``)
     64       id, key, pre, post (UTF-8 / the serialized members around ts)
-
-Once taken, bytes 32.. are zeroed; then at 32, u64 the post's ticket once a completed
-fdatasync covers the record (the "durable" mark, from a combiner with
-``durability="fsync"``), or ``NO_MARK`` at once from a combiner that does not sync.
 
 A slot belongs to one open handle: it holds an OFD lock (``F_OFD_SETLK``) on the slot's
 first byte, which the kernel drops when the handle's descriptor closes or its process
@@ -80,7 +72,7 @@ from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
 from swarmlog.file.lockfile import SPIN_MAX
 from swarmlog.file.view import _fast as ixfast
-from swarmlog.file.view import futex, slotfile
+from swarmlog.file.view import slotfile
 
 if TYPE_CHECKING:
     from swarmlog.file.view import writerindex as wi
@@ -111,19 +103,6 @@ machine, 16 writers; docs/benchmarks.md, session 6): 16 CPUs 18.8k -> 38.3k appe
 ``SWARMLOG_POST_WAIT=N`` in the environment sets the tries (benchmarks)."""
 
 
-DURABLE_ENV = "SWARMLOG_DURABLE_MARKS"
-DURABLE_MARKS = os.environ.get(DURABLE_ENV, "1") != "0" and futex.available()
-"""Under fsync, combiners tell their writers when the batch is durable (on where
-futexes are at hand; ``SWARMLOG_DURABLE_MARKS=0`` turns it off). Why: at 16 fsync
-writers on 2 cores, 2.3 switches per append instead of 2.9, each on cold caches, and
-0.84x the bare fdatasync loop's rate instead of 0.72x (docs/benchmarks.md, session 7)."""
-NO_MARK = (1 << 64) - 1
-"""At 32 of a done slot: the combiner does not sync (``durability="process"``), so no
-durable mark will come (tickets are under 2**56)."""
-DURABLE_SLEEP_US = 1000
-DURABLE_SLEEPS = 20
-"""A combined writer's sleeps (``DURABLE_SLEEP_US`` each, woken early by its mark)
-before it waits for the group commit itself."""
 CROWD_ENV = "SWARMLOG_POST_CROWD"
 LIVE_EVERY = 0.05
 """Seconds between two counts of the live writers (``Slots.crowded``)."""
@@ -185,15 +164,12 @@ _EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
 CRASH_ENV = "SWARMLOG_TEST_COMBINE_CRASH_AT"
 """Test hook: ``"N:S"`` makes the process SIGKILL itself in its Nth combined batch (one
 with another writer's slot in it) at step S: 1 before the write, 2 after the write and
-the index update before any slot is marked, 3 after marking before the lock is let go,
-4 (``durability="fsync"``) after the batch's sync, before its writers are told it is
-durable (tests/test_combine.py)."""
+the index update before any slot is marked, 3 after marking before the lock is let go
+(tests/test_combine_crash.py)."""
 _crash = [int(x) for x in os.environ.get(CRASH_ENV, "0:0").split(":")][:2]
-CRASH_TEST = bool(_crash[1])
 
 
-def crash_step(s: int) -> None:
-    """The test hook's step ``s`` (``CRASH_ENV``)."""
+def _crash_step(s: int) -> None:
     if s == 1:
         _crash[0] -= 1
     if _crash[0] == 0 and _crash[1] == s:
@@ -230,10 +206,6 @@ class Slots:
         self.wait_max = wait_tries()
         self.wait = self.wait_max  # (halved after each sleep, back to the max when awake)
         self.crowd = crowd_at()
-        self.fx = futex.Words(m) if DURABLE_MARKS else None
-        self.track = False  # (fsync writers: note the posts marked, to mark them durable)
-        self.marked: list[tuple[int, int, int]] = []  # (slot, ticket, seq) marked done
-        self.last_ticket = 0  # (the ticket of this handle's last post that was done)
         self._crowded = self.crowd <= 1
         self._live_next = 0.0  # (when to count the live writers again)
 
@@ -274,8 +246,6 @@ class Slots:
         """Unmap and close (the kernel drops the slot's OFD lock with the last descriptor);
         ``scrub``: wipe the slot first (not in a forked child: the slot is its parent's)."""
         self.words.release()
-        if self.fx is not None:
-            self.fx.release()
         if scrub and self.ticket == 0:  # (no post in flight: a post stays for a combiner)
             off = self.off
             _Q.pack_into(self.m, off, 0)
@@ -363,7 +333,7 @@ class Slots:
         for _ in range(self.wait + 1):
             r = self.result()
             if r is not None:
-                self.last_ticket, self.ticket = self.ticket, 0
+                self.ticket = 0
                 self.wait = self.wait_max
                 return budget, r
             try:
@@ -381,7 +351,7 @@ class Slots:
         r = self.result()
         if r is not None:
             flock(lock_fd, fcntl.LOCK_UN)
-            self.last_ticket, self.ticket = self.ticket, 0
+            self.ticket = 0
         return budget, r
 
     def others(self) -> list[Posted]:
@@ -426,45 +396,8 @@ class Slots:
         if _Q.unpack_from(m, off)[0] != p.ticket << 2 | POSTED:
             return  # (a new owner's slot by now: it appends itself)
         m[off + 32 : off + SLOT_BYTES] = _ZERO  # (taken: its bytes are the log's now only)
-        if not self.track:  # (a combiner that does not sync: its writer must not wait for
-            _Q.pack_into(m, off + 32, NO_MARK)  # a mark; before the word, as all the rest)
         _DONE.pack_into(m, off + 8, seq, ts, segf)
         _Q.pack_into(m, off, p.ticket << 2 | (KNOWN if known else DONE))
-        if self.track:
-            self.marked.append((off, p.ticket, seq))
-
-    def durable(self, upto: int) -> None:
-        """After this handle's fdatasync (or one it waited for) covered every seq up to
-        ``upto``: tell the writers whose posts it marked done, and wake them. The mark
-        is the post's ticket in the slot's word at 32 (zeroed when the post was taken);
-        only a slot still showing that post done gets it (a writer that gave up waiting
-        may have posted again: a late mark then spoils that post's CRC at worst, and the
-        combiners skip it, so its writer appends it itself)."""
-        m, fx = self.m, self.fx
-        for off, ticket, seq in self.marked:
-            if seq <= upto and _Q.unpack_from(m, off)[0] >> 2 == ticket:
-                _Q.pack_into(m, off + 32, ticket)
-                if fx is not None:
-                    fx.wake(off + 32)
-        self.marked.clear()
-
-    def wait_durable(self) -> bool:
-        """Under fsync, after a combiner marked this handle's post done: wait until it
-        marks the post durable (True), at most ``DURABLE_SLEEPS`` sleeps of
-        ``DURABLE_SLEEP_US``; False if it did not (it died, or its sync did not cover
-        ours): the caller then waits for the group commit itself."""
-        fx, m = self.fx, self.m
-        if fx is None:
-            return False
-        at, ticket = self.off + 32, self.last_ticket
-        for _ in range(DURABLE_SLEEPS):
-            word = _Q.unpack_from(m, at)[0]
-            if word == ticket:
-                return True
-            if word == NO_MARK:
-                return False  # (taken by a combiner that does not sync: no mark comes)
-            fx.wait(at, 0, DURABLE_SLEEP_US)
-        return _Q.unpack_from(m, at)[0] == ticket
 
 
 def batch(
@@ -523,7 +456,7 @@ def batch(
             lines.append(line)
         last = first + len(fresh) - 1
         if _crash[1]:
-            crash_step(1)
+            _crash_step(1)
         log._write(b"".join(lines), last, len(fresh))
         log._last_ts = ts
         log._tip = tip
@@ -532,14 +465,14 @@ def batch(
                 ids = [p.s.decode("utf-8", "surrogatepass") for p in fresh]
             log._ix_record(ix, first, ids, keys, cap, alone=False)
         if _crash[1]:
-            crash_step(2)
+            _crash_step(2)
     segf = log._seg_first
     theirs = seqs[1:] if own is not None else seqs
     for p, (seq, known) in zip(others, theirs, strict=True):
         slots.mark(p, seq, known, ts, segf)
     slots.combined += len(others)
     if _crash[1]:
-        crash_step(3)
+        _crash_step(3)
     seq, known = seqs[0] if own is not None else (0, True)
     return seq, known, ts, last
 

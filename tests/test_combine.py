@@ -46,10 +46,14 @@ def start(
     durability: str = "process",
     crash: str = "",
     wait: str = "",
+    sticky: str = "",
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ}
     env.pop(combine.CRASH_ENV, None)
     env.pop(combine.WAIT_ENV, None)
+    env.pop(combine.STICKY_ENV, None)
+    if sticky:
+        env[combine.STICKY_ENV] = sticky
     env[combine.SWITCH_ENV] = "1"  # (on, whatever the default)
     env[combine.CROWD_ENV] = "0"  # (a busy lock's waiter posts, however few the writers)
     if wait:
@@ -112,12 +116,14 @@ def check(root: Path, acked: list[dict[str, int]]) -> list[Event]:
     return events
 
 
-@pytest.mark.parametrize("wait", WAITS)
-def test_eight_processes_combined_equal_one_by_one(tmp_path: Path, wait: str) -> None:
+@pytest.mark.parametrize(
+    ("wait", "sticky"), [(WAITS[0], ""), (WAITS[1], ""), (WAITS[0], "8"), (WAITS[1], "8")]
+)
+def test_eight_processes_combined_equal_one_by_one(tmp_path: Path, wait: str, sticky: str) -> None:
     root = tmp_path / "log"
     with FileLog(root, name="comb", notify=False) as log:
         log.append(Event(agent="x", type="t", id="first"))
-    procs = [start(root, f"w{k}", 1500, wait=wait) for k in range(8)]
+    procs = [start(root, f"w{k}", 1500, wait=wait, sticky=sticky) for k in range(8)]
     results = [finish(p) for p in procs]
     assert all(rc == 0 for rc, _, _ in results)
     assert sum(c for _, _, c in results) > 0  # (some appends were combined)
@@ -140,15 +146,18 @@ def _bytes(root: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted((root / "segments").iterdir()))
 
 
-@pytest.mark.parametrize(("step", "wait"), [(1, ""), (2, ""), (3, ""), (2, WAITS[1])])
-def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int, wait: str) -> None:
+@pytest.mark.parametrize(
+    ("step", "wait", "sticky"),
+    [(1, "", ""), (2, "", ""), (3, "", ""), (2, WAITS[1], ""), (3, WAITS[1], "8")],
+)
+def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int, wait: str, sticky: str) -> None:
     root = tmp_path / "log"
     with FileLog(root, notify=False) as log:
         log.append(Event(agent="x", type="t", id="first"))
-    killed = start(root, "dead", 100000, crash=f"1:{step}", wait=wait)
+    killed = start(root, "dead", 100000, crash=f"1:{step}", wait=wait, sticky=sticky)
     results = []
     for rnd in range(5):  # (until it has combined a batch with another writer's post)
-        procs = [start(root, f"w{rnd}x{k}", 1500, wait=wait) for k in range(7)]
+        procs = [start(root, f"w{rnd}x{k}", 1500, wait=wait, sticky=sticky) for k in range(7)]
         results += [finish(p) for p in procs]
         if killed.poll() is not None:
             break

@@ -9,8 +9,10 @@ rotation.
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +25,7 @@ from swarmlog.file.view import combine
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.columns import str_hash
 
+from .indexworkers import index_view, segment_view
 from .test_file_fast import Tick, assert_same_logs
 
 K = 4  # poster handles
@@ -159,3 +162,48 @@ def test_ids_of_one_home_slot_in_one_batch(
     assert len(home) == K + 1
     calls = _both(tmp_path_factory.mktemp, [home[:K], home[K:]], 1 << 20)
     assert calls[:1] == [True]
+
+
+def test_a_sticky_holder_appends_the_posts_made_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``combine.more`` (``SWARMLOG_COMBINE_STICKY``): a holder that has combined looks
+    again, up to its rounds, and appends what was posted while it held the lock; with no
+    rounds it leaves the posts to their writers."""
+    monkeypatch.setenv(combine.SWITCH_ENV, "1")
+    logs = [FileLog(tmp_path, notify=False) for _ in range(3)]
+    holder, p1, p2 = logs
+    try:
+        for rnd in range(2):  # (every handle sees the others: none is alone, slots open)
+            for j, log in enumerate(logs):
+                log.append(Event(agent="w", type="t", id=f"warm{rnd}.{j}"))
+        assert holder._slots is not None and p1._slots is not None and p2._slots is not None
+        lock_fd = holder._lock_fd
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        try:
+            ix = ixfast.view(holder)
+            assert ix is not None
+            end = holder._last
+            _post(p1, _event(1))
+            assert combine.more(holder, ix, holder._slots, 0, 0) == 0  # (no rounds)
+            assert p1._slots.result() is None
+            assert combine.more(holder, ix, holder._slots, 0, 3) == end + 1
+            assert p1._slots.result() == (end + 1, False, ANY, ANY)
+            _post(p1, _event(2))
+            _post(p2, _event(1))  # (a retry of the id appended above)
+            assert combine.more(holder, ix, holder._slots, 7, 1) == end + 2
+            assert p1._slots.result()[:2] == (end + 2, False)  # type: ignore[index]
+            assert p2._slots.result()[:2] == (end + 1, True)  # type: ignore[index]
+            assert combine.more(holder, ix, holder._slots, 7, 3) == 7  # (nothing posted)
+        finally:
+            fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        for log in (p1, p2):
+            log._slots.ticket = 0  # type: ignore[union-attr]
+        assert holder.append(Event(agent="w", type="t", id="after")).seq == end + 3
+        stored = {e.id: e.seq for e in holder.read()}
+        assert stored[_event(1).id] == end + 1 and stored[_event(2).id] == end + 2
+        assert holder.verify().ok
+    finally:
+        for log in logs:
+            log.close()
+    assert index_view(str(tmp_path)) == segment_view(str(tmp_path))

@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
     [
         (12, {}),  # crowded on 2 cores: the waiters post
         (6, {"SWARMLOG_POST_CROWD": "0", "SWARMLOG_POST_WAIT": "16384"}),  # as on many cores
+        (6, {"SWARMLOG_POST_CROWD": "0", "SWARMLOG_COMBINE_STICKY": "8"}),  # (combine.more)
     ],
-    ids=["crowded", "posting-awake"],
+    ids=["crowded", "posting-awake", "sticky"],
 )
 def test_a_killed_crowd_loses_nothing(tmp_path: Path, writers: int, env: dict[str, str]) -> None:
     rnd = random.Random(writers)

@@ -329,6 +329,8 @@ class FileLog(SegmentReader, AloneView, Log):
                     assert idk is not None
                     own = combine.Posted(0, 0, idk[0], idk[1], src.get("key"), pre, post)
                     seq, known, ts, last = combine.batch(self, ix, slots, own, others)
+                    if combine.STICKY:
+                        last = combine.more(self, ix, slots, last, combine.STICKY)
                 elif (ix := ixfast.view(self)) is not None:  # (the common case, fused)
                     if idk is None:
                         idk = ixfast.id_key(eid)
@@ -351,6 +353,8 @@ class FileLog(SegmentReader, AloneView, Log):
                             self._ix_record_one(ix, seq, eid, key, cap)
                     if slots is not None and (others := slots.others()):  # (posted meanwhile)
                         last = combine.batch(self, self._wix or ix, slots, None, others)[3]
+                        if combine.STICKY:
+                            last = combine.more(self, ix, slots, last, combine.STICKY)
                 elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:

@@ -146,6 +146,27 @@ def crowd_at(cores: int | None = None) -> int:
     return 0 if cores >= MANY_CORES else 2 * cores + 1
 
 
+STICKY_ENV = "SWARMLOG_COMBINE_STICKY"
+
+
+def sticky_rounds() -> int:
+    """How many more times a holder that combined looks for posts made meanwhile and
+    appends them too, before it lets go of the lock (0, the default: none beyond the one
+    look after its own record, as every figure so far was measured).
+
+    Why a switch: a hypothesis for many cores, unmeasured there. A holder that keeps
+    combining while posts keep coming keeps the combining code and the index in its
+    caches, where each batch's new holder starts cold (16 cores, 16 writers: 24-34 us
+    held per combined record, against 8-9 us warm in one process; docs/benchmarks.md).
+    On 2 cores four rounds measured 0.93-0.97x (the holder, descheduled more often inside
+    the longer hold, stops everyone). ``SWARMLOG_COMBINE_STICKY=N`` sets it."""
+    env = os.environ.get(STICKY_ENV, "")
+    return int(env) if env.isdigit() else 0
+
+
+STICKY = sticky_rounds()
+
+
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
 _BODY = 64  # where a slot's id, key, pre and post start
 MAX_BODY = SLOT_BYTES - _BODY
@@ -475,6 +496,17 @@ def batch(
         _crash_step(3)
     seq, known = seqs[0] if own is not None else (0, True)
     return seq, known, ts, last
+
+
+def more(log: IndexedView, ix: wi.WriterIndex, slots: Slots, last: int, rounds: int) -> int:
+    """Up to ``rounds`` more batches of the posts made while the holder combined (under
+    the lock, after ``batch``): the last seq written, ``last`` if none (``STICKY``)."""
+    for _ in range(rounds):
+        others = slots.others()
+        if not others:
+            break
+        last = batch(log, log._wix or ix, slots, None, others)[3] or last
+    return last
 
 
 def sync_done(log: IndexedView, seq: int, segf: int) -> None:

@@ -1,7 +1,7 @@
 """What one append costs on each of FileLog's paths, in one process with no other writer.
 
 Usage: ``.venv/bin/python scripts/bench/append_path_probe.py [--appends 100000]
-[--rounds 3] [--tree DIR]``.
+[--rounds 3] [--tree DIR] [--holds]``.
 
 Issue 24's open 2-core line (16 writers >= 0.8x one writer) asks how much of the
 16-writer cost is the shared writer index itself and how much is sharing two cores among
@@ -20,6 +20,8 @@ contended, each figure the public ``FileLog.append`` of events built in the loop
 It prints appends/s, user and system CPU per append and minor page faults per append,
 the best round of each mode (the least disturbed by other work on the machine).
 ``--tree``: the swarmlog checkout to import, to compare commits in one session.
+``--holds``: also the time the append lock is held per append, mean and p50 (the serial
+section every other writer waits on; the timer adds about a microsecond to each append).
 """
 
 from __future__ import annotations
@@ -35,6 +37,32 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+
+
+_HOLDS: list[int] | None = None
+"""With ``--holds``: the lock holds timed (nanoseconds; ``lock_hold_probe._Timed``)."""
+
+
+def _time_holds() -> list[int]:
+    """Time every hold of the append lock from here on, as ``lock_hold_probe`` does."""
+    from lock_hold_probe import _Timed
+
+    import swarmlog.file.log as filelog
+    from swarmlog.file import lockfile
+    from swarmlog.file.view import combine
+
+    timed = _Timed()
+    filelog.fcntl = timed  # type: ignore[assignment]
+    combine.fcntl = timed  # type: ignore[assignment]
+    spinning = lockfile.lock_spinning
+
+    def timed_spin(fd: int, budget: int) -> int:
+        got = spinning(fd, budget)
+        timed.since = time.perf_counter_ns()
+        return got
+
+    lockfile.lock_spinning = timed_spin
+    return timed.holds
 
 
 def _measure(mode: str, appends: int) -> tuple[float, float, float, float]:
@@ -53,6 +81,8 @@ def _measure(mode: str, appends: int) -> tuple[float, float, float, float]:
             a.append(_event(0, -2))
         handles: list[Any] = [a, b] if mode == "turns" else [a]
         n = len(handles)
+        if _HOLDS is not None:
+            _HOLDS.clear()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         for i in range(appends):
@@ -76,6 +106,11 @@ def main() -> None:
     ap.add_argument("--appends", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tree", default=str(HERE.parents[1]))
+    ap.add_argument(
+        "--holds",
+        action="store_true",
+        help="also time each hold of the append lock (the serial section; adds a timer)",
+    )
     args = ap.parse_args()
     if args.appends < 1 or args.rounds < 1:
         sys.exit("error: --appends and --rounds must be >= 1")
@@ -86,18 +121,27 @@ def main() -> None:
     import swarmlog
 
     print(f"tree {Path(swarmlog.__file__).parent.parent}; load average {os.getloadavg()[0]:.1f}")
+    global _HOLDS
+    if args.holds:
+        _HOLDS = _time_holds()
     best: dict[str, tuple[float, float, float, float]] = {}
+    held: dict[str, str] = {}
     for _ in range(args.rounds):  # (the modes in turn, so drifts in load hit all of them)
         for mode in ("alone", "index", "turns"):
             got = _measure(mode, args.appends)
             if mode not in best or got[0] > best[mode][0]:
                 best[mode] = got
+                if _HOLDS:
+                    h = sorted(_HOLDS)
+                    mean, p50 = sum(h) / len(h) / 1e3, h[len(h) // 2] / 1e3
+                    held[mode] = f"; lock held per append mean {mean:.1f} us, p50 {p50:.1f} us"
     alone = best["alone"][1] + best["alone"][2]
     for mode, (rate, user, sys_, flt) in best.items():
         cpu = user + sys_
         print(
             f"{mode:6} {rate:9,.0f} appends/s; CPU per append user {user:.1f} + sys {sys_:.1f}"
             f" us ({cpu / alone:.2f}x alone); minor page faults per append {flt:.2f}"
+            + held.get(mode, "")
         )
 
 

@@ -158,8 +158,8 @@ def sticky_rounds() -> int:
     combining while posts keep coming keeps the combining code and the index in its
     caches, where each batch's new holder starts cold (16 cores, 16 writers: 24-34 us
     held per combined record, against 8-9 us warm in one process; docs/benchmarks.md).
-    On 2 cores four rounds measured 0.93-0.97x (the holder, descheduled more often inside
-    the longer hold, stops everyone). ``SWARMLOG_COMBINE_STICKY=N`` sets it."""
+    On 2 cores four rounds measured 0.93-0.97x at 16 writers (docs/benchmarks.md, session
+    8), so it stays off there. ``SWARMLOG_COMBINE_STICKY=N`` sets it."""
     env = os.environ.get(STICKY_ENV, "")
     return int(env) if env.isdigit() else 0
 

@@ -65,13 +65,17 @@ def test_a_killed_crowd_loses_nothing(tmp_path: Path, writers: int, env: dict[st
 
     for _ in range(writers):
         spawn()
-    while len(acks) < 200:  # (every writer started: interpreters are slow on a busy host)
+    started = time.monotonic()
+    while len(acks) < 200:  # (the writers started: interpreters are slow on a busy host)
+        assert time.monotonic() - started < 120, "the writers did not start appending"
+        assert any(p.poll() is None for p, _ in procs), "every writer exited"
         time.sleep(0.05)
     kills = 0
     end = time.monotonic() + 6.0
     while time.monotonic() < end:
         time.sleep(rnd.uniform(0.01, 0.15))
         live = [p for p, _ in procs if p.poll() is None]
+        assert live, f"every writer exited: {[p.returncode for p, _ in procs]}"
         rnd.choice(live).send_signal(signal.SIGKILL)
         kills += 1
         spawn()

@@ -18,6 +18,7 @@ import errno
 import gzip
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -164,3 +165,39 @@ def test_a_compaction_on_a_full_disk_leaves_no_temporary(
     assert r.code == 0, r.err
     assert _temps(root) == []
     assert FileLog(root).verify().ok
+
+
+def test_a_compaction_leaves_a_live_writers_index_temporary(tmp_path: Path) -> None:
+    """A compaction holds ``compact.lock``, not the append lock, under which a live writer
+    grows the shared index through ``.index.<pid>.tmp``: that temporary is not the
+    compaction's to remove (it once was, and the growing writer's append failed with
+    "index: No such file or directory"). Those of the files written under
+    ``compact.lock`` go whatever their pid, and any of a dead process; a redaction, which
+    holds both locks, removes the live writer's index temporary too."""
+    root = tmp_path / "s"
+    point = _build(root)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        (root / "archive").mkdir(exist_ok=True)
+        growing = root / f".index.{live.pid}.tmp"
+        theirs = [
+            root / f".retention.json.{live.pid}.tmp",
+            root / "archive" / f".00000000000000000001.jsonl.gz.{live.pid}.tmp",
+            root / f".index.{dead.pid}.tmp",
+            root / f".seals.{dead.pid}.tmp",
+        ]
+        sealing = root / f".seals.{live.pid}.tmp"  # (a seal of the head: no lock at all)
+        for p in (growing, sealing, *theirs):
+            p.write_bytes(b"x")
+        res = compact(FileLog(root), point, "archive")
+        assert res.segments  # (it ran: eligible segments were archived)
+        assert growing.exists() and sealing.exists()
+        assert [p for p in theirs if p.exists()] == []
+        with FileLog(root) as log:  # a redaction (forget) holds the append lock as well
+            assert log.redact({log.last_seq: None}) == 1
+        assert not growing.exists() and sealing.exists()
+    finally:
+        live.kill()
+        live.wait()

@@ -152,7 +152,7 @@ def _bump(root: str) -> None:
 def clean_tmp(log: FileLog) -> int:
     """Delete temporary files a killed redaction left (they hold original bytes), and
     those of a killed compaction (archives and ids files: records too; tmpclean.py)."""
-    n = tmpclean.clean(log._root_s, locked=True)
+    n = tmpclean.clean(log._root_s, locked=True, appending=True)
     for d in (log._segdir_s, os.path.join(log._root_s, archive.ARCHIVE)):
         try:
             names = os.listdir(d)

@@ -10,8 +10,14 @@ temporary holds *records*: bytes a later ``forget`` must not miss. So:
 * ``clean(root)`` removes the temporaries of processes that are gone (the pid in the
   name is not alive) in the root and in ``archive/``; every writing command runs it
   when it opens a log (dashboards/common.open_target), and ``compact`` and ``forget``
-  (``Log.redact``) run it with ``locked=True`` under ``compact.lock``, which every
-  writer of such files holds: then every temporary is stale, whatever its pid.
+  (``Log.redact``) run it with ``locked=True`` under ``compact.lock``: then the
+  temporaries of the files only a holder of that lock writes (everything in
+  ``archive/``, and ``LOCKED`` in the root) are stale whatever their pid. A redaction
+  also holds the append lock (``appending=True``), under which the writer index is
+  grown or rebuilt (``APPENDING``): its temporaries are stale then too. Other
+  temporaries of a live process stay: a compaction, beside appends but not holding
+  their lock, once removed a growing index's ``.index.<pid>.tmp`` and failed the
+  append that grew it ("index: No such file or directory"; tests/test_compact_tmp.py).
 """
 
 from __future__ import annotations
@@ -19,8 +25,13 @@ from __future__ import annotations
 import os
 import re
 
-_TMP = re.compile(r"^\..+\.(\d+)\.tmp$")
+_TMP = re.compile(r"^\.(.+)\.(\d+)\.tmp$")
 ARCHIVE = "archive"
+LOCKED = ("retention.json", "redactions")
+"""The root's files written only under ``compact.lock`` (archive.MANIFEST, redact.COUNT_FILE;
+named here, not imported: both modules import this one)."""
+APPENDING = ("index",)
+"""The root's files written only under the append lock (view/writerindex.py ``NAME``)."""
 
 
 def _alive(pid: int) -> bool:
@@ -35,11 +46,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def stale(root: str | os.PathLike[str], locked: bool = False) -> list[str]:
+def stale(root: str | os.PathLike[str], locked: bool = False, appending: bool = False) -> list[str]:
     """Paths of the temporaries under ``root`` and ``root/archive`` that a dead process
-    left (all of them when ``locked``: the caller holds ``compact.lock``)."""
+    left; also, those of another live process whose file only a holder of a lock the
+    caller holds writes: ``compact.lock`` (``locked``), the append lock too
+    (``appending``; module docstring)."""
     out: list[str] = []
-    for d in (os.fspath(root), os.path.join(os.fspath(root), ARCHIVE)):
+    top = os.fspath(root)
+    held = (LOCKED if locked else ()) + (APPENDING if appending else ())
+    for d in (top, os.path.join(top, ARCHIVE)):
         try:
             names = os.listdir(d)
         except OSError:
@@ -48,16 +63,18 @@ def stale(root: str | os.PathLike[str], locked: bool = False) -> list[str]:
             m = _TMP.match(name)
             if m is None:
                 continue
-            pid = int(m.group(1))
-            if (locked and pid != os.getpid()) or not _alive(pid):
+            pid = int(m.group(2))
+            ours = pid != os.getpid() and (m.group(1) in held or (locked and d != top))
+            if ours or not _alive(pid):
                 out.append(os.path.join(d, name))
     return out
 
 
-def clean(root: str | os.PathLike[str], locked: bool = False) -> int:
-    """Remove ``stale(root, locked)``; returns how many (a file already gone counts not)."""
+def clean(root: str | os.PathLike[str], locked: bool = False, appending: bool = False) -> int:
+    """Remove ``stale(root, locked, appending)``; returns how many (a file already gone
+    counts not)."""
     n = 0
-    for path in stale(root, locked):
+    for path in stale(root, locked, appending):
         try:
             os.unlink(path)
             n += 1

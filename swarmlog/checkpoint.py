@@ -37,6 +37,7 @@ import fcntl
 import hashlib
 import mmap
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -46,9 +47,13 @@ from typing import BinaryIO, Protocol
 import orjson
 
 from swarmlog.errors import CheckpointNotWritten, SwarmlogError
+from swarmlog.sidefile import alive, tmp_writer
 
 VERSION = 2
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+TMP_GRACE = 10.0
+"""Seconds a live process's unheld temporary file is left alone (``clean_tmp``): its
+writer creates it, then locks it, microseconds later."""
 
 
 class CheckpointOwner(Protocol):
@@ -468,7 +473,13 @@ class FileCheckpointStore(CheckpointStore):
         return f"ckpt-{seq:020d}.bin"
 
     def clean_tmp(self) -> int:
-        """Delete temporary files of writers that died; return how many (0 if read-only)."""
+        """Delete temporary files of writers that died; return how many (0 if read-only).
+
+        A temporary nobody holds is a dead writer's, except in the instant between its
+        creation and its writer's flock: one of a live process (by the pid in its name)
+        is left alone while it is younger than ``TMP_GRACE`` (every process that opens
+        a log runs this, and one once took a ``forget``'s checkpoint from under it:
+        "checkpoint not written: No such file or directory")."""
         try:
             names = [n for n in os.listdir(self.dir) if n.endswith(".tmp")]
         except OSError:
@@ -482,6 +493,9 @@ class FileCheckpointStore(CheckpointStore):
                 continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                pid = tmp_writer(name)
+                if (pid is None or alive(pid)) and time.time() - os.fstat(fd).st_mtime < TMP_GRACE:
+                    continue  # (just made: its writer may not hold its lock yet)
                 os.unlink(path)  # still locked by us: no writer can be using it
                 n += 1
             except OSError:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -103,6 +104,29 @@ def discard(path: Path, why: str) -> None:
     )
 
 
+_TMP_PID = re.compile(r"\.(\d+)(?:-\d+)?\.tmp$")
+
+
+def alive(pid: int) -> bool:
+    """True unless no process ``pid`` exists (this one and other users' count as alive)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    return True
+
+
+def tmp_writer(name: str) -> int | None:
+    """The writer's pid in a temporary file's name ``….<pid>.tmp`` or ``….<pid>-<thread>.tmp``
+    (None if it has none)."""
+    m = _TMP_PID.search(name)
+    return int(m.group(1)) if m else None
+
+
 @dataclass
 class Written:
     """A side file written by ``write``: its final name and SHA-256 (set on exit)."""
@@ -117,7 +141,7 @@ def write(directory: Path, prefix: str, suffix: str) -> Iterator[Written]:
     """Write a side file all or nothing, named ``<prefix><sha256><suffix>`` by its bytes:
     a temporary file held under an exclusive flock (``FileCheckpointStore.clean_tmp``
     deletes only unheld ones), fsynced, hashed and renamed into place, still locked."""
-    tmp = directory / f".{prefix}{os.getpid()}-{threading.get_ident()}{suffix}.tmp"
+    tmp = directory / f".{prefix}{suffix}.{os.getpid()}-{threading.get_ident()}.tmp"
     with open(tmp, "wb") as f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         try:

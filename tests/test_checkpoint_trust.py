@@ -14,12 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
 import pytest
 
 from swarmlog import Event, FileLog
+from swarmlog.checkpoint import TMP_GRACE
 from synthesizer import Swarm
 from synthesizer.replay import CHECKPOINT_FORMAT, load_checkpoint, state_at
 
@@ -210,6 +212,36 @@ def test_dead_writers_tmp_files_are_removed_on_open(tmp_path: Path) -> None:
     FileLog(root, notify=False).close()
     assert not live.exists()
     assert [p.name for p in ckdir.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_live_writers_fresh_tmp_file_is_left_until_it_is_old(tmp_path: Path) -> None:
+    """A writer creates its temporary file and locks it an instant later: unheld in
+    between. Every process opening the log cleans the checkpoints' temporaries, and one
+    took a ``forget``'s checkpoint from under it that way ("checkpoint not written: No
+    such file or directory"). A live process's unheld temporary is left while young
+    (``TMP_GRACE``), removed once old, and at once when its process is gone."""
+    root = tmp_path / "s"
+    with FileLog(root, notify=False) as log:
+        log.append(Event(agent="a", type="note", body={}))
+        log.checkpoints.save(1, b"payload", "f/1")
+    ckdir = root / "checkpoints"
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        fresh = ckdir / f".ckpt-00000000000000000007.bin.{live.pid}.tmp"
+        side = ckdir / f".vec-7-.qidx.{live.pid}-1401.tmp"  # (sidefile.write's form)
+        old = ckdir / f".ckpt-00000000000000000006.bin.{live.pid}.tmp"
+        for p in (fresh, side, old):
+            p.write_bytes(b"x")
+        past = time.time() - 2 * TMP_GRACE
+        os.utime(old, (past, past))
+        FileLog(root, notify=False).close()  # (an open cleans the checkpoints' temporaries)
+        assert fresh.exists() and side.exists()
+        assert not old.exists()
+    finally:
+        live.kill()
+        live.wait()
+    FileLog(root, notify=False).close()  # its writer is gone: they go now
+    assert not fresh.exists() and not side.exists()
 
 
 def test_save_stores_identity_seq_and_event(tmp_path: Path) -> None:

@@ -18,12 +18,16 @@ temporary holds *records*: bytes a later ``forget`` must not miss. So:
   temporaries of a live process stay: a compaction, beside appends but not holding
   their lock, once removed a growing index's ``.index.<pid>.tmp`` and failed the
   append that grew it ("index: No such file or directory"; tests/test_compact_tmp.py).
+
+Whether a pid is alive: ``sidefile.alive``, which the checkpoint store's cleaner asks too.
 """
 
 from __future__ import annotations
 
 import os
 import re
+
+from swarmlog.sidefile import alive
 
 _TMP = re.compile(r"^\.(.+)\.(\d+)\.tmp$")
 ARCHIVE = "archive"
@@ -32,18 +36,6 @@ LOCKED = ("retention.json", "redactions")
 named here, not imported: both modules import this one)."""
 APPENDING = ("index",)
 """The root's files written only under the append lock (view/writerindex.py ``NAME``)."""
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's live process
-    return True
 
 
 def stale(root: str | os.PathLike[str], locked: bool = False, appending: bool = False) -> list[str]:
@@ -65,7 +57,7 @@ def stale(root: str | os.PathLike[str], locked: bool = False, appending: bool = 
                 continue
             pid = int(m.group(2))
             ours = pid != os.getpid() and (m.group(1) in held or (locked and d != top))
-            if ours or not _alive(pid):
+            if ours or not alive(pid):
                 out.append(os.path.join(d, name))
     return out
 

@@ -2,10 +2,13 @@
 # Issue 24's many-core figures in one device run (about five minutes on 16 cores).
 #
 # The one unmet 16-core line of issue 24 is "throughput non-decreasing from 1 to 16
-# writers" for page-cache appends (session 6: 53,589 -> 29,433/s). The lever ready to
-# measure is the sticky combiner (SWARMLOG_COMBINE_STICKY, view/combine.py: a holder
-# that combined keeps appending what is posted meanwhile, up to N more batches). This
-# script measures it against the default in the same run, then the issue's table.
+# writers" for page-cache appends (session 6: 53,589 -> 29,433/s). Three switches of
+# view/combine.py, off by default, are the levers to measure there: the sticky holder
+# (SWARMLOG_COMBINE_STICKY), the held hint (SWARMLOG_COMBINE_HINT: posters leave the
+# flock alone while a holder holds it) and posters that nap instead of yielding
+# (SWARMLOG_POST_NAP). This script runs each at 16 writers twice (lock_hold_probe), then
+# times the steps of the default and of the best (--phases), then the issue's table for
+# the default and for the best, all in the same run.
 #
 # Here, once (the device machine reaches no package registry):
 #     scripts/bench/device_issue24.sh wheels      # Python 3.12 manylinux wheels -> .whl/
@@ -29,30 +32,64 @@ wheels)
 run)
     PY=python3
     if [ -z "${SKIP_INSTALL:-}" ]; then
-        python3 -m venv /tmp/swarmlog-venv
-        /tmp/swarmlog-venv/bin/pip install -q --no-index --find-links .whl $DEPS
-        PY=/tmp/swarmlog-venv/bin/python
+        if python3 -m venv /tmp/swarmlog-venv &&
+            /tmp/swarmlog-venv/bin/pip install -q --no-index --find-links .whl $DEPS; then
+            PY=/tmp/swarmlog-venv/bin/python
+        else # (no venv module there: the wheels into a folder on the path)
+            python3 -m pip install -q --no-index --find-links .whl --target /tmp/swarmlog-deps $DEPS
+            export PYTHONPATH=/tmp/swarmlog-deps
+        fi
     fi
-    export PYTHONPATH="$PWD"
+    export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
     OUT="${OUT:-/tmp/issue24-out}"
     mkdir -p "$OUT"
     S="${SECONDS_PER:-2}"
     log="$OUT/issue24.txt"
+    # Each variant: the switches of view/combine.py it sets (all off by default).
+    VARIANTS=(
+        "default:"
+        "sticky4:SWARMLOG_COMBINE_STICKY=4"
+        "sticky16:SWARMLOG_COMBINE_STICKY=16"
+        "hint:SWARMLOG_COMBINE_HINT=1"
+        "hint+sticky16:SWARMLOG_COMBINE_HINT=1 SWARMLOG_COMBINE_STICKY=16"
+        "nap20:SWARMLOG_POST_NAP=20"
+        "nap20+sticky16:SWARMLOG_POST_NAP=20 SWARMLOG_COMBINE_STICKY=16"
+    )
+    probe() { # name, env, extra args: one lock_hold_probe run, its lines tagged
+        local name="$1" sets="$2"
+        shift 2
+        echo "## lock_hold_probe $name ($sets) $*"
+        env $sets $PY scripts/bench/lock_hold_probe.py --seconds "$S" "$@" 2>&1 |
+            grep -v '^tree' | sed "s/^/[$name] /"
+    }
     {
-        echo "# $(date -u) on $(nproc) CPUs, $($PY -V)"
+        echo "# $(date -u) on $(nproc) CPUs, $($PY -V), kernel $(uname -r)"
+        lscpu 2>/dev/null | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\))' || true
         for round in 1 2; do
-            for sticky in 0 4 16; do
-                echo "## lock_hold_probe, SWARMLOG_COMBINE_STICKY=$sticky, round $round"
-                SWARMLOG_COMBINE_STICKY=$sticky $PY scripts/bench/lock_hold_probe.py \
-                    --writers 1,16,64 --seconds "$S" 2>&1 | tail -4
+            probe default "" --writers 1
+            for v in "${VARIANTS[@]}"; do
+                probe "${v%%:*}" "${v#*:}" --writers 16
             done
         done
-        for sticky in 0 4; do
-            echo "## concurrency_bench, SWARMLOG_COMBINE_STICKY=$sticky"
-            SWARMLOG_COMBINE_STICKY=$sticky $PY scripts/bench/concurrency_bench.py \
-                --writers 1,16,64 --durability process,fsync --seconds "$S" --no-write 2>&1
-        done
     } 2>&1 | tee "$log"
+    # The variant with the most 16-writer appends/s over both rounds.
+    best=$(grep -E '^\[[^]]+\] 16 writers:' "$log" |
+        sed -E 's/^\[([^]]+)\] 16 writers: ([0-9,]+) appends.*/\1 \2/' | tr -d , |
+        awk '{s[$1]+=$2} END {for (k in s) print s[k], k}' | sort -n | tail -1 | cut -d' ' -f2)
+    sets=""
+    for v in "${VARIANTS[@]}"; do [ "${v%%:*}" = "$best" ] && sets="${v#*:}"; done
+    {
+        echo "# best: $best ($sets)"
+        probe default "" --writers 16 --phases
+        [ "$best" = default ] || probe "$best" "$sets" --writers 16 --phases
+        echo "## concurrency_bench default"
+        $PY scripts/bench/concurrency_bench.py --writers 1,16,64 --durability process \
+            --seconds "$S" --no-write 2>&1 | tail -5
+        echo "## concurrency_bench $best ($sets)"
+        env $sets $PY scripts/bench/concurrency_bench.py --writers 1,16,64 \
+            --durability process,fsync --seconds "$S" --no-write 2>&1 | tail -8
+        echo "# $(date -u) done"
+    } 2>&1 | tee -a "$log"
     ;;
 *)
     echo "usage: $0 wheels|run" >&2

@@ -54,6 +54,59 @@ class _Timed:
         return getattr(fcntl, name)  # (fcntl.fcntl, F_OFD_SETLK, ...: view/combine.py)
 
 
+PHASES: dict[str, list[int]] = {}
+"""``--phases``: per process, each wrapped call's [nanoseconds, calls, items]."""
+
+
+def _phase(owner: Any, name: str, label: str, items: Any = None) -> None:
+    """Wrap ``owner.name`` to add its time (and ``items(args)``, e.g. a batch's size)."""
+    inner = getattr(owner, name)
+    acc = PHASES.setdefault(label, [0, 0, 0])
+    clock = time.perf_counter_ns
+
+    def timed(*a: Any, **k: Any) -> Any:
+        t = clock()
+        try:
+            return inner(*a, **k)
+        finally:
+            acc[0] += clock() - t
+            acc[1] += 1
+            if items is not None:
+                acc[2] += items(a)
+
+    setattr(owner, name, timed)
+
+
+def _wrap_phases() -> None:
+    """Time the combining path's steps (``--phases``): where a holder's time goes."""
+    from swarmlog.file.log import FileLog
+    from swarmlog.file.view import _fast as ixfast
+    from swarmlog.file.view import combine
+
+    _phase(combine, "batch", "batch", lambda a: len(a[4]) + (a[3] is not None))
+    _phase(combine.Slots, "others", "others (scan)")
+    _phase(combine.Slots, "mark", "mark")
+    _phase(combine.Slots, "lock_or_done", "poster wait")
+    _phase(ixfast, "view", "view (adopt)")
+    _phase(ixfast, "record_many", "record_many")
+    _phase(ixfast, "find", "find")
+    _phase(FileLog, "_write", "write (batch)")
+    _phase(ixfast, "write_one", "write (one)")
+    _phase(FileLog, "_combined", "combined return")
+
+
+def _phase_line(phases: list[dict[str, list[int]]], n: int) -> str:
+    """The summed phases per append: us, calls and items per append."""
+    out = []
+    for label in phases[0]:
+        ns = sum(p[label][0] for p in phases)
+        calls = sum(p[label][1] for p in phases)
+        items = sum(p[label][2] for p in phases)
+        extra = f", {items / calls:.1f} per call" if items else ""
+        out.append(f"{label} {ns / 1e3 / n:.2f} us/append ({calls / n:.2f} calls{extra})")
+    return "  phases: " + "; ".join(out)
+
+
 def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _Timed) -> None:
     from concurrency_bench import _event, _loop
 
@@ -62,6 +115,8 @@ def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _
     log = FileLog(where, notify=False)
     log.append(_event(wid, -1))
     timed.holds.clear()
+    for acc in PHASES.values():
+        acc[:] = [0, 0, 0]
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     n, span = _loop(lambda i: log.append(_event(wid, i)), start, seconds)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -77,6 +132,7 @@ def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _
             r1.ru_nvcsw - r0.ru_nvcsw,
             r1.ru_nivcsw - r0.ru_nivcsw,
             r1.ru_minflt - r0.ru_minflt,
+            {k: list(v) for k, v in PHASES.items()},
         )
     )
     log.close()
@@ -109,6 +165,7 @@ def main() -> None:
     ap.add_argument(
         "--prefill", type=int, default=0, help="records in the log before the writers start"
     )
+    ap.add_argument("--phases", action="store_true", help="time the combining steps")
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, os.path.abspath(args.tree))
@@ -136,6 +193,8 @@ def main() -> None:
             return got
 
         lockfile.lock_spinning = timed_spin
+    if args.phases:
+        _wrap_phases()
     import swarmlog
 
     tree = os.path.dirname(os.path.dirname(swarmlog.__file__))
@@ -189,6 +248,8 @@ def main() -> None:
             f"writers used {(user + sys_) / span:.2f} cores (load {os.getloadavg()[0]:.1f})",
             flush=True,
         )
+        if args.phases:
+            print(_phase_line([r[8] for r in res], n), flush=True)
 
 
 if __name__ == "__main__":

@@ -166,6 +166,22 @@ def sticky_rounds() -> int:
 
 STICKY = sticky_rounds()
 
+NAP_ENV = "SWARMLOG_POST_NAP"
+_nap = os.environ.get(NAP_ENV, "")
+NAP = int(_nap) / 1e6 if _nap.isdigit() else 0.0
+"""Seconds a posted writer sleeps between its tries instead of ``sched_yield`` (0, the
+default: it yields). A hypothesis for many cores, unmeasured there: posters that sleep
+leave the holder's core (and its hyperthread sibling) and the flock's kernel lock alone.
+``SWARMLOG_POST_NAP=N`` (microseconds) sets it (benchmarks)."""
+
+HINT_ENV = "SWARMLOG_COMBINE_HINT"
+HINT = os.environ.get(HINT_ENV, "0") == "1"
+"""Whether a holder marks the header's word at 24 while it holds the lock, and posters
+skip their non-blocking flock tries (31 of 32) while it is set (off by default). A
+hypothesis for many cores, unmeasured there: fifteen posters' flock tries contend with
+the holder's own flock calls for the kernel's per-file lock. The word is a hint: a
+holder killed with it set only slows the posters' tries, the flock decides."""
+
 
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
 _BODY = 64  # where a slot's id, key, pre and post start
@@ -351,20 +367,26 @@ class Slots:
         How long: ``self.wait`` tries (``WAIT_MANY`` on a machine with many cores,
         halved after each sleep, back to the most once a try or the post succeeds)."""
         flock = fcntl.flock
-        for _ in range(self.wait + 1):
+        words, nap = self.words, NAP
+        for i in range(self.wait + 1):
             r = self.result()
             if r is not None:
                 self.ticket = 0
                 self.wait = self.wait_max
                 return budget, r
-            try:
-                flock(lock_fd, _EX_NB)
-            except BlockingIOError:
+            if not (HINT and words[3] and i & 31):
+                try:
+                    flock(lock_fd, _EX_NB)
+                except BlockingIOError:
+                    pass
+                else:
+                    budget = SPIN_MAX
+                    self.wait = self.wait_max
+                    break
+            if nap:
+                time.sleep(nap)
+            else:
                 os.sched_yield()
-                continue
-            budget = SPIN_MAX
-            self.wait = self.wait_max
-            break
         else:
             flock(lock_fd, fcntl.LOCK_EX)
             budget = max(1, budget // 2)
@@ -374,6 +396,10 @@ class Slots:
             flock(lock_fd, fcntl.LOCK_UN)
             self.ticket = 0
         return budget, r
+
+    def holding(self, held: bool) -> None:
+        """Mark the header's held hint (``HINT``; under the lock)."""
+        self.words[3] = 1 if held else 0
 
     def others(self) -> list[Posted]:
         """The other slots' valid posts (under the lock)."""

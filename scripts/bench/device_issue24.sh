@@ -45,16 +45,11 @@ run)
     mkdir -p "$OUT"
     S="${SECONDS_PER:-2}"
     log="$OUT/issue24.txt"
-    # Each variant: the switches of view/combine.py it sets (all off by default).
-    VARIANTS=(
-        "default:"
-        "sticky4:SWARMLOG_COMBINE_STICKY=4"
-        "sticky16:SWARMLOG_COMBINE_STICKY=16"
-        "hint:SWARMLOG_COMBINE_HINT=1"
-        "hint+sticky16:SWARMLOG_COMBINE_HINT=1 SWARMLOG_COMBINE_STICKY=16"
-        "nap20:SWARMLOG_POST_NAP=20"
-        "nap20+sticky16:SWARMLOG_POST_NAP=20 SWARMLOG_COMBINE_STICKY=16"
-    )
+    # Each variant: the switches of view/combine.py it sets; ISSUE24_VARIANTS (";"
+    # between variants) replaces the list. "before" is the code as it was before these
+    # switches (a posted writer yields, a holder takes one more look).
+    IFS=";" read -r -a VARIANTS <<<"${ISSUE24_VARIANTS:-before:SWARMLOG_POST_NAP=0 SWARMLOG_COMBINE_STICKY=0;nap20+sticky16:SWARMLOG_POST_NAP=20 SWARMLOG_COMBINE_STICKY=16;nap20+sticky64:SWARMLOG_POST_NAP=20 SWARMLOG_COMBINE_STICKY=64;nap50+sticky64:SWARMLOG_POST_NAP=50 SWARMLOG_COMBINE_STICKY=64;nap100+sticky64:SWARMLOG_POST_NAP=100 SWARMLOG_COMBINE_STICKY=64;nap200+sticky64:SWARMLOG_POST_NAP=200 SWARMLOG_COMBINE_STICKY=64;yield+sticky64:SWARMLOG_POST_NAP=0 SWARMLOG_COMBINE_STICKY=64}"
+    BENCH_W="${ISSUE24_BENCH_WRITERS:-1,4,16,64}"
     probe() { # name, env, extra args: one lock_hold_probe run, its lines tagged
         local name="$1" sets="$2"
         shift 2
@@ -65,8 +60,10 @@ run)
     {
         echo "# $(date -u) on $(nproc) CPUs, $($PY -V), kernel $(uname -r)"
         lscpu 2>/dev/null | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\))' || true
+        echo "## combine_cost_probe (one process: the holder's work per record, warm)"
+        $PY scripts/bench/combine_cost_probe.py --posters 0,7,15 --records 20000 2>&1 | tail -3
         for round in 1 2; do
-            probe default "" --writers 1
+            probe before "${VARIANTS[0]#*:}" --writers 1
             for v in "${VARIANTS[@]}"; do
                 probe "${v%%:*}" "${v#*:}" --writers 16
             done
@@ -80,14 +77,16 @@ run)
     for v in "${VARIANTS[@]}"; do [ "${v%%:*}" = "$best" ] && sets="${v#*:}"; done
     {
         echo "# best: $best ($sets)"
-        probe default "" --writers 16 --phases
-        [ "$best" = default ] || probe "$best" "$sets" --writers 16 --phases
-        echo "## concurrency_bench default"
-        $PY scripts/bench/concurrency_bench.py --writers 1,16,64 --durability process \
-            --seconds "$S" --no-write 2>&1 | tail -5
+        probe "$best" "$sets" --writers 16 --phases
+        first="${VARIANTS[0]}"
+        if [ "$best" != "${first%%:*}" ]; then
+            echo "## concurrency_bench ${first%%:*} (${first#*:})"
+            env ${first#*:} $PY scripts/bench/concurrency_bench.py --writers "$BENCH_W" \
+                --durability process --seconds "$S" --no-write 2>&1 | tail -6
+        fi
         echo "## concurrency_bench $best ($sets)"
-        env $sets $PY scripts/bench/concurrency_bench.py --writers 1,16,64 \
-            --durability process,fsync --seconds "$S" --no-write 2>&1 | tail -8
+        env $sets $PY scripts/bench/concurrency_bench.py --writers "$BENCH_W" \
+            --durability process,fsync --seconds "$S" --no-write 2>&1 | tail -10
         echo "# $(date -u) done"
     } 2>&1 | tee -a "$log"
     ;;

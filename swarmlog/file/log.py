@@ -299,8 +299,6 @@ class FileLog(SegmentReader, AloneView, Log):
                 self._spin = lockfile.lock_spinning(lock_fd, self._spin)  # (awake a little first)
             elif (done := self._post_and_lock(slots, lock_fd, src, idk, pre, post)) is not None:
                 return self._combined(event, src, *done)  # (a combiner appended it for us)
-            if combine.HINT and slots is not None:
-                slots.holding(True)
             try:
                 if self._alone and self._still_alone():  # a writer alone (view/alone.py):
                     seq = self._ids.get(eid)  # no index work, main's old fast path
@@ -380,11 +378,8 @@ class FileLog(SegmentReader, AloneView, Log):
                         self._ix_record_one(ix, seq, eid, key, cap)
                 seg_fd, seg_first = self._seg_fd, self._seg_first
             finally:
-                if slots is not None:
-                    if slots.ticket:
-                        slots.clear()  # (posted, not done by another: nobody may take it now)
-                    if combine.HINT:
-                        slots.holding(False)
+                if slots is not None and slots.ticket:
+                    slots.clear()  # (posted, not done by another: nobody may take it now)
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
             if self._save_later is not None:
                 self._ix_flush_save()

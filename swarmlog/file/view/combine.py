@@ -149,38 +149,50 @@ def crowd_at(cores: int | None = None) -> int:
 STICKY_ENV = "SWARMLOG_COMBINE_STICKY"
 
 
-def sticky_rounds() -> int:
-    """How many more times a holder that combined looks for posts made meanwhile and
-    appends them too, before it lets go of the lock (0, the default: none beyond the one
-    look after its own record, as every figure so far was measured).
+STICKY_MANY = 64
+"""The holder's extra rounds (``sticky_rounds``) where the process may use ``MANY_CORES``
+or more CPUs."""
+NAP_MANY = 50
+"""A posted writer's nap in microseconds (``nap_seconds``) on ``MANY_CORES`` or more."""
 
-    Why a switch: a hypothesis for many cores, unmeasured there. A holder that keeps
-    combining while posts keep coming keeps the combining code and the index in its
-    caches, where each batch's new holder starts cold (16 cores, 16 writers: 24-34 us
-    held per combined record, against 8-9 us warm in one process; docs/benchmarks.md).
-    On 2 cores four rounds measured 0.93-0.97x at 16 writers (docs/benchmarks.md, session
-    8), so it stays off there. ``SWARMLOG_COMBINE_STICKY=N`` sets it."""
+
+def sticky_rounds(cores: int | None = None) -> int:
+    """How many more times a holder that combined looks for the posts made meanwhile and
+    appends them too, before it lets go of the lock, for a process that may use ``cores``
+    CPUs (default: this one's): ``STICKY_MANY`` on ``MANY_CORES`` or more, else 0 (one
+    look after its own record).
+
+    Why: on many cores a new holder starts each batch cold, its code and the index out of
+    its caches; a holder that stays while posts keep coming does not (16 cores, with
+    ``nap_seconds``: docs/benchmarks.md, session 9). On 2 cores four rounds measured
+    0.93-0.97x at 16 writers (session 8). ``SWARMLOG_COMBINE_STICKY=N`` sets it."""
     env = os.environ.get(STICKY_ENV, "")
-    return int(env) if env.isdigit() else 0
+    if env.isdigit():
+        return int(env)
+    return STICKY_MANY if (usable_cores() if cores is None else cores) >= MANY_CORES else 0
+
+
+NAP_ENV = "SWARMLOG_POST_NAP"
+
+
+def nap_seconds(cores: int | None = None) -> float:
+    """How long a posted writer sleeps between its tries, for a process that may use
+    ``cores`` CPUs: ``NAP_MANY`` microseconds on ``MANY_CORES`` or more, else 0 (it calls
+    ``sched_yield`` instead).
+
+    Why: fifteen posters that yield in a loop keep fifteen cores busy with system calls
+    beside the one holder every append waits on; asleep, they leave the machine to it
+    (16 cores: docs/benchmarks.md, session 9). On few cores the yield is what lets the
+    holder run. ``SWARMLOG_POST_NAP=N`` (microseconds) sets it."""
+    env = os.environ.get(NAP_ENV, "")
+    if env.isdigit():
+        return int(env) / 1e6
+    many = (usable_cores() if cores is None else cores) >= MANY_CORES
+    return NAP_MANY / 1e6 if many else 0.0
 
 
 STICKY = sticky_rounds()
-
-NAP_ENV = "SWARMLOG_POST_NAP"
-_nap = os.environ.get(NAP_ENV, "")
-NAP = int(_nap) / 1e6 if _nap.isdigit() else 0.0
-"""Seconds a posted writer sleeps between its tries instead of ``sched_yield`` (0, the
-default: it yields). A hypothesis for many cores, unmeasured there: posters that sleep
-leave the holder's core (and its hyperthread sibling) and the flock's kernel lock alone.
-``SWARMLOG_POST_NAP=N`` (microseconds) sets it (benchmarks)."""
-
-HINT_ENV = "SWARMLOG_COMBINE_HINT"
-HINT = os.environ.get(HINT_ENV, "0") == "1"
-"""Whether a holder marks the header's word at 24 while it holds the lock, and posters
-skip their non-blocking flock tries (31 of 32) while it is set (off by default). A
-hypothesis for many cores, unmeasured there: fifteen posters' flock tries contend with
-the holder's own flock calls for the kernel's per-file lock. The word is a hint: a
-holder killed with it set only slows the posters' tries, the flock decides."""
+NAP = nap_seconds()
 
 
 NAME, SLOTS, SLOT_BYTES, _HEAD = slotfile.NAME, slotfile.SLOTS, slotfile.SLOT_BYTES, slotfile.HEAD
@@ -189,6 +201,7 @@ MAX_BODY = SLOT_BYTES - _BODY
 SIZE = _HEAD + SLOTS * SLOT_BYTES
 FREE, POSTED, DONE, KNOWN = 0, 1, 2, 3
 _ZERO = bytes(SLOT_BYTES - 32)
+_ZEROS = memoryview(_ZERO)
 _W0, _WSTEP = _HEAD // 8, SLOT_BYTES // 8  # (slot words in the file as machine words)
 _NOKEY = 0xFFFFFFFF
 
@@ -220,13 +233,22 @@ Done = tuple[int, bool, float, int]
 class Posted:
     """A slot's posted record as a combiner took it."""
 
-    __slots__ = ("h", "key", "off", "post", "pre", "s", "ticket")
+    __slots__ = ("end", "h", "key", "off", "post", "pre", "s", "ticket")
 
     def __init__(
-        self, off: int, ticket: int, s: bytes, h: int, key: str | None, pre: bytes, post: bytes
+        self,
+        off: int,
+        ticket: int,
+        s: bytes,
+        h: int,
+        key: str | None,
+        pre: bytes,
+        post: bytes,
+        end: int = SLOT_BYTES,
     ) -> None:
         self.off, self.ticket, self.s, self.h = off, ticket, s, h
         self.key, self.pre, self.post = key, pre, post
+        self.end = end  # (where the post's bytes end in its slot: what a mark wipes)
 
 
 class Slots:
@@ -367,22 +389,21 @@ class Slots:
         How long: ``self.wait`` tries (``WAIT_MANY`` on a machine with many cores,
         halved after each sleep, back to the most once a try or the post succeeds)."""
         flock = fcntl.flock
-        words, nap = self.words, NAP
-        for i in range(self.wait + 1):
+        nap = NAP
+        for _ in range(self.wait + 1):
             r = self.result()
             if r is not None:
                 self.ticket = 0
                 self.wait = self.wait_max
                 return budget, r
-            if not (HINT and words[3] and i & 31):
-                try:
-                    flock(lock_fd, _EX_NB)
-                except BlockingIOError:
-                    pass
-                else:
-                    budget = SPIN_MAX
-                    self.wait = self.wait_max
-                    break
+            try:
+                flock(lock_fd, _EX_NB)
+            except BlockingIOError:
+                pass
+            else:
+                budget = SPIN_MAX
+                self.wait = self.wait_max
+                break
             if nap:
                 time.sleep(nap)
             else:
@@ -396,10 +417,6 @@ class Slots:
             flock(lock_fd, fcntl.LOCK_UN)
             self.ticket = 0
         return budget, r
-
-    def holding(self, held: bool) -> None:
-        """Mark the header's held hint (``HINT``; under the lock)."""
-        self.words[3] = 1 if held else 0
 
     def others(self) -> list[Posted]:
         """The other slots' valid posts (under the lock)."""
@@ -434,7 +451,7 @@ class Slots:
                 key = body[p : p + nk].decode("utf-8", "surrogatepass")
                 p += nk
             pre = body[p : p + npre]
-            out.append(Posted(off, ticket, s, h, key, pre, body[p + npre :]))
+            out.append(Posted(off, ticket, s, h, key, pre, body[p + npre :], _BODY + n))
         return out
 
     def mark(self, p: Posted, seq: int, known: bool, ts: float, segf: int) -> None:
@@ -442,7 +459,8 @@ class Slots:
         m, off = self.m, p.off
         if _Q.unpack_from(m, off)[0] != p.ticket << 2 | POSTED:
             return  # (a new owner's slot by now: it appends itself)
-        m[off + 32 : off + SLOT_BYTES] = _ZERO  # (taken: its bytes are the log's now only)
+        # (taken: its bytes are the log's now only; the rest of the slot is zero already)
+        m[off + 32 : off + p.end] = _ZEROS[: p.end - 32]
         _DONE.pack_into(m, off + 8, seq, ts, segf)
         _Q.pack_into(m, off, p.ticket << 2 | (KNOWN if known else DONE))
 

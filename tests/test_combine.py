@@ -47,13 +47,15 @@ def start(
     crash: str = "",
     wait: str = "",
     sticky: str = "",
+    nap: str = "",
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ}
-    env.pop(combine.CRASH_ENV, None)
-    env.pop(combine.WAIT_ENV, None)
-    env.pop(combine.STICKY_ENV, None)
+    for switch in (combine.CRASH_ENV, combine.WAIT_ENV, combine.STICKY_ENV, combine.NAP_ENV):
+        env.pop(switch, None)
     if sticky:
         env[combine.STICKY_ENV] = sticky
+    if nap:
+        env[combine.NAP_ENV] = nap
     env[combine.SWITCH_ENV] = "1"  # (on, whatever the default)
     env[combine.CROWD_ENV] = "0"  # (a busy lock's waiter posts, however few the writers)
     if wait:
@@ -116,14 +118,28 @@ def check(root: Path, acked: list[dict[str, int]]) -> list[Event]:
     return events
 
 
+MANY = (str(combine.WAIT_MANY), str(combine.STICKY_MANY), str(combine.NAP_MANY))
+"""A many-core machine's defaults (tries, a holder's extra rounds, a poster's nap), run
+here whatever this machine's core count."""
+
+
 @pytest.mark.parametrize(
-    ("wait", "sticky"), [(WAITS[0], ""), (WAITS[1], ""), (WAITS[0], "8"), (WAITS[1], "8")]
+    ("wait", "sticky", "nap"),
+    [
+        (WAITS[0], "", ""),
+        (WAITS[1], "", ""),
+        (WAITS[0], "8", ""),
+        (WAITS[1], "8", ""),
+        MANY,
+    ],
 )
-def test_eight_processes_combined_equal_one_by_one(tmp_path: Path, wait: str, sticky: str) -> None:
+def test_eight_processes_combined_equal_one_by_one(
+    tmp_path: Path, wait: str, sticky: str, nap: str
+) -> None:
     root = tmp_path / "log"
     with FileLog(root, name="comb", notify=False) as log:
         log.append(Event(agent="x", type="t", id="first"))
-    procs = [start(root, f"w{k}", 1500, wait=wait, sticky=sticky) for k in range(8)]
+    procs = [start(root, f"w{k}", 1500, wait=wait, sticky=sticky, nap=nap) for k in range(8)]
     results = [finish(p) for p in procs]
     assert all(rc == 0 for rc, _, _ in results)
     assert sum(c for _, _, c in results) > 0  # (some appends were combined)
@@ -147,17 +163,28 @@ def _bytes(root: Path) -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("step", "wait", "sticky"),
-    [(1, "", ""), (2, "", ""), (3, "", ""), (2, WAITS[1], ""), (3, WAITS[1], "8")],
+    ("step", "wait", "sticky", "nap"),
+    [
+        (1, "", "", ""),
+        (2, "", "", ""),
+        (3, "", "", ""),
+        (2, WAITS[1], "", ""),
+        (3, WAITS[1], "8", ""),
+        (2, *MANY),
+    ],
 )
-def test_kill_a_combiner_loses_nothing(tmp_path: Path, step: int, wait: str, sticky: str) -> None:
+def test_kill_a_combiner_loses_nothing(
+    tmp_path: Path, step: int, wait: str, sticky: str, nap: str
+) -> None:
     root = tmp_path / "log"
     with FileLog(root, notify=False) as log:
         log.append(Event(agent="x", type="t", id="first"))
-    killed = start(root, "dead", 100000, crash=f"1:{step}", wait=wait, sticky=sticky)
+    killed = start(root, "dead", 100000, crash=f"1:{step}", wait=wait, sticky=sticky, nap=nap)
     results = []
     for rnd in range(5):  # (until it has combined a batch with another writer's post)
-        procs = [start(root, f"w{rnd}x{k}", 1500, wait=wait, sticky=sticky) for k in range(7)]
+        procs = [
+            start(root, f"w{rnd}x{k}", 1500, wait=wait, sticky=sticky, nap=nap) for k in range(7)
+        ]
         results += [finish(p) for p in procs]
         if killed.poll() is not None:
             break
@@ -332,8 +359,8 @@ def test_a_posted_writer_waits_awake_longer_on_many_cores(
         (1, None, 3),
         (2, None, 5),
         (7, None, 15),
-        (8, None, 0),
-        (16, None, 0),
+        (8, None, combine.CROWD_MANY),
+        (16, None, 6),
         (2, "0", 0),
         (16, "9", 9),
         (2, "x", 5),
@@ -343,8 +370,8 @@ def test_few_writers_per_core_do_not_post(
     cores: int, env: str | None, crowd: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Session 7: on fewer than ``MANY_CORES`` CPUs a writer posts only once more than two
-    writers per core share the log (``crowd_at``); on many cores always (0);
-    ``SWARMLOG_POST_CROWD`` (digits only) sets it."""
+    writers per core share the log (``crowd_at``); on many cores from ``CROWD_MANY`` (6,
+    session 9); ``SWARMLOG_POST_CROWD`` (digits only) sets it."""
     monkeypatch.delenv(combine.CROWD_ENV, raising=False)
     if env is not None:
         monkeypatch.setenv(combine.CROWD_ENV, env)
@@ -356,6 +383,34 @@ def test_few_writers_per_core_do_not_post(
         assert slots.crowd == combine.crowd_at(len(os.sched_getaffinity(0)))
         slots.close()
         os.close(lock)
+
+
+@pytest.mark.parametrize(
+    ("cores", "env", "sticky", "nap"),
+    [
+        (2, None, 0, 0.0),
+        (7, None, 0, 0.0),
+        (8, None, 64, 20e-6),
+        (16, None, 64, 20e-6),
+        (16, "0", 0, 0.0),
+        (2, "5", 5, 5e-6),
+        (16, "x", 64, 20e-6),
+    ],
+)
+def test_a_holder_stays_and_posters_nap_on_many_cores(
+    cores: int, env: str | None, sticky: int, nap: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Session 9: from ``MANY_CORES`` CPUs on, a holder that combined looks again up to
+    ``STICKY_MANY`` times and a posted writer sleeps ``NAP_MANY`` us between its tries;
+    on fewer neither (as measured on 2 cores); ``SWARMLOG_COMBINE_STICKY`` and
+    ``SWARMLOG_POST_NAP`` (digits only) set them."""
+    for name in (combine.STICKY_ENV, combine.NAP_ENV):
+        monkeypatch.delenv(name, raising=False)
+        if env is not None:
+            monkeypatch.setenv(name, env)
+    assert (combine.STICKY_MANY, combine.NAP_MANY) == (64, 20)
+    assert combine.sticky_rounds(cores) == sticky
+    assert combine.nap_seconds(cores) == pytest.approx(nap)
 
 
 def test_live_writers_are_counted_across_processes(tmp_path: Path) -> None:

@@ -38,9 +38,20 @@ ROOT = Path(__file__).resolve().parents[1]
         (12, {}, False),  # crowded on 2 cores: the waiters post
         (6, {"SWARMLOG_POST_CROWD": "0", "SWARMLOG_POST_WAIT": "16384"}, False),  # many cores
         (6, {"SWARMLOG_POST_CROWD": "0", "SWARMLOG_COMBINE_STICKY": "8"}, False),  # (more)
+        # a many-core machine's defaults: awake tries, a holder that stays, posters that nap
+        (
+            6,
+            {
+                "SWARMLOG_POST_CROWD": "0",
+                "SWARMLOG_POST_WAIT": "16384",
+                "SWARMLOG_COMBINE_STICKY": "64",
+                "SWARMLOG_POST_NAP": "20",
+            },
+            False,
+        ),
         (8, {}, True),  # compactions and an erasure beside the crowd, killed at times too
     ],
-    ids=["crowded", "posting-awake", "sticky", "operators"],
+    ids=["crowded", "posting-awake", "sticky", "many-cores", "operators"],
 )
 def test_a_killed_crowd_loses_nothing(
     tmp_path: Path, writers: int, env: dict[str, str], operators: bool

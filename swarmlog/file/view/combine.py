@@ -104,6 +104,10 @@ machine, 16 writers; docs/benchmarks.md, session 6): 16 CPUs 18.8k -> 38.3k appe
 
 
 CROWD_ENV = "SWARMLOG_POST_CROWD"
+CROWD_MANY = 6
+"""From how many live writers a waiter posts on ``MANY_CORES`` or more (``crowd_at``):
+between the 4 writers that measured faster not posting and the 8 that measured faster
+posting (16 cores, docs/benchmarks.md, session 9)."""
 LIVE_EVERY = 0.05
 """Seconds between two counts of the live writers (``Slots.crowded``)."""
 
@@ -135,15 +139,17 @@ def crowd_at(cores: int | None = None) -> int:
     against 10-14 for its own, ``scripts/bench/combine_cost_probe.py``) and the poster
     idles meanwhile: 2 writers on 2 cores, 33-37k appends/s posting against 42-57k not
     (docs/benchmarks.md, session 7). With more writers, posting pays (8 and 16 writers:
-    within noise of always posting, above not posting at 16). On ``MANY_CORES``
-    or more, always (the awake wait there was measured with posting on).
-    ``SWARMLOG_POST_CROWD=N`` in the environment sets it (tests, benchmarks)."""
+    within noise of always posting, above not posting at 16). On ``MANY_CORES`` or more,
+    from ``CROWD_MANY`` writers on: there (16 cores, session 9) 2 writers appended
+    37-42k/s not posting against 21-26k posting, 4 writers 35-40k against 28-36k, and 8
+    writers 42-43k posting against 29-30k not. ``SWARMLOG_POST_CROWD=N`` in the
+    environment sets it (tests, benchmarks)."""
     env = os.environ.get(CROWD_ENV, "")
     if env.isdigit():
         return int(env)
     if cores is None:
         cores = usable_cores()
-    return 0 if cores >= MANY_CORES else 2 * cores + 1
+    return CROWD_MANY if cores >= MANY_CORES else 2 * cores + 1
 
 
 STICKY_ENV = "SWARMLOG_COMBINE_STICKY"
@@ -152,8 +158,10 @@ STICKY_ENV = "SWARMLOG_COMBINE_STICKY"
 STICKY_MANY = 64
 """The holder's extra rounds (``sticky_rounds``) where the process may use ``MANY_CORES``
 or more CPUs."""
-NAP_MANY = 50
-"""A posted writer's nap in microseconds (``nap_seconds``) on ``MANY_CORES`` or more."""
+NAP_MANY = 20
+"""A posted writer's nap in microseconds (``nap_seconds``) on ``MANY_CORES`` or more
+(Linux's default timer slack adds up to 50 more). Of 20, 50, 100 and 200 the best at
+16 writers on 16 cores, two rounds each (docs/benchmarks.md, session 9)."""
 
 
 def sticky_rounds(cores: int | None = None) -> int:

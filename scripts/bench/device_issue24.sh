@@ -15,6 +15,9 @@
 # Then with the device tool:
 #     run(command="bash scripts/bench/device_issue24.sh run", carry=[".whl"], timeout_s=540)
 # Results: $OUT/issue24.txt (the printouts, each run's command and settings above it).
+# "confirm" instead of "run": the issue's table for the code as committed, no switch set,
+# beside the export of another commit (BASE=.base86: git archive 86a12eb swarmlog | tar
+# -x -C .base86; carry it too), then lock_hold_probe at 1-16 writers.
 # Locally (no install, a quick check that every step runs): SKIP_INSTALL=1 SECONDS_PER=0.5
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,7 +32,7 @@ wheels)
         --platform manylinux_2_28_x86_64 -d .whl $DEPS
     ls .whl
     ;;
-run)
+run | confirm)
     PY=python3
     if [ -z "${SKIP_INSTALL:-}" ]; then
         if python3 -m venv /tmp/swarmlog-venv &&
@@ -45,6 +48,19 @@ run)
     mkdir -p "$OUT"
     S="${SECONDS_PER:-2}"
     log="$OUT/issue24.txt"
+    if [ "$1" = confirm ]; then # the defaults as committed (no switch set), beside BASE
+        base="${BASE:-.base}"   # (an export of the commit to compare: git archive REV swarmlog)
+        {
+            echo "# $(date -u) on $(nproc) CPUs, $($PY -V); baseline $base"
+            $PY scripts/bench/concurrency_bench.py --writers 1,2,4,8,16,64 --durability process \
+                --seconds "$S" --no-write --baseline "$base" 2>&1 | tail -7
+            $PY scripts/bench/concurrency_bench.py --writers 1,16,64 --durability fsync \
+                --seconds "$S" --no-write --baseline "$base" 2>&1 | tail -4
+            $PY scripts/bench/lock_hold_probe.py --writers 1,2,4,6,8,16 --seconds 1.5 2>&1
+            echo "# $(date -u) done"
+        } 2>&1 | tee "$log"
+        exit 0
+    fi
     # Each variant: the switches of view/combine.py it sets; ISSUE24_VARIANTS (";"
     # between variants) replaces the list. "before" is the code as it was before these
     # switches (a posted writer yields, a holder takes one more look).
@@ -91,7 +107,7 @@ run)
     } 2>&1 | tee -a "$log"
     ;;
 *)
-    echo "usage: $0 wheels|run" >&2
+    echo "usage: $0 wheels|run|confirm" >&2
     exit 1
     ;;
 esac

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Issue 24's many-core figures in one device run (about five minutes on 16 cores).
+# Issue 24's many-core figures in one device run (about three minutes on 16 cores).
 #
-# The one unmet 16-core line of issue 24 is "throughput non-decreasing from 1 to 16
-# writers" for page-cache appends (session 6: 53,589 -> 29,433/s). Three switches of
-# view/combine.py, off by default, are the levers to measure there: the sticky holder
-# (SWARMLOG_COMBINE_STICKY), the held hint (SWARMLOG_COMBINE_HINT: posters leave the
-# flock alone while a holder holds it) and posters that nap instead of yielding
-# (SWARMLOG_POST_NAP). This script runs each at 16 writers twice (lock_hold_probe), then
-# times the steps of the default and of the best (--phases), then the issue's table for
-# the default and for the best, all in the same run.
+# "run": the switches of view/combine.py that shape many writers on many cores (the
+# holder's extra rounds, SWARMLOG_COMBINE_STICKY; a poster's nap between tries,
+# SWARMLOG_POST_NAP), each variant at 16 writers twice (lock_hold_probe; ISSUE24_VARIANTS
+# replaces the list, its first entry the reference), then the steps of the best timed
+# (--phases), then the issue's table for the reference and for the best, all in the same
+# run. Session 9's runs chose the defaults on 8+ CPUs with it (docs/benchmarks.md).
 #
 # Here, once (the device machine reaches no package registry):
 #     scripts/bench/device_issue24.sh wheels      # Python 3.12 manylinux wheels -> .whl/

@@ -172,8 +172,9 @@ def test_a_compaction_leaves_a_live_writers_index_temporary(tmp_path: Path) -> N
     grows the shared index through ``.index.<pid>.tmp``: that temporary is not the
     compaction's to remove (it once was, and the growing writer's append failed with
     "index: No such file or directory"). Those of the files written under
-    ``compact.lock`` go whatever their pid, and any of a dead process; a redaction, which
-    holds both locks, removes the live writer's index temporary too."""
+    ``compact.lock`` (the seals too, since session 9) go whatever their pid, and any of a
+    dead process; a redaction, which holds both locks, removes the live writer's index
+    temporary too."""
     root = tmp_path / "s"
     point = _build(root)
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -187,17 +188,17 @@ def test_a_compaction_leaves_a_live_writers_index_temporary(tmp_path: Path) -> N
             root / "archive" / f".00000000000000000001.jsonl.gz.{live.pid}.tmp",
             root / f".index.{dead.pid}.tmp",
             root / f".seals.{dead.pid}.tmp",
+            root / f".seals.{live.pid}.tmp",  # (a seal is written under compact.lock)
         ]
-        sealing = root / f".seals.{live.pid}.tmp"  # (a seal of the head: no lock at all)
-        for p in (growing, sealing, *theirs):
+        for p in (growing, *theirs):
             p.write_bytes(b"x")
         res = compact(FileLog(root), point, "archive")
         assert res.segments  # (it ran: eligible segments were archived)
-        assert growing.exists() and sealing.exists()
+        assert growing.exists()
         assert [p for p in theirs if p.exists()] == []
         with FileLog(root) as log:  # a redaction (forget) holds the append lock as well
             assert log.redact({log.last_seq: None}) == 1
-        assert not growing.exists() and sealing.exists()
+        assert not growing.exists()
     finally:
         live.kill()
         live.wait()

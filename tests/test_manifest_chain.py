@@ -10,6 +10,9 @@ test edits real files, then expects ``swarmlog verify`` to exit 1 with a one-lin
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from swarmlog.file.compact import compact
 from tests.cli_util import run_cli
 
 KEY = "operator-key-kept-in-the-vault"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _fill(root: Path, n: int = 90, start: int = 0) -> None:
@@ -269,3 +273,35 @@ def test_a_key_file_under_the_root_is_refused(
     monkeypatch.setenv(arc.KEY_FILE_ENV, str(tmp_path / "missing.key"))
     code, problems = _verify(root, "--key")
     assert code == 1 and "cannot read the chain key" in problems[0], problems
+
+
+_SEALER = """
+import sys
+from swarmlog import FileLog
+from swarmlog.file import chain_key, seal_head
+log = FileLog(sys.argv[1], notify=False)
+rep = log.verify()
+for _ in range(int(sys.argv[2])):
+    seal_head(log, rep, chain_key())
+log.close()
+"""
+
+
+def test_sealers_at_once_lose_no_seal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four processes sealing the head at once (``verify --key --seal``'s call, 25 times
+    each): every seal is in the file and holds. The file is read, extended and renamed
+    over, so without ``compact.lock`` around that two sealers each renamed their own copy
+    and a seal was lost."""
+    root = tmp_path / "s"
+    _fill(root, 12)
+    env = {**os.environ, arc.KEY_ENV: KEY, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _SEALER, str(root), "25"], cwd=ROOT, env=env)
+        for _ in range(4)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 4
+    lines = (root / "seals").read_bytes().splitlines()
+    assert len(lines) == 100
+    monkeypatch.setenv(arc.KEY_ENV, KEY)
+    assert _verify(root, "--key") == (0, [])
+    assert not [n for n in os.listdir(root) if n.endswith(".tmp")]  # (none left behind)

@@ -14,6 +14,7 @@ and checked against the seals (``VerifyReport.chain_values``, swarmlog/jetstream
 from __future__ import annotations
 
 import bisect
+import fcntl
 import hashlib
 import os
 import re
@@ -26,7 +27,7 @@ from swarmlog.contract import VerifyReport
 from swarmlog.errors import SwarmlogError
 from swarmlog.file import archive
 from swarmlog.file import segment as seg
-from swarmlog.file.fsguard import read_nofollow
+from swarmlog.file.fsguard import open_nofollow, read_nofollow
 
 _ANCHOR = re.compile(r"^(\d+):([0-9a-f]{32})$")
 
@@ -111,18 +112,28 @@ def _mac(key: bytes, seq: int, value: str) -> str:
 
 def seal(log: Any, rep: VerifyReport, key: bytes) -> str:
     """Append a keyed seal of the verified head (``rep``) to the root's ``seals`` file
-    (rewritten atomically); the line, for the caller to print. A seal is an anchor kept
-    *inside* the root that nobody without the key can forge: ``verify --key`` fails
-    unless the record at its seq still carries its chain value."""
+    (rewritten atomically, under ``compact.lock``); the line, for the caller to print. A
+    seal is an anchor kept *inside* the root that nobody without the key can forge:
+    ``verify --key`` fails unless the record at its seq still carries its chain value.
+
+    Why the lock: the file is read, extended and renamed over; two sealers at once
+    would each rename their own copy, and one seal would be lost. Compactions and
+    erasures hold the same lock (and so may remove a dead sealer's temporary:
+    ``tmpclean.LOCKED``)."""
     root = os.fspath(log.root)
-    try:
-        old = read_nofollow(os.path.join(root, SEALS))
-    except FileNotFoundError:
-        old = b""
     line = orjson.dumps(
         {"seq": rep.head_seq, "chain": rep.head, "mac": _mac(key, rep.head_seq, rep.head)}
     )
-    archive.write_atomic(root, SEALS, old + line + b"\n")
+    lock = open_nofollow(os.path.join(root, "compact.lock"), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            old = read_nofollow(os.path.join(root, SEALS))
+        except FileNotFoundError:
+            old = b""
+        archive.write_atomic(root, SEALS, old + line + b"\n")
+    finally:
+        os.close(lock)
     return line.decode()
 
 

@@ -1,7 +1,7 @@
 """Temporary files of killed or failed writers: found and removed (issue 22, item 6).
 
 Every atomic write of the log's own files (``archive.write_atomic``: archives, ids files,
-``retention.json``, the redaction count) goes through ``.<name>.<pid>.tmp`` in the same
+``retention.json``, the redaction count, the seals) goes through ``.<name>.<pid>.tmp`` in the same
 directory, renamed over ``<name>`` when complete. A process killed (or failing: disk
 full) before the rename leaves the temporary behind, and an archive's or ids file's
 temporary holds *records*: bytes a later ``forget`` must not miss. So:
@@ -31,9 +31,9 @@ from swarmlog.sidefile import alive
 
 _TMP = re.compile(r"^\.(.+)\.(\d+)\.tmp$")
 ARCHIVE = "archive"
-LOCKED = ("retention.json", "redactions")
-"""The root's files written only under ``compact.lock`` (archive.MANIFEST, redact.COUNT_FILE;
-named here, not imported: both modules import this one)."""
+LOCKED = ("retention.json", "redactions", "seals")
+"""The root's files written only under ``compact.lock`` (archive.MANIFEST, redact.COUNT_FILE,
+anchors.SEALS; named here, not imported: those modules import this one)."""
 APPENDING = ("index",)
 """The root's files written only under the append lock (view/writerindex.py ``NAME``)."""
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from swarmlog import Event, Log, VersionConflict
+from swarmlog.sidefile import alive
 from synthesizer import events as T
 
 LEASE_KEY = "synthesizer"
@@ -35,15 +36,9 @@ def default_worker_name() -> str:
 
 def _gone(host: str | None, pid: int | None) -> bool:
     """True when ``pid`` on this host is provably not running (another host: unknown)."""
-    if host != socket.gethostname() or pid is None or pid == os.getpid():
+    if host != socket.gethostname() or pid is None:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists, another user's
-        return False
-    return False
+    return not alive(pid)  # (this process and another user's count as alive)
 
 
 def _when(ts: float) -> str:

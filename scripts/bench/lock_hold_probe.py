@@ -93,6 +93,10 @@ def _wrap_phases() -> None:
     _phase(FileLog, "_write", "write (batch)")
     _phase(ixfast, "write_one", "write (one)")
     _phase(FileLog, "_combined", "combined return")
+    from swarmlog.file import lockfile
+
+    _phase(lockfile, "lock_spinning", "lock wait (own append)")
+    _phase(FileLog, "_group_sync", "group sync")
 
 
 def _phase_line(phases: list[dict[str, list[int]]], n: int) -> str:
@@ -107,12 +111,16 @@ def _phase_line(phases: list[dict[str, list[int]]], n: int) -> str:
     return "  phases: " + "; ".join(out)
 
 
+DURABILITY = ["process"]
+"""``--durability``: the writers' (``fsync``: each append returns once a sync covers it)."""
+
+
 def _worker(where: str, wid: int, start: Any, seconds: float, out: Any, timed: _Timed) -> None:
     from concurrency_bench import _event, _loop
 
     from swarmlog.file.log import FileLog
 
-    log = FileLog(where, notify=False)
+    log = FileLog(where, notify=False, durability=DURABILITY[0])  # type: ignore[arg-type]
     log.append(_event(wid, -1))
     timed.holds.clear()
     for acc in PHASES.values():
@@ -166,7 +174,9 @@ def main() -> None:
         "--prefill", type=int, default=0, help="records in the log before the writers start"
     )
     ap.add_argument("--phases", action="store_true", help="time the combining steps")
+    ap.add_argument("--durability", default="process", choices=["process", "fsync"])
     args = ap.parse_args()
+    DURABILITY[0] = args.durability
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, os.path.abspath(args.tree))
     # (concurrency_bench puts its tree first on import: without this, --tree was ignored)

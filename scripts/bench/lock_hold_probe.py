@@ -96,6 +96,7 @@ def _wrap_phases() -> None:
     from swarmlog.file import lockfile
 
     _phase(lockfile, "lock_spinning", "lock wait (own append)")
+    _phase(os, "sched_yield", "sched_yield")
     _phase(FileLog, "_group_sync", "group sync")
 
 

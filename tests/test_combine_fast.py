@@ -207,3 +207,47 @@ def test_a_sticky_holder_appends_the_posts_made_meanwhile(
         for log in logs:
             log.close()
     assert index_view(str(tmp_path)) == segment_view(str(tmp_path))
+
+
+def test_a_staying_holder_stops_when_its_time_is_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``combine.more`` begins no round once ``for_s`` seconds have passed: with posts
+    arriving at every look (a writer re-posting as soon as its record is done), a holder
+    given no time appends one more batch and lets go; given time, all its rounds."""
+    monkeypatch.setenv(combine.SWITCH_ENV, "1")
+    logs = [FileLog(tmp_path, notify=False) for _ in range(2)]
+    holder, poster = logs
+    try:
+        for rnd in range(2):  # (each handle sees the other: none is alone, slots open)
+            for j, log in enumerate(logs):
+                log.append(Event(agent="w", type="t", id=f"warm{rnd}.{j}"))
+        slots, mine = holder._slots, poster._slots
+        assert slots is not None and mine is not None
+        posted = iter(range(100, 200))
+        look = slots.others
+
+        def busy() -> list[combine.Posted]:  # (a post made meanwhile, before every look)
+            if mine.ticket == 0 or mine.result() is not None:
+                mine.ticket = 0
+                _post(poster, _event(next(posted)))
+            return look()
+
+        monkeypatch.setattr(slots, "others", busy)
+        lock_fd = holder._lock_fd
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        try:
+            ix = ixfast.view(holder)
+            assert ix is not None
+            end = holder._last
+            assert combine.more(holder, ix, slots, 0, 5, 0.0) == end + 1  # (one round)
+            assert combine.more(holder, ix, slots, 0, 5, 60.0) == end + 6  # (five)
+        finally:
+            fcntl.flock(lock_fd, fcntl.LOCK_UN)
+            mine.clear()
+        assert combine.STICKY_FOR == 0.01
+        assert holder.verify().ok
+    finally:
+        for log in logs:
+            log.close()
+    assert index_view(str(tmp_path)) == segment_view(str(tmp_path))

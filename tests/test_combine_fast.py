@@ -9,7 +9,9 @@ rotation.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -38,6 +40,26 @@ def _post(log: FileLog, ev: Event) -> None:
     idk = ixfast.id_key(src["id"])
     slots = log._slots_for(idk)
     assert slots is not None and slots.post(idk[0], idk[1], src.get("key"), pre, post)
+
+
+def _warm(logs: list[FileLog]) -> None:
+    """Two appends by every handle in turn: each has seen the others (none is alone) and
+    claimed its combining slot."""
+    for rnd in range(2):
+        for j, log in enumerate(logs):
+            log.append(Event(agent="w", type="t", id=f"warm{rnd}.{j}"))
+
+
+@contextlib.contextmanager
+def _holding(holder: FileLog) -> Iterator[tuple[wi.WriterIndex, int]]:
+    """``holder`` holding the append lock, its index current: (the index, last seq)."""
+    fcntl.flock(holder._lock_fd, fcntl.LOCK_EX)
+    try:
+        ix = ixfast.view(holder)
+        assert ix is not None
+        yield ix, holder._last
+    finally:
+        fcntl.flock(holder._lock_fd, fcntl.LOCK_UN)
 
 
 def _event(i: int) -> Event:
@@ -174,16 +196,9 @@ def test_a_sticky_holder_appends_the_posts_made_meanwhile(
     logs = [FileLog(tmp_path, notify=False) for _ in range(3)]
     holder, p1, p2 = logs
     try:
-        for rnd in range(2):  # (every handle sees the others: none is alone, slots open)
-            for j, log in enumerate(logs):
-                log.append(Event(agent="w", type="t", id=f"warm{rnd}.{j}"))
+        _warm(logs)
         assert holder._slots is not None and p1._slots is not None and p2._slots is not None
-        lock_fd = holder._lock_fd
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        try:
-            ix = ixfast.view(holder)
-            assert ix is not None
-            end = holder._last
+        with _holding(holder) as (ix, end):
             _post(p1, _event(1))
             assert combine.more(holder, ix, holder._slots, 0, 0) == 0  # (no rounds)
             assert p1._slots.result() is None
@@ -195,8 +210,6 @@ def test_a_sticky_holder_appends_the_posts_made_meanwhile(
             assert p1._slots.result()[:2] == (end + 2, False)  # type: ignore[index]
             assert p2._slots.result()[:2] == (end + 1, True)  # type: ignore[index]
             assert combine.more(holder, ix, holder._slots, 7, 3) == 7  # (nothing posted)
-        finally:
-            fcntl.flock(lock_fd, fcntl.LOCK_UN)
         for log in (p1, p2):
             log._slots.ticket = 0  # type: ignore[union-attr]
         assert holder.append(Event(agent="w", type="t", id="after")).seq == end + 3
@@ -219,9 +232,7 @@ def test_a_staying_holder_stops_when_its_time_is_up(
     logs = [FileLog(tmp_path, notify=False) for _ in range(2)]
     holder, poster = logs
     try:
-        for rnd in range(2):  # (each handle sees the other: none is alone, slots open)
-            for j, log in enumerate(logs):
-                log.append(Event(agent="w", type="t", id=f"warm{rnd}.{j}"))
+        _warm(logs)
         slots, mine = holder._slots, poster._slots
         assert slots is not None and mine is not None
         posted = iter(range(100, 200))
@@ -234,17 +245,9 @@ def test_a_staying_holder_stops_when_its_time_is_up(
             return look()
 
         monkeypatch.setattr(slots, "others", busy)
-        lock_fd = holder._lock_fd
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        try:
-            ix = ixfast.view(holder)
-            assert ix is not None
-            end = holder._last
+        with _holding(holder) as (ix, end):
             assert combine.more(holder, ix, slots, 0, 5, 0.0) == end + 1  # (one round)
             assert combine.more(holder, ix, slots, 0, 5, 60.0) == end + 6  # (five)
-        finally:
-            fcntl.flock(lock_fd, fcntl.LOCK_UN)
-            mine.clear()
         assert combine.STICKY_FOR == 0.01
         assert holder.verify().ok
     finally:

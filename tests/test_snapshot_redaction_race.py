@@ -53,3 +53,58 @@ def test_a_save_overtaken_by_a_renaming_redaction_leaves_no_old_string(
         assert d.version("~erased-key") == victim.seq
         again = d.append(Event(agent="v", type="note", id="req-ZQXRACE-1", body={}))
         assert again.seq == d.last_seq and again.seq != victim.seq
+
+
+def _index_is_the_log(root: Path) -> None:
+    """The shared writer index holds exactly the ids and keys the segments hold."""
+    from tests.indexworkers import index_view, segment_view
+
+    view = index_view(str(root))
+    assert view is not None, "index not trusted"
+    _, ids, keys = segment_view(str(root))
+    assert (view[1], view[2]) == (ids, keys)
+
+
+def test_a_view_read_before_a_renaming_redaction_does_not_become_the_index(
+    tmp_path: Path,
+) -> None:
+    """A handle that read the log (its dicts: every id and key), then a redaction that
+    renames an id and a key (dropping the index), then the handle's first append: the
+    index it builds holds the new names, not the old ones its dicts held (the swarm-kill
+    test's operators case found the index keeping a forgotten agent's ids; session 9)."""
+    root = tmp_path / "s"
+    with FileLog(root, notify=False) as w:
+        victim = w.append(Event(agent="v", type="note", id="req-ZQXOLD-1", key="k-ZQXOLD"))
+        for i in range(5):
+            w.append(Event(agent="w", type="note", body={"i": i}))
+    late = FileLog(root, notify=False)
+    assert late.version("k-ZQXOLD") == victim.seq  # (its view now holds the old names)
+    with FileLog(root, notify=False) as op:
+        rename = Rewrite({}, {"id": "~erased-id", "key": "~erased-key"})
+        assert op.redact({victim.seq: rename}) == 1
+    late.append(Event(agent="w", type="note", body={"i": 9}))
+    late.close()
+    _index_is_the_log(root)
+
+
+def test_a_writer_alone_leaves_its_mode_when_a_redaction_drops_the_index(
+    tmp_path: Path,
+) -> None:
+    """A writer alone decides on its own dicts; a renaming redaction of a record in an
+    older segment (the writer's own segment untouched) drops the index it lags. Its next
+    appends and its close must not answer from, or enter, the old names: a retry of the
+    renamed id is a new record, and the index holds the new names."""
+    root = tmp_path / "s"
+    w = FileLog(root, notify=False, segment_bytes=4096)
+    victim = w.append(Event(agent="v", type="note", id="req-ZQXALONE-1", key="k-ZQXALONE"))
+    while w._seg_first == 1:  # (past the victim's segment)
+        w.append(Event(agent="w", type="note", body={"pad": "x" * 200}))
+    w.append(Event(agent="w", type="note", body={"i": 0}))
+    assert w._alone
+    with FileLog(root, notify=False) as op:
+        rename = Rewrite({}, {"id": "~erased-id", "key": "~erased-key"})
+        assert op.redact({victim.seq: rename}) == 1
+    again = w.append(Event(agent="v", type="note", id="req-ZQXALONE-1", key="k-ZQXALONE"))
+    assert again.seq == w.last_seq and again.seq != victim.seq
+    w.close()
+    _index_is_the_log(root)

@@ -170,6 +170,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._wix_off = False
         self._swarm16 = writerindex.swarm_key(self._swarm_id)
         self._partial = False
+        self._view_redactions = 0
         self._ix_ready = False
         self._save_later = None
         self._save_from = (None, 0)  # (the index and heap size a save copies from)
@@ -452,6 +453,8 @@ class FileLog(SegmentReader, AloneView, Log):
         """``append``'s body without the index (under the lock): (seq, known, ts)."""
         at_end = self._at_known_end()
         if not at_end:
+            if self._view_stale():  # (a redaction renamed what the dicts hold)
+                self._view_restart()
             self._catch_up(locked=True)
         seq = self._ids.get(eid)
         if seq is not None:

@@ -33,7 +33,6 @@ from time import clock_gettime_ns as _clock_ns
 
 from swarmlog._fast import bounded_stamp
 from swarmlog.errors import SwarmlogError
-from swarmlog.file import redact
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.index import IndexedView, lag_allowed
@@ -47,8 +46,8 @@ class AloneView(IndexedView):
 
     def _alone_begin(self, ix: wi.WriterIndex) -> None:
         """After an index update by a handle whose dicts hold the whole log: lag from here."""
-        if not lag_allowed():
-            return
+        if not lag_allowed() or self._view_stale():
+            return  # (stale dicts: a redaction ran since they began; the index decides)
         self._alone = True
         self._lag_gen = ix.seen
         self._lag_first = self._last + 1
@@ -58,9 +57,11 @@ class AloneView(IndexedView):
     def _still_alone(self) -> bool:
         """Under the append lock: no other writer appended since this handle's last
         append (the segment ends where it left it; a full one has no successor, so this
-        handle rotates). False ends the mode."""
+        handle rotates), and the index it lags was not retired (a redaction drops it: the
+        dicts may hold names it renamed, in any segment). False ends the mode."""
         fd = self._seg_fd
-        if fd >= 0:
+        ix = self._wix
+        if fd >= 0 and (ix is None or not ix.retired()):  # (retired: a redaction dropped it)
             end = self._seg_end
             if os.lseek(fd, 0, os.SEEK_END) == end:
                 if end < self.segment_bytes:
@@ -68,7 +69,7 @@ class AloneView(IndexedView):
                 if not os.path.exists(self._seg_path(self._last + 1)):
                     if viewsnap.due(self._last, self._view_at):  # (as the catch-up
                         # before a rotation did, after the lock: _ix_flush_save)
-                        self._save_later = viewsnap.Pending(redact.count(self._root_s))
+                        self._save_later = viewsnap.Pending(self._view_redactions)
                     return True
         self._alone = False
         return False
@@ -78,9 +79,10 @@ class AloneView(IndexedView):
         dicts answer. False ends the mode: had the read caught up with another writer's
         records, the dicts would stay whole and this handle would go on parsing them at
         every read instead of taking the index (a CAS loop beside another writer)."""
-        fd, end = self._seg_fd, self._seg_end
+        fd, end, ix = self._seg_fd, self._seg_end, self._wix
         if (
             fd >= 0
+            and (ix is None or not ix.retired())
             and os.lseek(fd, 0, os.SEEK_END) == end
             and (end < self.segment_bytes or not os.path.exists(self._seg_path(self._last + 1)))
         ):
@@ -125,8 +127,8 @@ class AloneView(IndexedView):
         writer may have caught part of it up meanwhile) from the dicts. Best effort:
         what is left is read from the segment by the next writer."""
         self._alone = False
-        if self._last < self._lag_first or self._lock_fd < 0:
-            return
+        if self._last < self._lag_first or self._lock_fd < 0 or self._view_stale():
+            return  # (nothing to enter, or dicts a redaction made stale: a catch-up's)
         try:
             with self._tlock, self._locked():
                 ix = self._ix_mapped()

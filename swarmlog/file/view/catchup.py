@@ -47,6 +47,8 @@ class CatchUp(SegmentWriter):
         last = self._last
         try:
             if last == 0 and self._seg_fd < 0 and self._seg_end == 0:
+                # (the dicts begin: the count first, so a redaction from here on shows)
+                self._view_redactions = redact.count(self._root_s)
                 viewsnap.load(self)  # a fresh handle: start from a saved view if sound
             self._catch_up_once(locked)
         except CorruptionError:
@@ -59,7 +61,7 @@ class CatchUp(SegmentWriter):
                 self._offs_new()
         if locked and not self._partial and viewsnap.due(self._last, self._view_at):
             # spare the next process this scan (snapshot.py), after the lock
-            self._save_later = viewsnap.Pending(redact.count(self._root_s))
+            self._save_later = viewsnap.Pending(self._view_redactions)
 
     def _catch_up_once(self, locked: bool) -> None:
         """One pass of ``_catch_up``.

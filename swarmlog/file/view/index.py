@@ -227,21 +227,32 @@ class IndexedView(CatchUp):
             self._seg_fd = -1
         return self._seg_fd
 
+    def _view_stale(self) -> bool:
+        """Whether a redaction ran since the dicts began (``_view_redactions``): they may
+        hold ids and keys it renamed, under the old names, so nothing may be built from
+        them (a file read: only where the dicts are about to be trusted whole)."""
+        return redact.count(self._root_s) != self._view_redactions
+
+    def _view_restart(self) -> None:
+        """Drop the view and read the log again from scratch (view snapshot, archives,
+        torn tails cut as ever), under the append lock."""
+        if self._seg_fd >= 0:
+            os.close(self._seg_fd)
+        self._seg_fd = -1
+        self._ids, self._versions = hashed_dict(), {}
+        self._last, self._last_ts, self._tip = 0, 0.0, hashchain.GENESIS
+        self._seg_first, self._seg_end, self._view_at = 1, 0, 0
+        self._partial = False
+        self._offs_new()
+        self._catch_up(locked=True)
+
     def _ix_rebuild(self, rescan: bool = True) -> wi.WriterIndex:
-        """A full catch-up from scratch (view snapshot, archives, torn tails cut as ever;
-        ``rescan=False``: the handle's complete view of a moment ago), then a new index
-        file from it (the old one retired)."""
+        """A full catch-up from scratch (``_view_restart``; ``rescan=False``: the
+        handle's complete view of a moment ago, unless a redaction ran since it began),
+        then a new index file from it (the old one retired)."""
         wi.clean_tmp(self._root_s)
-        if rescan or self._partial:
-            if self._seg_fd >= 0:
-                os.close(self._seg_fd)
-            self._seg_fd = -1
-            self._ids, self._versions = hashed_dict(), {}
-            self._last, self._last_ts, self._tip = 0, 0.0, hashchain.GENESIS
-            self._seg_first, self._seg_end, self._view_at = 1, 0, 0
-            self._partial = False
-            self._offs_new()
-            self._catch_up(locked=True)
+        if rescan or self._partial or self._view_stale():
+            self._view_restart()
         ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
         old = self._wix
         cap = old.clock() if old is not None else (0.0, 0)

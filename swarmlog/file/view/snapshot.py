@@ -90,7 +90,8 @@ class Pending:
     """A save of a handle's own view (its whole dicts) that became due under the append
     lock and is made after it (``IndexedView._ix_flush_save``): building the columns of
     every id is O(n) (1.3 s at 1,000,000 ids) and no other writer should wait for it.
-    ``redactions``: the redaction count then (a redaction since: no save)."""
+    ``redactions``: the redaction count when the dicts began (``_view_redactions``; a
+    redaction since: no save, the dicts may hold names it renamed)."""
 
     redactions: int
 

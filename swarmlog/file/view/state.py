@@ -100,6 +100,10 @@ class FileState:
     _partial: bool
     """True once the view took its end from the index: ``_ids``/``_versions`` miss what
     other writers appended, and nothing decides on them."""
+    _view_redactions: int
+    """The redaction count when ``_ids``/``_versions`` began (their first read of the log,
+    view/catchup.py): a redaction since may have renamed ids and keys they still hold under
+    the old names, so they are no longer whole (``_view_stale``, view/index.py)."""
     _save_later: Any
     """A view snapshot prepared under the append lock (``ixsnap.RawView``, or
     ``viewsnap.Pending`` for the handle's own view), written after it (view/index.py)."""

@@ -108,3 +108,87 @@ def test_a_writer_alone_leaves_its_mode_when_a_redaction_drops_the_index(
     assert again.seq == w.last_seq and again.seq != victim.seq
     w.close()
     _index_is_the_log(root)
+
+
+def test_a_reader_overtaken_by_a_redaction_of_an_archive_reads_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh handle reads the log before it takes the append lock (catchup.py). Past a
+    compacted segment it loads the retention manifest, then the archive's ids file; a
+    renaming redaction of an archived record in between replaces that ids file (and
+    deletes the old one). The handle's first append must go on: the finding is confirmed
+    under the lock, where no redaction runs (a swarm-kill worker died of this
+    ``ArchiveCorrupt``: "ids file ... is missing"; session 9)."""
+    from swarmlog.file import archive
+    from swarmlog.file.compact import compact
+
+    root = tmp_path / "s"
+    with FileLog(root, notify=False, segment_bytes=4096) as w:
+        victim = w.append(Event(agent="v", type="note", id="req-ZQXARC-1", key="k-ZQXARC"))
+        while len(list((root / "segments").iterdir())) < 3:
+            w.append(Event(agent="w", type="note", body={"pad": "x" * 200}))
+        point = w.last_seq - 2
+        w.checkpoints.save(point, b"state", "test/1")
+        assert compact(w, point, "archive").segments
+    for name in ("view.idx", "view.json"):  # (the fresh handle reads from the start)
+        (root / name).unlink(missing_ok=True)
+    op = FileLog(root, notify=False)
+    real = archive.load
+    raced: list[int] = []
+
+    def load(where: str) -> Any:
+        got = real(where)
+        if not raced:  # (the manifest is read: the redaction runs before the ids file is)
+            raced.append(0)
+            rename = Rewrite({}, {"id": "~erased-id", "key": "~erased-key"})
+            raced[0] = op.redact({victim.seq: rename})
+        return got
+
+    monkeypatch.setattr(archive, "load", load)
+    fresh = FileLog(root, notify=False)
+    got = fresh.append(Event(agent="w", type="note", body={"after": 1}))
+    assert raced == [1], "the redaction did not run mid-read"
+    assert got.seq == fresh.last_seq
+    fresh.close()
+    op.close()
+    _index_is_the_log(root)
+
+
+def test_a_read_overtaken_by_a_redaction_of_an_archive_reads_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``read`` from seq 1 loads the manifest, then reads each archive it names; a
+    renaming redaction in between replaces the archive (and deletes the old file). The
+    read goes on from the archive the manifest names now, with the redacted record,
+    instead of failing as corrupt."""
+    from swarmlog.file import archive
+    from swarmlog.file.compact import compact
+
+    root = tmp_path / "s"
+    with FileLog(root, notify=False, segment_bytes=4096) as w:
+        victim = w.append(Event(agent="v", type="note", id="req-ZQXREAD-1", key="k-ZQXREAD"))
+        while len(list((root / "segments").iterdir())) < 3:
+            w.append(Event(agent="w", type="note", body={"pad": "x" * 200}))
+        point = w.last_seq - 2
+        w.checkpoints.save(point, b"state", "test/1")
+        assert compact(w, point, "archive").segments
+        last = w.last_seq
+    op = FileLog(root, notify=False)
+    real = archive.load
+    raced: list[int] = []
+
+    def load(where: str) -> Any:
+        got = real(where)
+        if not raced:
+            raced.append(0)
+            rename = Rewrite({}, {"id": "~erased-id", "key": "~erased-key"})
+            raced[0] = op.redact({victim.seq: rename})
+        return got
+
+    monkeypatch.setattr(archive, "load", load)
+    with FileLog(root, notify=False) as reader:
+        got = list(reader.read(1))
+    op.close()
+    assert raced == [1], "the redaction did not run mid-read"
+    assert [e.seq for e in got] == list(range(1, last + 1))
+    assert got[0].id == "~erased-id"

@@ -22,9 +22,9 @@ import gzip
 import hashlib
 import os
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -258,6 +258,23 @@ def archived_bytes(root: str, e: Entry) -> bytes:
     return _unpack(os.path.join(root, ARCHIVE, archive_file(e)), e.checksum, "archive")
 
 
+T = TypeVar("T")
+
+
+def current(root: str, e: Entry, read: Callable[[str, Entry], T]) -> T:
+    """``read(root, e)``, where ``e`` comes from a manifest loaded without
+    ``compact.lock``: if its file is gone because a redaction replaced it since (a new
+    generation, the manifest switched to it, the old file deleted), read the entry the
+    manifest names now. A file still named and missing is corrupt, as before."""
+    try:
+        return read(root, e)
+    except ArchiveCorrupt:
+        now = next((x for x in load(root).entries if x.first == e.first), None)
+        if now is None or now == e:
+            raise
+        return read(root, now)
+
+
 def archived_ids(root: str, e: Entry) -> dict[str, Any]:
     """``{"ids": [id of seq first, first+1, ...], "keys": {key: last seq}}`` of an entry."""
     data = _unpack(os.path.join(root, ARCHIVE, ids_file(e)), e.ids_checksum, "ids file")
@@ -310,7 +327,8 @@ def read_before(
             continue
         if e.first > from_seq or not e.archived:
             raise _gone(m, from_seq)
-        for recs in records(archived_bytes(root, e), e.first, archive_name(e.first)):
+        data = current(root, e, archived_bytes)  # (a redaction may have replaced it)
+        for recs in records(data, e.first, archive_name(e.first)):
             if recs[-1]["seq"] < from_seq:
                 continue
             recs = [d for d in recs if from_seq <= d["seq"] <= hi]
@@ -335,7 +353,7 @@ def skip(log: WriterView) -> bool:
     for e in load(log._root_s).entries:
         if e.last <= log._last or e.first >= nxt:
             continue
-        d = archived_ids(log._root_s, e)
+        d = current(log._root_s, e, archived_ids)  # (a redaction may have replaced it)
         log._ids.update(zip(d["ids"], range(e.first, e.last + 1), strict=True))
         log._versions.update(d["keys"])
     if log._seg_fd >= 0:

@@ -42,7 +42,8 @@ class CatchUp(SegmentWriter):
 
         Unlocked, a "bad record followed by a good one" can be a race, not corruption: a
         writer cut a torn tail and appended over it while we read, and our read mixed old
-        and new bytes. Such a finding is confirmed under the lock before it is believed.
+        and new bytes. So can a missing archive ids file: a redaction replaced it after we
+        read the manifest. Such a finding is confirmed under the lock before it is believed.
         """
         last = self._last
         try:
@@ -51,10 +52,12 @@ class CatchUp(SegmentWriter):
                 self._view_redactions = redact.count(self._root_s)
                 viewsnap.load(self)  # a fresh handle: start from a saved view if sound
             self._catch_up_once(locked)
-        except CorruptionError:
+        except (CorruptionError, archive.ArchiveCorrupt):
             if locked:
                 raise
-            with self._locked(write=False):  # no writer is mid-write now: this is real
+            # no writer is mid-write now, and no redaction is mid-way (it replaces an
+            # archive's ids file after this read loaded the manifest naming the old one)
+            with self._locked(write=False):
                 self._catch_up_once(False)
         finally:
             if self._last != last:

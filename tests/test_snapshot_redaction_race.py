@@ -110,6 +110,41 @@ def test_a_writer_alone_leaves_its_mode_when_a_redaction_drops_the_index(
     _index_is_the_log(root)
 
 
+def _archived(root: Path, tag: str) -> tuple[Event, int]:
+    """A log whose first segments were compacted into archives, its first record an
+    event with id ``req-<tag>-1`` and key ``k-<tag>``: (that record, the last seq)."""
+    from swarmlog.file.compact import compact
+
+    with FileLog(root, notify=False, segment_bytes=4096) as w:
+        victim = w.append(Event(agent="v", type="note", id=f"req-{tag}-1", key=f"k-{tag}"))
+        while len(list((root / "segments").iterdir())) < 3:
+            w.append(Event(agent="w", type="note", body={"pad": "x" * 200}))
+        point = w.last_seq - 2
+        w.checkpoints.save(point, b"state", "test/1")
+        assert compact(w, point, "archive").segments
+        return victim, w.last_seq
+
+
+def _redact_after_first_load(monkeypatch: pytest.MonkeyPatch, op: FileLog, seq: int) -> list[int]:
+    """Make the next load of the retention manifest run a renaming redaction of ``seq``
+    (by ``op``) right after it: the list gets the records it rewrote."""
+    from swarmlog.file import archive
+
+    real = archive.load
+    raced: list[int] = []
+
+    def load(where: str) -> Any:
+        got = real(where)
+        if not raced:  # (the manifest is read: the redaction runs before its files are)
+            raced.append(0)
+            rename = Rewrite({}, {"id": "~erased-id", "key": "~erased-key"})
+            raced[0] = op.redact({seq: rename})
+        return got
+
+    monkeypatch.setattr(archive, "load", load)
+    return raced
+
+
 def test_a_reader_overtaken_by_a_redaction_of_an_archive_reads_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,32 +154,12 @@ def test_a_reader_overtaken_by_a_redaction_of_an_archive_reads_on(
     deletes the old one). The handle's first append must go on: the finding is confirmed
     under the lock, where no redaction runs (a swarm-kill worker died of this
     ``ArchiveCorrupt``: "ids file ... is missing"; session 9)."""
-    from swarmlog.file import archive
-    from swarmlog.file.compact import compact
-
     root = tmp_path / "s"
-    with FileLog(root, notify=False, segment_bytes=4096) as w:
-        victim = w.append(Event(agent="v", type="note", id="req-ZQXARC-1", key="k-ZQXARC"))
-        while len(list((root / "segments").iterdir())) < 3:
-            w.append(Event(agent="w", type="note", body={"pad": "x" * 200}))
-        point = w.last_seq - 2
-        w.checkpoints.save(point, b"state", "test/1")
-        assert compact(w, point, "archive").segments
+    victim, _ = _archived(root, "ZQXARC")
     for name in ("view.idx", "view.json"):  # (the fresh handle reads from the start)
         (root / name).unlink(missing_ok=True)
     op = FileLog(root, notify=False)
-    real = archive.load
-    raced: list[int] = []
-
-    def load(where: str) -> Any:
-        got = real(where)
-        if not raced:  # (the manifest is read: the redaction runs before the ids file is)
-            raced.append(0)
-            rename = Rewrite({}, {"id": "~erased-id", "key": "~erased-key"})
-            raced[0] = op.redact({victim.seq: rename})
-        return got
-
-    monkeypatch.setattr(archive, "load", load)
+    raced = _redact_after_first_load(monkeypatch, op, victim.seq)
     fresh = FileLog(root, notify=False)
     got = fresh.append(Event(agent="w", type="note", body={"after": 1}))
     assert raced == [1], "the redaction did not run mid-read"
@@ -161,31 +176,10 @@ def test_a_read_overtaken_by_a_redaction_of_an_archive_reads_the_new_one(
     renaming redaction in between replaces the archive (and deletes the old file). The
     read goes on from the archive the manifest names now, with the redacted record,
     instead of failing as corrupt."""
-    from swarmlog.file import archive
-    from swarmlog.file.compact import compact
-
     root = tmp_path / "s"
-    with FileLog(root, notify=False, segment_bytes=4096) as w:
-        victim = w.append(Event(agent="v", type="note", id="req-ZQXREAD-1", key="k-ZQXREAD"))
-        while len(list((root / "segments").iterdir())) < 3:
-            w.append(Event(agent="w", type="note", body={"pad": "x" * 200}))
-        point = w.last_seq - 2
-        w.checkpoints.save(point, b"state", "test/1")
-        assert compact(w, point, "archive").segments
-        last = w.last_seq
+    victim, last = _archived(root, "ZQXREAD")
     op = FileLog(root, notify=False)
-    real = archive.load
-    raced: list[int] = []
-
-    def load(where: str) -> Any:
-        got = real(where)
-        if not raced:
-            raced.append(0)
-            rename = Rewrite({}, {"id": "~erased-id", "key": "~erased-key"})
-            raced[0] = op.redact({victim.seq: rename})
-        return got
-
-    monkeypatch.setattr(archive, "load", load)
+    raced = _redact_after_first_load(monkeypatch, op, victim.seq)
     with FileLog(root, notify=False) as reader:
         got = list(reader.read(1))
     op.close()

@@ -14,7 +14,6 @@ and checked against the seals (``VerifyReport.chain_values``, swarmlog/jetstream
 from __future__ import annotations
 
 import bisect
-import fcntl
 import hashlib
 import os
 import re
@@ -25,9 +24,9 @@ import orjson
 from swarmlog.chain import stored
 from swarmlog.contract import VerifyReport
 from swarmlog.errors import SwarmlogError
-from swarmlog.file import archive
+from swarmlog.file import archive, lockfile
 from swarmlog.file import segment as seg
-from swarmlog.file.fsguard import open_nofollow, read_nofollow
+from swarmlog.file.fsguard import read_nofollow
 
 _ANCHOR = re.compile(r"^(\d+):([0-9a-f]{32})$")
 
@@ -124,16 +123,12 @@ def seal(log: Any, rep: VerifyReport, key: bytes) -> str:
     line = orjson.dumps(
         {"seq": rep.head_seq, "chain": rep.head, "mac": _mac(key, rep.head_seq, rep.head)}
     )
-    lock = open_nofollow(os.path.join(root, "compact.lock"), os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with lockfile.operator_lock(root):
         try:
             old = read_nofollow(os.path.join(root, SEALS))
         except FileNotFoundError:
             old = b""
         archive.write_atomic(root, SEALS, old + line + b"\n")
-    finally:
-        os.close(lock)
     return line.decode()
 
 

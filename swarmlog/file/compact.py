@@ -16,7 +16,6 @@ Compactions are serialized by ``compact.lock``; appenders and readers never wait
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import itertools
 import os
 import time
@@ -28,9 +27,9 @@ import orjson
 from swarmlog import chain as hashchain
 from swarmlog.contract import Log
 from swarmlog.errors import SwarmlogError
-from swarmlog.file import archive, tmpclean
+from swarmlog.file import archive, lockfile, tmpclean
 from swarmlog.file import segment as seg
-from swarmlog.file.fsguard import fsync_dir, open_nofollow, read_nofollow
+from swarmlog.file.fsguard import fsync_dir, read_nofollow
 from swarmlog.file.log import FileLog
 
 
@@ -119,9 +118,7 @@ def compact(log: FileLog, point: int, mode: str = "archive", dry_run: bool = Fal
         return res
     log.check_writable()
     root = os.fspath(log.root)
-    lock = open_nofollow(os.path.join(root, "compact.lock"), os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with lockfile.operator_lock(root):
         tmpclean.clean(root, locked=True)  # a killed compaction's temporaries
         os.makedirs(os.path.join(root, archive.ARCHIVE), exist_ok=True)
         for span in eligible(log, point):
@@ -130,8 +127,6 @@ def compact(log: FileLog, point: int, mode: str = "archive", dry_run: bool = Fal
             res.freed += span.bytes
         firsts = seg.list_segments(log.segdir)
         res.first_seq = firsts[0] if firsts else 1
-    finally:
-        os.close(lock)
     res.seconds = time.perf_counter() - t0
     return res
 

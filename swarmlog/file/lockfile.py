@@ -15,6 +15,8 @@ import os
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
 
 LOCK_NAME = "lock"
+OPERATOR_LOCK = "compact.lock"
+"""Held by compactions, redactions and seals (the operators' writes), never by appends."""
 SPIN_MAX = 64
 """Non-blocking tries (about a microsecond each) an appender may make before it sleeps."""
 _EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
@@ -31,6 +33,13 @@ def open_read_lock(root: str) -> int:
         return open_nofollow(os.path.join(root, LOCK_NAME), os.O_RDONLY, writing=False)
     except FileNotFoundError:
         return -1
+
+
+def operator_lock(root: str) -> Flock:
+    """``with operator_lock(root):`` holds ``compact.lock``: one operator write at a time
+    (a compaction, a redaction, a seal); appenders and readers never wait on it."""
+    fd = open_nofollow(os.path.join(root, OPERATOR_LOCK), os.O_RDWR | os.O_CREAT, FILE_MODE)
+    return Flock(fd, owned=True)
 
 
 class Flock:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import fcntl
 import os
 import signal
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from swarmlog.errors import SwarmlogError
-from swarmlog.file import archive, tmpclean
+from swarmlog.file import archive, lockfile, tmpclean
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow, read_nofollow
 from swarmlog.file.view import slotfile
@@ -104,31 +103,26 @@ def redact(log: FileLog, changes: Mapping[int, Mapping[str, Any] | None]) -> int
         return 0
     log.check_writable()
     root = log._root_s
-    clock = open_nofollow(os.path.join(root, "compact.lock"), os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(clock, fcntl.LOCK_EX)
-        with log._tlock, log._locked(write=True):
-            log._catch_up(locked=True)
-            past = [q for q in todo if q > log._last]
-            if past:
-                raise SwarmlogError(f"redact: seq {min(past)} is past the end of the log")
-            clean_tmp(log)
-            if renames_index(todo):
-                drop_indexes(root)
-            n = _archives(root, todo)
-            firsts = seg.list_segments(log._segdir_s)
-            groups: dict[int, dict[int, Any]] = {}
-            for q, body in todo.items():
-                i = bisect.bisect_right(firsts, q) - 1
-                if i >= 0:
-                    groups.setdefault(firsts[i], {})[q] = body
-            for first in sorted(groups):
-                n += _segment(log, first, groups[first], first == firsts[-1])
-            if n:
-                _bump(root)
-            return n
-    finally:
-        os.close(clock)
+    with lockfile.operator_lock(root), log._tlock, log._locked(write=True):
+        log._catch_up(locked=True)
+        past = [q for q in todo if q > log._last]
+        if past:
+            raise SwarmlogError(f"redact: seq {min(past)} is past the end of the log")
+        clean_tmp(log)
+        if renames_index(todo):
+            drop_indexes(root)
+        n = _archives(root, todo)
+        firsts = seg.list_segments(log._segdir_s)
+        groups: dict[int, dict[int, Any]] = {}
+        for q, body in todo.items():
+            i = bisect.bisect_right(firsts, q) - 1
+            if i >= 0:
+                groups.setdefault(firsts[i], {})[q] = body
+        for first in sorted(groups):
+            n += _segment(log, first, groups[first], first == firsts[-1])
+        if n:
+            _bump(root)
+        return n
 
 
 COUNT_FILE = "redactions"

@@ -22,7 +22,7 @@ import abc
 import itertools
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from swarmlog.envelope import Event
 
@@ -171,7 +171,8 @@ class Log(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (threads, connections); the log is unusable afterwards."""
 
-    def __enter__(self) -> Log:
+    def __enter__(self) -> Self:
+        """The handle itself, typed as its own class (``with FileLog(...) as log``)."""
         return self
 
     def __exit__(self, *exc: object) -> None:

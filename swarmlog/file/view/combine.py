@@ -118,15 +118,22 @@ def usable_cores() -> int:
     return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
 
 
+def _many(cores: int | None) -> bool:
+    """Whether a process that may use ``cores`` CPUs (None: this one) has ``MANY_CORES``."""
+    return (usable_cores() if cores is None else cores) >= MANY_CORES
+
+
+def _setting(env: str, default: int) -> int:
+    """The whole number set in the environment variable ``env``, else ``default``
+    (benchmarks and tests set the tunings below this way)."""
+    value = os.environ.get(env, "")
+    return int(value) if value.isdigit() else default
+
+
 def wait_tries(cores: int | None = None) -> int:
     """The posted writer's tries before it sleeps, for a process that may use ``cores``
     CPUs (default: this one's; see ``WAIT_MANY``)."""
-    env = os.environ.get(WAIT_ENV, "")
-    if env.isdigit():
-        return int(env)
-    if cores is None:
-        cores = usable_cores()
-    return WAIT_MANY if cores >= MANY_CORES else SPIN_MAX
+    return _setting(WAIT_ENV, WAIT_MANY if _many(cores) else SPIN_MAX)
 
 
 def crowd_at(cores: int | None = None) -> int:
@@ -144,12 +151,9 @@ def crowd_at(cores: int | None = None) -> int:
     37-42k/s not posting against 21-26k posting, 4 writers 35-40k against 28-36k, and 8
     writers 42-43k posting against 29-30k not. ``SWARMLOG_POST_CROWD=N`` in the
     environment sets it (tests, benchmarks)."""
-    env = os.environ.get(CROWD_ENV, "")
-    if env.isdigit():
-        return int(env)
     if cores is None:
         cores = usable_cores()
-    return CROWD_MANY if cores >= MANY_CORES else 2 * cores + 1
+    return _setting(CROWD_ENV, CROWD_MANY if _many(cores) else 2 * cores + 1)
 
 
 STICKY_ENV = "SWARMLOG_COMBINE_STICKY"
@@ -174,10 +178,7 @@ def sticky_rounds(cores: int | None = None) -> int:
     its caches; a holder that stays while posts keep coming does not (16 cores, with
     ``nap_seconds``: docs/benchmarks.md, session 9). On 2 cores four rounds measured
     0.93-0.97x at 16 writers (session 8). ``SWARMLOG_COMBINE_STICKY=N`` sets it."""
-    env = os.environ.get(STICKY_ENV, "")
-    if env.isdigit():
-        return int(env)
-    return STICKY_MANY if (usable_cores() if cores is None else cores) >= MANY_CORES else 0
+    return _setting(STICKY_ENV, STICKY_MANY if _many(cores) else 0)
 
 
 STICKY_FOR = 0.01
@@ -198,11 +199,7 @@ def nap_seconds(cores: int | None = None) -> float:
     beside the one holder every append waits on; asleep, they leave the machine to it
     (16 cores: docs/benchmarks.md, session 9). On few cores the yield is what lets the
     holder run. ``SWARMLOG_POST_NAP=N`` (microseconds) sets it."""
-    env = os.environ.get(NAP_ENV, "")
-    if env.isdigit():
-        return int(env) / 1e6
-    many = (usable_cores() if cores is None else cores) >= MANY_CORES
-    return NAP_MANY / 1e6 if many else 0.0
+    return _setting(NAP_ENV, NAP_MANY if _many(cores) else 0) / 1e6
 
 
 STICKY = sticky_rounds()

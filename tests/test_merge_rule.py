@@ -258,9 +258,6 @@ REWORDED = [  # issue 21 round 2: rewordings the rule reads as such
      "Sessions on mobile are twice as long as on desktop"),
     # "on" before a determiner is a preposition, not the particle of "build on"
     ("Builds on the main branch take 25 minutes", "Builds of the main branch take 25 minutes"),
-    # a word for a broader one that the embedder reads alike in its frame
-    ("The ingestion pipeline processes 4000 events per second",
-     "The ingestion pipeline handles 4000 events per second"),
     # "while" is a conjunction like "when"
     ("The payment service retries when the database is under load",
      "The payment service retries while the database is under load"),
@@ -283,3 +280,50 @@ def test_rewordings_of_round_two_merge_and_their_slot_variants_do_not() -> None:
     for a, b in NOT_REWORDED:
         assert compare(a, b, sim).kind != "same", (a, b)
         assert compare(a, b, lambda x, y: 1.0).kind != "same", (a, b)
+
+
+ROUND_FOUR = [  # session 10: unseen sentences (tests/data/quality_testset4.jsonl) that merged
+    # a capital letter inside a sentence is a label, not the article: the roles swapped
+    ("Service A calls service B", "Service B calls service A"),
+    # a word for a broader or narrower one that the embedder reads apart: its frame (one
+    # shared word either side) read alike is no evidence, the shared words carry it
+    ("The patch fixes the memory leak", "The patch introduces the memory leak"),
+    ("Dana is the author of the report", "Dana is the reviewer of the report"),
+    ("The ingestion pipeline processes 4000 events per second",
+     "The ingestion pipeline handles 4000 events per second"),  # (merged before: now unsure)
+    # an active beside a passive, the nouns in one order: the roles swapped
+    ("The courier paid the client", "The courier was paid by the client"),
+    ("Alice hired Bob", "Alice was hired by Bob"),
+    ("The editor rejected the author", "The editor was rejected by the author"),
+]  # fmt: skip
+PASSIVES = [  # a passive beside an active, read agent first: the same statement
+    ("The client paid the courier", "The courier was paid by the client"),
+    ("The storm damaged the pier last night", "The pier was damaged by the storm last night"),
+    ("The chemist diluted the acid", "The acid was diluted by the chemist"),
+    ("The client did not pay the courier", "The courier was not paid by the client"),
+    ("The report is due by Friday", "The report is due on Friday"),  # "by": not an agent
+]
+
+
+@pytest.mark.parametrize("embedder", ["hash", "minilm"])
+def test_swapped_roles_and_broader_words_never_merge(tmp_path: Path, embedder: str) -> None:
+    """Through the synthesizer under both embedders none of round four's pairs is one
+    fact; the swapped roles are not one even under an embedder that calls every span the
+    same (a broader or narrower word is the embedder's to judge, as a synonym is)."""
+    for i, (a, b) in enumerate(ROUND_FOUR):
+        with _pair(tmp_path / f"s{i}", embedder, a, b) as sw:
+            assert len(sw.state().facts) == 2, f"merged under {embedder}: {a!r} / {b!r}"
+        assert compare(a, b) == compare(b, a)
+        if i == 0 or i > 3:
+            assert compare(a, b, lambda x, y: 1.0).kind != "same", (a, b)
+
+
+def test_a_passive_beside_an_active_is_read_agent_first() -> None:
+    sim = _minilm_sim()
+    for a, b in PASSIVES:
+        assert compare(a, b).kind == compare(a, b, sim).kind == "same", (a, b)
+        assert compare(a, b) == compare(b, a)
+    flipped = compare("The client paid the courier", "The client was not paid by the courier")
+    assert flipped.kind != "same"
+    named = compare("The invoice was paid by Alice", "The invoice was paid by Bob")
+    assert named.kind == "contradicts"  # both passive: compared as written

@@ -327,3 +327,48 @@ def test_a_passive_beside_an_active_is_read_agent_first() -> None:
     assert flipped.kind != "same"
     named = compare("The invoice was paid by Alice", "The invoice was paid by Bob")
     assert named.kind == "contradicts"  # both passive: compared as written
+
+
+HEDGED = [  # a hedge (wordclass.HEDGES) added or swapped for another class: another claim
+    ("The team seldom deploys on Fridays", "The team deploys on Fridays"),
+    ("The disk is almost full", "The disk is full"),
+    ("Users may delete their data", "Users must delete their data"),
+    ("All tests pass on main", "Some tests pass on main"),
+    ("The bug was partially fixed", "The bug was fixed"),
+    ("The job can run in parallel", "The job runs in parallel"),
+]
+SCALED = [  # two hedges of one scale leaning opposite ways: both cannot be true
+    ("The build rarely fails", "The build often fails"),
+    ("Most customers prefer the annual plan", "Few customers prefer the annual plan"),
+    ("The queue holds at most 100 messages", "The queue holds at least 100 messages"),
+]
+HEDGES_ALIKE = [  # one class, or no hedge at all: the same statement
+    ("A few tenants complained", "Some tenants complained"),
+    ("The store may close early", "The store might close early"),
+    ("The service will restart at midnight", "The service restarts at midnight"),
+    ("Subscribers cannot change their address", "Subscribers are unable to change their address"),
+    ("Checkpoints are saved after every epoch", "Checkpoints are saved after each epoch"),
+]
+
+
+@pytest.mark.parametrize("embedder", ["hash", "minilm"])
+def test_a_hedge_added_or_changed_never_merges(tmp_path: Path, embedder: str) -> None:
+    """Through the synthesizer under both embedders, and by the rule under an embedder
+    that calls every span the same."""
+    for i, (a, b) in enumerate(HEDGED + SCALED):
+        with _pair(tmp_path / f"s{i}", embedder, a, b) as sw:
+            assert len(sw.state().facts) == 2, f"merged under {embedder}: {a!r} / {b!r}"
+        assert compare(a, b, lambda x, y: 1.0).kind != "same", (a, b)
+
+
+def test_hedges_of_one_scale_leaning_apart_contradict_and_one_class_is_the_same() -> None:
+    for a, b in HEDGED:
+        assert compare(a, b).kind == "different", (a, b)
+        assert compare(a, b) == compare(b, a)
+    for a, b in SCALED:
+        assert compare(a, b).kind == "contradicts", (a, b)
+    for a, b in HEDGES_ALIKE:
+        assert compare(a, b).kind == "same", (a, b, compare(a, b))
+    assert compare("The job can run in parallel", "The job cannot run in parallel").kind == (
+        "contradicts"
+    )

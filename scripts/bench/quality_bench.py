@@ -90,6 +90,7 @@ SUBJECT_SET = "quality_subject_pairs.jsonl"  # issue 21, round 2: two holders of
 SET3 = "quality_testset3.jsonl"  # issue 21, round 3: written first, then looked at
 SET4 = "quality_testset4.jsonl"  # session 10: a probe of unseen sentences, then tuned on
 SET5 = "quality_testset5.jsonl"  # session 10: written before its changes, not tuned on
+SET6 = "quality_testset6.jsonl"  # session 10: hedges, written before the hedge change
 CONTRADICTION_LEVELS = ("near_number", "near_unit", "near_negation", "near_polarity")
 
 
@@ -142,6 +143,7 @@ def rule_table(names: list[str], write: bool = True) -> None:
         ),
         (f"set 4 ({SET4}), a probe written in session 10, then tuned on", load(SET4), True),
         (f"set 5 ({SET5}), written before session 10's changes, never tuned on", load(SET5), True),
+        (f"set 6 ({SET6}), written before the hedge change", load(SET6), True),
         (
             "development sets (quality_pairs*.jsonl), tuned on",
             load("quality_pairs.jsonl") + [r for f in HELD_OUT for r in load(f)],
@@ -202,7 +204,17 @@ def rule_table(names: list[str], write: bool = True) -> None:
         "only when the embedder reads the two words alike, never their frame; a passive "
         "beside an active is read agent first (an active and a passive with the nouns in "
         "one order swap the roles, and merged before). Set 5 was run after the first two "
-        "and after the third: its figures did not move."
+        "and after the third: its figures did not move. A probe of hedges then found "
+        "'The team seldom deploys on Fridays' / 'The team deploys on Fridays', 'may' / "
+        "'must', 'all' / 'some', 'almost full' / 'full' merged: the modal verbs, "
+        "quantifiers and degree and frequency adverbs were dropped as function words or "
+        "added as adverbs. Set 6 (35 pairs) was written next, before any change: hash and "
+        "minilm 14/22 false merges, 9/13 merged. The change (wordclass.HEDGES: the "
+        "closed classes kept as tokens by class, one added or swapped is another claim, "
+        "two of one scale leaning opposite ways contradict) gave 0/22 and 12/13; its one "
+        "unmerged pair showed 'every' not dropped as 'all' and 'each' are, which the "
+        "change meant and which was then made (13/13): so set 6 was looked at once "
+        "before that last step."
     )
     header = ["set", "figure", *(f"{n}" for n in names)]
     if write:

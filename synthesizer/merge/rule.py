@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from synthesizer.merge.lexicon import Lexicon, lexicon
 from synthesizer.merge.wordclass import (
     BARE_ONLY,
+    HEDGES,
     MULTIPLIERS,
     NEGATING_VERBS,
     NEGATIONS,
@@ -214,9 +215,25 @@ def parse(text: str) -> _Parsed:
             toks.append(_Tok(w, w, True, i))  # the article (a capital inside a sentence)
             i += 1
             continue
+        hedge = w in HEDGES and not (w == "most" and i and words[i - 1] in ("at", "the"))
+        if hedge:  # kept, by its class: "may" / "must", "some" / "all" differ ("at most",
+            scale, name, _ = HEDGES[w]  # "the most": a bound, a superlative)
+            if w == "few" and i and words[i - 1] == "a":
+                name = "some"  # ("a few" is "some"; "few" is "not many")
+            toks.append(_Tok(f"^{scale}:{name}", w, False, i))
         if w in NEGATIONS:
             negations += 1
             i += 1
+            continue
+        if hedge:
+            i += 1
+            continue
+        if w in ("able", "unable") and i + 1 < n and words[i + 1] == "to":  # "can", "cannot"
+            toks.append(_Tok("^modal:may", w, False, i))
+            negations += w == "unable"
+            if verb_at < 0:
+                verb_at = i
+            i += 2
             continue
         if w in NEGATING_VERBS and i + 1 < n and words[i + 1] == "to":
             negations += 1
@@ -251,7 +268,7 @@ def parse(text: str) -> _Parsed:
             toks.append(_Tok(f"~{UNITS[w][0]}:{stem(w)}", w, False, i))
             i += 1
             continue
-        if verb_at < 0 and toks and _verb_form(w, words[i - 1], lex):
+        if verb_at < 0 and toks and _verb_form(w, _before(words, i), lex):
             verb_at = i
         key = _name_key(w, spans[i].group()) if names[i] else _lemma(w, lex)
         toks.append(_Tok(key, w, names[i], i))
@@ -337,6 +354,14 @@ def _elide(toks: list[_Tok]) -> tuple[_Tok, ...]:
             seen.add(t.key)
             out.append(t)
     return tuple(out)
+
+
+def _before(words: Sequence[str], i: int) -> str:
+    """The word before ``words[i]``, past a hedge ("the trains *rarely* run": "trains")."""
+    j = i - 1
+    while j > 0 and words[j] in HEDGES:
+        j -= 1
+    return words[j]
 
 
 def _is_name(raw: str, m: re.Match[str]) -> bool:
@@ -549,12 +574,12 @@ def _judge_pair(
             unsure
             or len(slots) > 1
             or polarity
-            or kind == "added"
+            or kind in ("added", "hedge")
             or (subject and kind in ("number", "unit"))
         ):
             return _ANOTHER
     if little:  # little shared frame: a paraphrase, or not
-        definite = {"number", "unit", "name", "antonym"} & {r for r, _ in slots}
+        definite = {"number", "unit", "name", "antonym", "hedge", "scale"} & {r for r, _ in slots}
         if definite or polarity:
             return Verdict(DIFFERENT, "little shared wording; " + ", ".join(sorted(definite)))
         return Verdict(UNSURE, "little shared wording")
@@ -567,10 +592,14 @@ def _judge_pair(
     if polarity or len(slots) + len(unsure) > 1:
         return Verdict(DIFFERENT, ", ".join(sorted({r for r, _ in slots})) + " (several slots)")
     reason, subject = slots[0]
-    if subject and reason not in ("added", "number", "unit") and _one_holder(pa, pb, where):
+    if reason == "scale":
+        return Verdict(CONTRADICTS, "hedge")  # "few" / "many", "seldom" / "usually"
+    holder = reason not in ("added", "number", "unit", "hedge")
+    if subject and holder and _one_holder(pa, pb, where):
         return Verdict(CONTRADICTS, "another holder")
-    if subject or reason == "added":
-        return Verdict(DIFFERENT, f"{reason} in the subject" if subject else "a word added")
+    if subject or reason in ("added", "hedge"):
+        said = "a hedge added or changed" if reason == "hedge" else "a word added"
+        return Verdict(DIFFERENT, f"{reason} in the subject" if subject else said)
     return Verdict(CONTRADICTS, reason)
 
 
@@ -676,19 +705,43 @@ def _in_subject(p: _Parsed, toks: tuple[_Tok, ...], at: int) -> bool:
     return at < len(p.toks) and p.toks[at].pos < p.verb_at
 
 
+def _hedge_slot(hx: list[str], hy: list[str]) -> str | None:
+    """How two spans' hedges (``wordclass.HEDGES``, as token keys) differ: None when they
+    are the same classes, "scale" when one hedge each, on one scale, leaning opposite
+    ways ("few" / "many", "seldom" / "usually"), else "hedge" (one added, or another
+    class: "may" / "must", "some" / "most", "almost" / none)."""
+    if sorted(hx) == sorted(hy):
+        return None
+    if len(hx) == len(hy) == 1:
+        (sx, lx), (sy, ly) = _LEANS[hx[0]], _LEANS[hy[0]]
+        if sx == sy and lx * ly < 0:
+            return "scale"
+    return "hedge"
+
+
+_LEANS = {f"^{scale}:{name}": (scale, lean) for scale, name, lean in HEDGES.values()}
+"""A hedge token's key -> (its scale, its lean)."""
+
+
 def _judge_span(
     xs: tuple[_Tok, ...],
     ys: tuple[_Tok, ...],
     span_sim: SpanSim | None,
     modifier: bool = False,
 ) -> str:
-    """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word)."""
+    """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word,
+    hedge, scale)."""
     nums_x = sorted(t.key for t in xs if t.key[0] in "#~")
     nums_y = sorted(t.key for t in ys if t.key[0] in "#~")
     if nums_x != nums_y:
         return "number" if any(k[0] == "#" for k in nums_x + nums_y) else "unit"
-    wx = [t for t in xs if t.key[0] not in "#~"]
-    wy = [t for t in ys if t.key[0] not in "#~"]
+    hedges = _hedge_slot(
+        [t.key for t in xs if t.key[0] == "^"], [t.key for t in ys if t.key[0] == "^"]
+    )
+    if hedges:
+        return hedges
+    wx = [t for t in xs if t.key[0] not in "#~^"]
+    wy = [t for t in ys if t.key[0] not in "#~^"]
     if not wx and not wy:
         return "rewording"
     if _glued(wx) == _glued(wy):

@@ -1,8 +1,10 @@
-"""Closed-class English: number words, units, negations, function words.
+"""Closed-class English: number words, units, negations, hedges, function words.
 
 Grammar, not vocabulary of any topic: the merge rule (``mergerule``) reads quantities
-("five minutes" = "300 seconds"), counts negations and drops function words with these
-tables; every content word is left to the lexicon (``lexicon``) and the embedder.
+("five minutes" = "300 seconds"), counts negations, keeps the hedges that change what a
+statement claims ("may" / "must", "some" / "all", "almost empty" / "empty") and drops
+function words with these tables; every content word is left to the lexicon
+(``lexicon``) and the embedder.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import re
 
 __all__ = [
     "BARE_ONLY",
+    "HEDGES",
     "MULTIPLIERS",
     "NEGATING_VERBS",
     "NEGATIONS",
     "NUMBER_WORDS",
     "STOPWORDS",
     "UNITS",
+    "Hedge",
     "canon",
     "number_of",
     "stem",
@@ -78,9 +82,43 @@ _STOPWORDS = _set(
     then that this these those there here it its is are was were be been being am do does
     did has have had having will would shall should can could may might must i you he she
     we they me him her us them my your his our their what which who whom whose when where
-    why how all any both each some such only own same too very just also about again once
+    why how all any both each every some such only own same too very just also about again once
     get gets got while whilst toward towards"""
 )
+
+Hedge = tuple[str, str, int]
+"""A hedge's (scale, class, lean): its class is what it says (two words of one class say
+the same: "may" / "might"), its lean on its scale is -1, 0 or 1 (two classes of one
+scale leaning opposite ways contradict each other: "few" / "many", "seldom" / "often")."""
+
+_HEDGE_CLASSES: tuple[tuple[str, str, int, str], ...] = (
+    # modal verbs: what is possible, necessary or advised (the future "will" says what
+    # the present does, and is left out)
+    ("modal", "may", 0, "may might can could cannot cant couldnt"),
+    ("modal", "must", 0, "must mustnt shall"),
+    ("modal", "should", 0, "should shouldnt ought"),
+    # quantifiers short of all ("all", "every", "each" say what a plural "the" does)
+    ("quantity", "few", -1, "few"),
+    ("quantity", "some", 0, "some several"),
+    ("quantity", "many", 1, "many numerous"),
+    ("quantity", "most", 1, "most"),
+    # degree adverbs: approximators, diminishers, minimizers and their opposites
+    ("degree", "barely", -1, "barely hardly scarcely"),
+    ("degree", "partly", 0, "partly partially somewhat slightly"),
+    ("degree", "almost", 0, "almost nearly practically virtually"),
+    ("degree", "mostly", 1, "mostly mainly largely chiefly primarily"),
+    # frequency adverbs short of always ("never" is a negation)
+    ("frequency", "seldom", -1, "seldom rarely"),
+    ("frequency", "sometimes", 0, "sometimes occasionally"),
+    ("frequency", "often", 1, "often frequently"),
+    ("frequency", "usually", 1, "usually typically generally normally"),
+)
+HEDGES: dict[str, Hedge] = {
+    w: (scale, name, lean) for scale, name, lean, words in _HEDGE_CLASSES for w in words.split()
+}
+"""The hedges, each word to its ``Hedge``: the closed classes (modal verbs, quantifiers,
+degree and frequency adverbs) whose word, added to a statement or swapped for another,
+changes what it claims ("the tank is almost empty" says it is not empty)."""
 
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 

@@ -372,3 +372,47 @@ def test_hedges_of_one_scale_leaning_apart_contradict_and_one_class_is_the_same(
     assert compare("The job can run in parallel", "The job cannot run in parallel").kind == (
         "contradicts"
     )
+
+
+DIRECTED = [  # the same words, the ends of a path swapped or another end: never the same
+    ("The flight goes from Paris to Rome", "The flight goes from Rome to Paris", C),
+    ("The money moved from savings to checking", "The money moved from checking to savings", C),
+    ("The file was copied from the server to the laptop",
+     "The file was copied from the laptop to the server", C),
+    ("The tenant moved to Lisbon in May", "The tenant moved from Lisbon in May", C),
+    ("The train from Oslo arrives at noon", "The train to Oslo arrives at noon", D),
+    ("Prices rose to 5 percent", "Prices rose by 5 percent", C),
+]  # fmt: skip
+PATHS_ALIKE = [  # the same path: the same statement
+    ("The courier drove from Bremen to Hamburg", "The courier drove to Hamburg from Bremen"),
+    ("The pipeline copies logs into the archive", "The pipeline copies logs to the archive"),
+    (
+        "On Monday the funds were sent to the charity",
+        "The funds were sent to the charity on Monday",
+    ),
+    ("The team plans to migrate the wiki", "The team plans to migrate its wiki"),  # infinitive
+]
+
+
+@pytest.mark.parametrize("embedder", ["hash", "minilm"])
+def test_a_path_reversed_or_another_end_never_merges(tmp_path: Path, embedder: str) -> None:
+    for i, (a, b, _) in enumerate(DIRECTED):
+        with _pair(tmp_path / f"s{i}", embedder, a, b) as sw:
+            assert len(sw.state().facts) == 2, f"merged under {embedder}: {a!r} / {b!r}"
+
+
+def test_the_ends_of_a_path_are_compared_and_a_verbs_own_preposition_is_not() -> None:
+    for a, b, kind in DIRECTED:
+        v = compare(a, b, lambda x, y: 1.0)
+        assert v.kind == ("contradicts" if kind == C else "different"), (a, b, v)
+        assert compare(a, b) == compare(b, a)
+    for a, b in PATHS_ALIKE:
+        assert compare(a, b).kind == "same", (a, b, compare(a, b))
+    # a differing word decides, not the preposition that goes with it
+    connected = compare(
+        "The pump is connected to tank one", "The pump is disconnected from tank one"
+    )
+    assert connected.kind != "same"
+    assert compare("The depot is close to the motorway", "The depot is near the motorway").kind == (
+        compare("The depot is close to the motorway", "The depot is near the motorway", None).kind
+    )

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from synthesizer.merge.lexicon import Lexicon, lexicon
 from synthesizer.merge.wordclass import (
     BARE_ONLY,
+    DIRECTIONS,
     HEDGES,
     MULTIPLIERS,
     NEGATING_VERBS,
@@ -209,13 +210,14 @@ def parse(text: str) -> _Parsed:
     i, n = 0, len(words)
     while i < n:
         w = words[i]
-        if w in _AUX and verb_at < 0:
+        if w in _AUX and verb_at < 0 and not names[i]:  # ("in May": a name)
             verb_at = i
         if names[i] and len(w) == 1 and w != "i":  # "service A", "plan B": a label, not
             toks.append(_Tok(w, w, True, i))  # the article (a capital inside a sentence)
             i += 1
             continue
-        hedge = w in HEDGES and not (w == "most" and i and words[i - 1] in ("at", "the"))
+        hedge = w in HEDGES and not names[i]
+        hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
         if hedge:  # kept, by its class: "may" / "must", "some" / "all" differ ("at most",
             scale, name, _ = HEDGES[w]  # "the most": a bound, a superlative)
             if w == "few" and i and words[i - 1] == "a":
@@ -273,12 +275,44 @@ def parse(text: str) -> _Parsed:
         key = _name_key(w, spans[i].group()) if names[i] else _lemma(w, lex)
         toks.append(_Tok(key, w, names[i], i))
         i += 1
-    aux = next((k for k, w in enumerate(words) if w in _AUX), -1)
+    aux = next((k for k, w in enumerate(words) if w in _AUX and not names[k]), -1)
     if aux >= 0:
         verb_at = aux  # an auxiliary, where there is one, over a guess by morphology
     verb_at = n if verb_at < 0 else verb_at
     by_at = _agent_at(words, verb_at, lex)
+    toks = [_directed(t, words, names, lex) for t in toks]
     return _Parsed(_elide(toks), tuple(words), negations % 2 == 1, verb_at, by_at)
+
+
+def _directed(t: _Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon | None) -> _Tok:
+    """The token with its end of a path (``wordclass.DIRECTIONS``) in its key when the
+    function words right before it hold "from" or "to" ("Oslo<from"), so that aligning
+    two statements matches where a thing goes, not only what is named. Not after the
+    "to" of an infinitive (a verb's base form right after it: "plans to migrate")."""
+    k = t.pos - 1
+    while k >= 0 and words[k] in STOPWORDS:
+        end = DIRECTIONS.get(words[k])
+        if end is not None:
+            if end == "to" and k == t.pos - 1 and not names[t.pos] and _base_verb(t.text, lex):
+                return t
+            return _Tok(f"{t.key}<{end}", t.text, t.name, t.pos)
+        k -= 1
+    return t
+
+
+def _base_verb(w: str, lex: Lexicon | None) -> bool:
+    """``w`` is a verb's base form (WordNet knows it as one)."""
+    return lex is not None and w in lex.bases(w, "v")
+
+
+def _base(key: str) -> str:
+    """A token key without its end of a path ("oslo<from" -> "oslo")."""
+    return key.split("<", 1)[0]
+
+
+def _end(key: str) -> str:
+    """A token key's end of a path ("from", "to"), "" when it has none."""
+    return key.partition("<")[2]
 
 
 _BE = frozenset([
@@ -468,7 +502,7 @@ def compare(
 @functools.lru_cache(maxsize=1 << 14)
 def _bag(text: str) -> tuple[Counter[str], tuple[str, ...]]:
     """The statement's token keys as a multiset and sorted (cached with ``parse``)."""
-    keys = [t.key for t in parse(text).toks]
+    keys = [_base(t.key) for t in parse(text).toks]  # (as aligned: ``_judge_pair``)
     return Counter(keys), tuple(sorted(keys))
 
 
@@ -528,10 +562,17 @@ def _judge_pair(
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
     if sorted(ka) == sorted(kb) and _reordered(ka, kb):
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "word order")
-    common = sum((Counter(ka) & Counter(kb)).values())  # bounds the aligned words
+    ba, bb = [_base(k) for k in ka], [_base(k) for k in kb]  # (aligned without the ends)
+    if sorted(ba) == sorted(bb) and sorted(ka) != sorted(kb):  # the same words, the
+        # ends of a path swapped ("from Oslo to Rome" / "from Rome to Oslo"): reversed
+        ends = [t for t in (*pa.toks, *pb.toks) if _end(t.key)]
+        if all(t.pos < p.verb_at for t in ends for p in (pa, pb)):
+            return Verdict(DIFFERENT, "direction in the subject")
+        return Verdict(DIFFERENT if polarity else CONTRADICTS, "direction")
+    common = sum((Counter(ba) & Counter(bb)).values())  # bounds the aligned words
     if common * 3 < max(len(ka), len(kb)):  # hardly a shared frame: a paraphrase, or not
         return _little_shared(pa, pb, polarity)
-    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, ba, bb, autojunk=False)
     slots: list[tuple[str, bool]] = []  # (reason, in the subject)
     unsure: list[str] = []
     shared = sum(size for _, _, size in matcher.get_matching_blocks())
@@ -542,7 +583,20 @@ def _judge_pair(
         # the verdict below reads only the number/unit/name/antonym slots, which the
         # lexicon decides before any span reaches the embedder: skip embedding spans
         span_sim = None
-    spans = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    spans = []
+    for op in matcher.get_opcodes():
+        if op[0] != "equal":
+            spans.append(op)
+            continue
+        # an aligned word at the other end of a path is a span of its own, unless it
+        # follows a differing word, whose preposition it is ("connected to" /
+        # "disconnected from", "close to" / "near"): that word decides
+        _, i1, _, j1, _ = op
+        spans += [
+            ("replace", i, i + 1, j, j + 1)
+            for i, j in zip(range(i1, op[2]), range(j1, op[4]), strict=True)
+            if ka[i] != kb[j] and not (i == i1 and spans and spans[-1][2] == i1)
+        ]
     where = (0, 0, 0, 0)  # the last slot's span
     if settle:  # a differing quantity first: the cheapest slot to find
         spans.sort(key=lambda op: _same_quantities(pa.toks[op[1] : op[2]], pb.toks[op[3] : op[4]]))
@@ -624,7 +678,7 @@ def _one_holder(pa: _Parsed, pb: _Parsed, where: tuple[int, int, int, int]) -> b
         nxt = p.words[verb.pos + 1]
         if nxt not in _DEFINITE and not (at + 1 < len(p.toks) and p.toks[at + 1].name):
             return False
-    return holding_verb(pa.toks[i2].key)
+    return holding_verb(_base(pa.toks[i2].key))
 
 
 def _same_quantities(xs: tuple[_Tok, ...], ys: tuple[_Tok, ...]) -> bool:
@@ -713,7 +767,7 @@ def _hedge_slot(hx: list[str], hy: list[str]) -> str | None:
     if sorted(hx) == sorted(hy):
         return None
     if len(hx) == len(hy) == 1:
-        (sx, lx), (sy, ly) = _LEANS[hx[0]], _LEANS[hy[0]]
+        (sx, lx), (sy, ly) = _LEANS[_base(hx[0])], _LEANS[_base(hy[0])]
         if sx == sy and lx * ly < 0:
             return "scale"
     return "hedge"
@@ -730,7 +784,14 @@ def _judge_span(
     modifier: bool = False,
 ) -> str:
     """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word,
-    hedge, scale)."""
+    hedge, scale, direction)."""
+    bases_x, bases_y = sorted(_base(t.key) for t in xs), sorted(_base(t.key) for t in ys)
+    if bases_x == bases_y and sorted(t.key for t in xs) != sorted(t.key for t in ys):
+        return "direction"  # "from Oslo" / "to Oslo", "from A to B" / "from B to A"
+    # (other words too: they decide, each verb has its prepositions: "connected to" /
+    # "disconnected from")
+    xs = tuple(_Tok(_base(t.key), t.text, t.name, t.pos) for t in xs)
+    ys = tuple(_Tok(_base(t.key), t.text, t.name, t.pos) for t in ys)
     nums_x = sorted(t.key for t in xs if t.key[0] in "#~")
     nums_y = sorted(t.key for t in ys if t.key[0] in "#~")
     if nums_x != nums_y:
@@ -766,7 +827,7 @@ def _judge_span(
         ):  # "read-only"
             x, y = next((a, b) for a, b in zip(px, py, strict=True) if a != b)
             wx, wy = [_Tok(x, x, False, wx[0].pos)], [_Tok(y, y, False, wy[0].pos)]
-    rels = [relation(x.key, y.key) for x in wx for y in wy]
+    rels = [relation(_base(x.key), _base(y.key)) for x in wx for y in wy]
     if "antonym" in rels:
         return "antonym"
     if len(wx) == len(wy) == 1:
@@ -777,9 +838,9 @@ def _judge_span(
             return "sibling"
         if rel == "unrelated" and modifier:
             return "word"  # another modifier of one head: another thing
-    elif all(any(relation(x.key, y.key) == "synonym" for y in wy) for x in wx) and all(
-        any(relation(x.key, y.key) == "synonym" for x in wx) for y in wy
-    ):
+    elif all(
+        any(relation(_base(x.key), _base(y.key)) == "synonym" for y in wy) for x in wx
+    ) and all(any(relation(_base(x.key), _base(y.key)) == "synonym" for x in wx) for y in wy):
         return "rewording"
     if "sibling" in rels:
         return "sibling"  # two kinds of one thing among the words: another value

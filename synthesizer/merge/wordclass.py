@@ -14,6 +14,7 @@ import re
 
 __all__ = [
     "BARE_ONLY",
+    "DIRECTIONS",
     "HEDGES",
     "MULTIPLIERS",
     "NEGATING_VERBS",
@@ -85,6 +86,12 @@ _STOPWORDS = _set(
     why how all any both each every some such only own same too very just also about again once
     get gets got while whilst toward towards"""
 )
+
+DIRECTIONS = {"from": "from", "to": "to", "into": "to", "onto": "to", "toward": "to"}
+DIRECTIONS["towards"] = "to"
+"""The prepositions of a path, each to its end of it: a word after "from" is where
+something starts, after "to" where it ends ("moved from Oslo to Rome" / "moved from Rome
+to Oslo" hold the same words and say opposite things)."""
 
 Hedge = tuple[str, str, int]
 """A hedge's (scale, class, lean): its class is what it says (two words of one class say

@@ -336,11 +336,15 @@ HEDGED = [  # a hedge (wordclass.HEDGES) added or swapped for another class: ano
     ("All tests pass on main", "Some tests pass on main"),
     ("The bug was partially fixed", "The bug was fixed"),
     ("The job can run in parallel", "The job runs in parallel"),
+    ("The release will probably slip", "The release will slip"),
+    ("The suspect allegedly stole the car", "The suspect stole the car"),
 ]
 SCALED = [  # two hedges of one scale leaning opposite ways: both cannot be true
     ("The build rarely fails", "The build often fails"),
     ("Most customers prefer the annual plan", "Few customers prefer the annual plan"),
     ("The queue holds at most 100 messages", "The queue holds at least 100 messages"),
+    ("The outage happened last week", "The outage happened next week"),
+    ("The release is likely to slip", "The release is unlikely to slip"),
 ]
 HEDGES_ALIKE = [  # one class, or no hedge at all: the same statement
     ("A few tenants complained", "Some tenants complained"),
@@ -348,6 +352,10 @@ HEDGES_ALIKE = [  # one class, or no hedge at all: the same statement
     ("The service will restart at midnight", "The service restarts at midnight"),
     ("Subscribers cannot change their address", "Subscribers are unable to change their address"),
     ("Checkpoints are saved after every epoch", "Checkpoints are saved after each epoch"),
+    ("The outage happened last week", "The outage happened the previous week"),
+    ("The release is likely to slip", "The release will probably slip"),
+    ("The battery will last ten hours", "The battery lasts ten hours"),  # "last": a verb
+    ("The vendor will possibly raise prices", "The vendor may raise prices"),
 ]
 
 

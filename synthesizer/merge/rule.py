@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from synthesizer.merge.lexicon import Lexicon, lexicon
 from synthesizer.merge.wordclass import (
     BARE_ONLY,
+    CALENDAR,
     DIRECTIONS,
     HEDGES,
     MULTIPLIERS,
@@ -218,6 +219,8 @@ def parse(text: str) -> _Parsed:
             continue
         hedge = w in HEDGES and not names[i]
         hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
+        if hedge and HEDGES[w][0] == "time":
+            hedge = i + 1 < n and words[i + 1] in CALENDAR
         if hedge:  # kept, by its class: "may" / "must", "some" / "all" differ ("at most",
             scale, name, _ = HEDGES[w]  # "the most": a bound, a superlative)
             if w == "few" and i and words[i - 1] == "a":

@@ -14,6 +14,7 @@ import re
 
 __all__ = [
     "BARE_ONLY",
+    "CALENDAR",
     "DIRECTIONS",
     "HEDGES",
     "MULTIPLIERS",
@@ -101,7 +102,10 @@ scale leaning opposite ways contradict each other: "few" / "many", "seldom" / "o
 _HEDGE_CLASSES: tuple[tuple[str, str, int, str], ...] = (
     # modal verbs: what is possible, necessary or advised (the future "will" says what
     # the present does, and is left out)
-    ("modal", "may", 0, "may might can could cannot cant couldnt"),
+    ("modal", "may", 0, "may might can could cannot cant couldnt perhaps maybe possibly"),
+    ("modal", "likely", 1, "probably likely presumably"),
+    ("modal", "unlikely", -1, "unlikely improbable"),
+    ("modal", "reportedly", 0, "reportedly allegedly supposedly apparently purportedly"),
     ("modal", "must", 0, "must mustnt shall"),
     ("modal", "should", 0, "should shouldnt ought"),
     # quantifiers short of all ("all", "every", "each" say what a plural "the" does)
@@ -119,7 +123,18 @@ _HEDGE_CLASSES: tuple[tuple[str, str, int, str], ...] = (
     ("frequency", "sometimes", 0, "sometimes occasionally"),
     ("frequency", "often", 1, "often frequently"),
     ("frequency", "usually", 1, "usually typically generally normally"),
+    # the deictic words of time, only before a word of the calendar (``CALENDAR``: "last
+    # week" / "next week"; "the last item" and "it will last" are other words)
+    ("time", "last", -1, "last previous past"),
+    ("time", "next", 1, "next coming upcoming following"),
 )
+CALENDAR = _set(
+    """day days week weeks weekend weekends month months quarter quarters year years
+    decade century night morning evening afternoon season spring summer autumn fall
+    winter monday tuesday wednesday thursday friday saturday sunday january february
+    march april may june july august september october november december"""
+)
+"""The words of the calendar a deictic word of time (``HEDGES``, scale "time") goes with."""
 HEDGES: dict[str, Hedge] = {
     w: (scale, name, lean) for scale, name, lean, words in _HEDGE_CLASSES for w in words.split()
 }

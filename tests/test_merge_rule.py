@@ -424,3 +424,13 @@ def test_the_ends_of_a_path_are_compared_and_a_verbs_own_preposition_is_not() ->
     assert compare("The depot is close to the motorway", "The depot is near the motorway").kind == (
         compare("The depot is close to the motorway", "The depot is near the motorway", None).kind
     )
+
+
+def test_a_span_read_word_for_word_is_decided_by_its_one_differing_pair() -> None:
+    """Spans of as many words, all pairs the same or synonyms but one: that one pair is
+    judged as one word for one word, not the span as a paraphrase the embedder reads."""
+    sim = _minilm_sim()
+    a = "The school teaches evening classes"
+    assert compare(a, "The school teaches weekend courses", sim).kind == "contradicts"
+    assert compare(a, "The school teaches weekend courses", lambda x, y: 1.0).kind != "same"
+    assert compare(a, "The school teaches evening courses", sim).kind == "same"

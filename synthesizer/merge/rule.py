@@ -847,6 +847,16 @@ def _judge_span(
         return "rewording"
     if "sibling" in rels:
         return "sibling"  # two kinds of one thing among the words: another value
+    if len(wx) == len(wy) > 1:  # word for word, all but one pair the same or synonyms:
+        # that pair decides ("evening classes" / "weekend courses" is "evening" /
+        # "weekend", not a paraphrase of a span)
+        odd = [
+            (x, y)
+            for x, y in zip(wx, wy, strict=True)
+            if x.key != y.key and relation(x.key, y.key) != "synonym"
+        ]
+        if len(odd) == 1:
+            return _judge_span(odd[0][:1], odd[0][1:], span_sim, modifier)
     x_text = " ".join(t.text for t in wx)
     y_text = " ".join(t.text for t in wy)
     if "unrelated" in rels or "unknown" in rels:

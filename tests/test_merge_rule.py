@@ -4,6 +4,7 @@ with synonyms still merge under minilm. Every pair goes through the real synthes
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -434,3 +435,28 @@ def test_a_span_read_word_for_word_is_decided_by_its_one_differing_pair() -> Non
     assert compare(a, "The school teaches weekend courses", sim).kind == "contradicts"
     assert compare(a, "The school teaches weekend courses", lambda x, y: 1.0).kind != "same"
     assert compare(a, "The school teaches evening courses", sim).kind == "same"
+
+
+# Under an embedder that calls every span the same, a word WordNet files as a broader or
+# narrower one is a rewording (as under any embedder that reads the two words alike):
+# the only keep-apart pairs of the labelled sets that merge there.
+EMBEDDER_DECIDED = {
+    ("The patch fixes the memory leak", "The patch introduces the memory leak"),
+    ("Dana is the author of the report", "Dana is the reviewer of the report"),
+    ("The choir sings in unison", "The choir sings in harmony"),
+}
+
+
+def test_keep_apart_pairs_stay_apart_under_an_embedder_that_calls_all_the_same() -> None:
+    """Every keep-apart pair of every labelled set (tests/data/quality_*.jsonl), with the
+    embedder's cosine 1.0 for every span: only the pairs above merge (the code of session
+    9 merged 37 of 539)."""
+    merged = set()
+    for path in sorted((Path(__file__).parent / "data").glob("quality_*.jsonl")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            if "a" not in row or row.get("merge", False):
+                continue
+            if compare(row["a"], row["b"], lambda x, y: 1.0).kind == "same":
+                merged.add((row["a"], row["b"]))
+    assert merged == EMBEDDER_DECIDED

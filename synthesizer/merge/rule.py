@@ -847,16 +847,20 @@ def _judge_span(
         return "rewording"
     if "sibling" in rels:
         return "sibling"  # two kinds of one thing among the words: another value
-    if len(wx) == len(wy) > 1:  # word for word, all but one pair the same or synonyms:
-        # that pair decides ("evening classes" / "weekend courses" is "evening" /
-        # "weekend", not a paraphrase of a span)
-        odd = [
-            (x, y)
+    if len(wx) == len(wy) > 1:  # as many words: read word for word, each pair that is
+        # not the same word or a synonym judged as one word for one word; a slot among
+        # them is the span's ("evening classes" / "weekend courses" is "evening" /
+        # "weekend", not a paraphrase of a span the embedder reads alike)
+        kinds = [
+            _judge_span((x,), (y,), span_sim, modifier)
             for x, y in zip(wx, wy, strict=True)
             if x.key != y.key and relation(x.key, y.key) != "synonym"
         ]
-        if len(odd) == 1:
-            return _judge_span(odd[0][:1], odd[0][1:], span_sim, modifier)
+        slot = next((k for k in kinds if k not in ("rewording", "unsure")), None)
+        if slot is not None:
+            return slot
+        if kinds and all(k == "rewording" for k in kinds):
+            return "rewording"
     x_text = " ".join(t.text for t in wx)
     y_text = " ".join(t.text for t in wy)
     if "unrelated" in rels or "unknown" in rels:

@@ -226,6 +226,11 @@ def parse(text: str) -> _Parsed:
             if w == "few" and i and words[i - 1] == "a":
                 name = "some"  # ("a few" is "some"; "few" is "not many")
             toks.append(_Tok(f"^{scale}:{name}", w, False, i))
+        if w == "not" and i + 1 < n and words[i + 1] in ("all", "every", "each"):
+            toks.append(_Tok("^quantity:some", "not " + words[i + 1], False, i))
+            negations += 1  # ("not all X are" = "some X are not"; not "no X are")
+            i += 2
+            continue
         if w in NEGATIONS:
             negations += 1
             i += 1

@@ -89,10 +89,12 @@ _STOPWORDS = _set(
 )
 
 DIRECTIONS = {"from": "from", "to": "to", "into": "to", "onto": "to", "toward": "to"}
-DIRECTIONS["towards"] = "to"
-"""The prepositions of a path, each to its end of it: a word after "from" is where
-something starts, after "to" where it ends ("moved from Oslo to Rome" / "moved from Rome
-to Oslo" hold the same words and say opposite things)."""
+DIRECTIONS.update(towards="to", than="than")
+"""The prepositions of a path, each to its end of it, and "than", the other side of a
+comparison: a word after "from" is where something starts, after "to" where it ends,
+after "than" what something is compared with ("moved from Oslo to Rome" / "moved from
+Rome to Oslo", "more nurses than doctors" / "more doctors than nurses" hold the same
+words and say opposite things)."""
 
 Hedge = tuple[str, str, int]
 """A hedge's (scale, class, lean): its class is what it says (two words of one class say

@@ -473,3 +473,17 @@ def test_not_all_is_some_not_and_a_comparison_has_two_sides() -> None:
     assert more.kind == "contradicts"
     longer = compare("The tunnel is longer than the bridge", "The bridge is longer than the tunnel")
     assert longer.kind == "contradicts"
+
+
+def test_a_clause_of_time_or_condition_keeps_its_words() -> None:
+    """The words after "when", "while", "if", "unless", "until" carry the clause: two
+    clauses swapped are another statement, one clause moved whole is the same."""
+    swapped = compare("The alarm rings when the door opens", "The door opens when the alarm rings")
+    assert (swapped.kind, swapped.reason) == ("different", "clauses swapped")
+    moved = compare("When the door opens the alarm rings", "The alarm rings when the door opens")
+    assert moved.kind == "same"
+    assert compare(
+        "The job runs if the cache is warm", "The job runs when the cache is warm"
+    ).kind == ("same")
+    unless = compare("The job runs if the cache is warm", "The job runs unless the cache is warm")
+    assert unless.kind != "same"

@@ -48,6 +48,7 @@ from synthesizer.merge.lexicon import Lexicon, lexicon
 from synthesizer.merge.wordclass import (
     BARE_ONLY,
     CALENDAR,
+    CLAUSES,
     DIRECTIONS,
     HEDGES,
     MULTIPLIERS,
@@ -571,11 +572,14 @@ def _judge_pair(
     if sorted(ka) == sorted(kb) and _reordered(ka, kb):
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "word order")
     ba, bb = [_base(k) for k in ka], [_base(k) for k in kb]  # (aligned without the ends)
-    if sorted(ba) == sorted(bb) and sorted(ka) != sorted(kb):  # the same words, the
+    swapped = sorted(map(_end, ka)) == sorted(map(_end, kb))
+    if sorted(ba) == sorted(bb) and sorted(ka) != sorted(kb) and swapped:  # the same words, the
         # ends of a path swapped ("from Oslo to Rome" / "from Rome to Oslo"): reversed
         ends = [t for t in (*pa.toks, *pb.toks) if _end(t.key)]
         if all(t.pos < p.verb_at for t in ends for p in (pa, pb)):
             return Verdict(DIFFERENT, "direction in the subject")
+        if any(_end(t.key) in CLAUSES.values() for t in ends):
+            return Verdict(DIFFERENT, "clauses swapped")  # (both may hold: not rivals)
         return Verdict(DIFFERENT if polarity else CONTRADICTS, "direction")
     common = sum((Counter(ba) & Counter(bb)).values())  # bounds the aligned words
     if common * 3 < max(len(ka), len(kb)):  # hardly a shared frame: a paraphrase, or not

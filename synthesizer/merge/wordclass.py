@@ -15,6 +15,7 @@ import re
 __all__ = [
     "BARE_ONLY",
     "CALENDAR",
+    "CLAUSES",
     "DIRECTIONS",
     "HEDGES",
     "MULTIPLIERS",
@@ -85,11 +86,17 @@ _STOPWORDS = _set(
     did has have had having will would shall should can could may might must i you he she
     we they me him her us them my your his our their what which who whom whose when where
     why how all any both each every some such only own same too very just also about again once
-    get gets got while whilst toward towards"""
+    get gets got while whilst whenever if unless until toward towards"""
 )
 
 DIRECTIONS = {"from": "from", "to": "to", "into": "to", "onto": "to", "toward": "to"}
 DIRECTIONS.update(towards="to", than="than")
+CLAUSES = {"when": "when", "whenever": "when", "while": "when", "whilst": "when", "if": "when"}
+CLAUSES.update(unless="unless", until="until")
+"""The words that open a clause of time or condition, each to its kind: the clause's first
+word carries it like an end of a path ("the alarm rings when the door opens" / "the door
+opens when the alarm rings" hold the same words and say different things)."""
+DIRECTIONS.update(CLAUSES)
 """The prepositions of a path, each to its end of it, and "than", the other side of a
 comparison: a word after "from" is where something starts, after "to" where it ends,
 after "than" what something is compared with ("moved from Oslo to Rome" / "moved from

@@ -487,3 +487,9 @@ def test_a_clause_of_time_or_condition_keeps_its_words() -> None:
     ).kind == ("same")
     unless = compare("The job runs if the cache is warm", "The job runs unless the cache is warm")
     assert unless.kind != "same"
+
+
+def test_a_block_moved_past_a_negation_moves_what_is_denied() -> None:
+    a = "The patch was applied to staging but not to production"
+    assert compare(a, "The patch was applied to production but not to staging").kind != "same"
+    assert compare(a, "The patch was applied to staging but not to production.").kind == "same"

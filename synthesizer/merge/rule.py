@@ -569,7 +569,7 @@ def _judge_pair(
     polarity = pa.negated != pb.negated
     if ka == kb:
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
-    if sorted(ka) == sorted(kb) and _reordered(ka, kb):
+    if sorted(ka) == sorted(kb) and _reordered(ka, kb) and _negated(pa) == _negated(pb):
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "word order")
     ba, bb = [_base(k) for k in ka], [_base(k) for k in kb]  # (aligned without the ends)
     swapped = sorted(map(_end, ka)) == sorted(map(_end, kb))
@@ -751,6 +751,18 @@ def _little_shared(pa: _Parsed, pb: _Parsed, polarity: bool) -> Verdict:
     if polarity or nums_a != nums_b or (names_a and names_b and names_a != names_b):
         return Verdict(DIFFERENT, "little shared wording")
     return Verdict(UNSURE, "little shared wording")
+
+
+def _negated(p: _Parsed) -> list[str]:
+    """The word each negation of ``p`` comes before (sorted): a block moved past a "not"
+    moves what is denied ("applied to staging but not to production" / "… to
+    production but not to staging")."""
+    words, out = p.words, []
+    for k, w in enumerate(words):
+        if w in NEGATIONS or (w in NEGATING_VERBS and words[k + 1 : k + 2] == ("to",)):
+            after = next((t for t in p.toks if t.pos > k), None)
+            out.append(_base(after.key) if after is not None else "")
+    return sorted(out)
 
 
 def _reordered(ka: list[str], kb: list[str]) -> bool:

@@ -301,12 +301,18 @@ def _directed(t: _Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon
     k = t.pos - 1
     while k >= 0 and words[k] in STOPWORDS:
         end = DIRECTIONS.get(words[k])
+        if words[k] == "once" and words[k + 1] in _CLAUSE_START:
+            end = "when"  # ("once the pressure drops"; "once a day" is a number)
         if end is not None:
             if end == "to" and k == t.pos - 1 and not names[t.pos] and _base_verb(t.text, lex):
                 return t
             return _Tok(f"{t.key}<{end}", t.text, t.name, t.pos)
         k -= 1
     return t
+
+
+_CLAUSE_START = frozenset(["the", "this", "that", "these", "those", "its", "their", "our"])
+"""Determiners after which "once" opens a clause ("once the valve opens")."""
 
 
 def _base_verb(w: str, lex: Lexicon | None) -> bool:

@@ -230,7 +230,12 @@ def rule_table(names: list[str], write: bool = True) -> None:
         "spans of different lengths: no verdict above moved, and under an embedder that "
         "calls every span the same (cosine 1.0) the keep-apart pairs of all these sets "
         "that merge fell from 37 of 539 (the code before session 10) to 3, each a word "
-        "WordNet files as a broader or narrower one ('fixes' / 'introduces')."
+        "WordNet files as a broader or narrower one ('fixes' / 'introduces'). Later probes "
+        "(tests/data/quality_probes10.jsonl, a regression file outside this table) added "
+        "'not all' as 'some ... not', 'than' as the other side of a comparison, clauses of "
+        "time or condition ('when', 'while', 'if', 'unless', 'until', 'once the') that "
+        "keep their words, and a block moved past a negation: no verdict in this table "
+        "moved."
     )
     header = ["set", "figure", *(f"{n}" for n in names)]
     if write:

@@ -451,7 +451,7 @@ EMBEDDER_DECIDED = {
 def test_keep_apart_pairs_stay_apart_under_an_embedder_that_calls_all_the_same() -> None:
     """Every keep-apart pair of every labelled set (tests/data/quality_*.jsonl, with the
     probes of session 10), the embedder's cosine 1.0 for every span: only the pairs above
-    merge (the code of session 9 merged 37 of the 539 before the probes)."""
+    merge (the code of session 9 merged 49 of these 575)."""
     merged = set()
     for path in sorted((Path(__file__).parent / "data").glob("quality_*.jsonl")):
         for line in path.read_text().splitlines():

@@ -198,7 +198,7 @@ def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
             lexmod.lexicon,
             mergerule.parse,
             mergerule.relation,
-            mergerule._lemma,
+            mergerule.lemma,
             mergerule._bag,
         ):
             f.cache_clear()

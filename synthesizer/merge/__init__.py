@@ -1,8 +1,9 @@
 """The merge rule: are two statements one fact, rival facts, or different facts?
 
-``rule`` aligns the two statements' lemmas and judges each span where they differ
-(``compare`` -> ``Verdict``), reading words with ``lexicon`` (WordNet's files, offline)
-and ``wordclass`` (numbers, units, negations, function words); ``judge`` is the optional
+``statement`` reads a statement into tokens (``parse``); ``rule`` aligns two statements'
+tokens and judges each span where they differ (``compare`` -> ``Verdict``), reading
+words with ``lexicon`` (WordNet's files, offline) and ``wordclass`` (numbers, units,
+negations, hedges, function words); ``judge`` is the optional
 pluggable judge for the pairs the rule cannot settle. Pure functions: no log, no state.
 """
 

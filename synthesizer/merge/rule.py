@@ -39,27 +39,17 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from synthesizer.merge.lexicon import Lexicon, lexicon
+from synthesizer.merge.lexicon import lexicon
+from synthesizer.merge.statement import Parsed, Tok, active, key_base, lemma, parse, path_end
 from synthesizer.merge.wordclass import (
-    BARE_ONLY,
-    CALENDAR,
     CLAUSES,
-    DIRECTIONS,
     HEDGES,
-    MULTIPLIERS,
     NEGATING_VERBS,
     NEGATIONS,
-    NUMBER_WORDS,
-    STOPWORDS,
-    UNITS,
-    canon,
-    number_of,
-    stem,
 )
 from synthesizer.merge.wordrel import holding_verb, relation
 
@@ -82,76 +72,6 @@ reason to keep them apart, they are a rewording of each other."""
 
 SpanSim = Callable[[str, str], float]
 
-# Closed-class words that head a predicate (the rest of the verb is found by morphology).
-_AUX = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "will",
-        "would",
-        "shall",
-        "should",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "get",
-        "gets",
-        "got",
-        "cannot",
-        "isnt",
-        "arent",
-        "wasnt",
-        "werent",
-        "dont",
-        "doesnt",
-        "didnt",
-        "cant",
-        "couldnt",
-        "wont",
-        "wouldnt",
-        "shouldnt",
-        "hasnt",
-        "havent",
-        "hadnt",
-    ]
-)
-_PARTICLES = frozenset(["in", "on", "off", "out", "up", "down", "over", "back", "away"])
-_DETERMINERS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "this",
-        "that",
-        "these",
-        "those",
-        "each",
-        "every",
-        "its",
-        "their",
-        "our",
-        "my",
-        "your",
-    ]
-)
-_NUMBER_START = frozenset([*NUMBER_WORDS, "one", "a", "an", "half"])
-"""The words ``_number_at`` can start a quantity with (besides digits and "twenty-one")."""
-_WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -160,340 +80,6 @@ class Verdict:
     kind: str  # same | contradicts | different | unsure
     reason: str  # a category, never the statements' words (it goes into the log)
     detail: str = ""  # the differing spans, for people reading a verdict (not logged)
-
-
-@dataclass(frozen=True)
-class _Tok:
-    key: str  # what alignment compares: a lemma, "#dim:value", or "~dim:unit"
-    text: str  # the word(s) as written (folded)
-    name: bool  # a proper name or identifier (capitalised inside a sentence, digits, …)
-    pos: int  # index among all words (function words included)
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    toks: tuple[_Tok, ...]
-    words: tuple[str, ...]  # every word, folded (function words included)
-    negated: bool
-    verb_at: int  # index among all words of the first verb (len(words) when none)
-    by_at: int  # index among all words of a passive's "by" before its agent (-1: none)
-
-
-def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"['\u2019]s\b", "", text)  # possessive
-    text = re.sub(r"\$\s?(\d[\d,.]*)", r" \1 dollars ", text)
-    text = re.sub(r"€\s?(\d[\d,.]*)", r" \1 euros ", text)
-    return text.replace("'", "").replace("\u2019", "").replace("%", " percent ")
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _lemma(word: str, lex: Lexicon | None) -> str:
-    """One canonical base form (the same for "shows", "showed" and "show")."""
-    if lex is None:
-        return stem(word)
-    bases = [b for p in ("v", "n", "a", "r") for b in lex.bases(word, p)]
-    if not bases:
-        return _name_key(word)  # not an English word: a name, as written
-    return min(bases, key=lambda b: (len(b), b))
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def parse(text: str) -> _Parsed:
-    """The statement as the rule compares it (cached: facts are compared many times)."""
-    lex = lexicon()
-    raw = _fold(text)
-    spans = list(_WORD.finditer(raw))
-    words = [m.group().casefold() for m in spans]
-    names = [_is_name(raw, m) for m in spans]
-    toks: list[_Tok] = []
-    negations = 0
-    verb_at = -1
-    i, n = 0, len(words)
-    while i < n:
-        w = words[i]
-        if w in _AUX and verb_at < 0 and not names[i]:  # ("in May": a name)
-            verb_at = i
-        if names[i] and len(w) == 1 and w != "i":  # "service A", "plan B": a label, not
-            toks.append(_Tok(w, w, True, i))  # the article (a capital inside a sentence)
-            i += 1
-            continue
-        hedge = w in HEDGES and not names[i]
-        hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
-        if hedge and HEDGES[w][0] == "time":
-            hedge = i + 1 < n and words[i + 1] in CALENDAR
-        if hedge:  # kept, by its class: "may" / "must", "some" / "all" differ ("at most",
-            scale, name, _ = HEDGES[w]  # "the most": a bound, a superlative)
-            if w == "few" and i and words[i - 1] == "a":
-                name = "some"  # ("a few" is "some"; "few" is "not many")
-            toks.append(_Tok(f"^{scale}:{name}", w, False, i))
-        if w == "not" and i + 1 < n and words[i + 1] in ("all", "every", "each"):
-            toks.append(_Tok("^quantity:some", "not " + words[i + 1], False, i))
-            negations += 1  # ("not all X are" = "some X are not"; not "no X are")
-            i += 2
-            continue
-        if w in NEGATIONS:
-            negations += 1
-            i += 1
-            continue
-        if hedge:
-            i += 1
-            continue
-        if w in ("able", "unable") and i + 1 < n and words[i + 1] == "to":  # "can", "cannot"
-            toks.append(_Tok("^modal:may", w, False, i))
-            negations += w == "unable"
-            if verb_at < 0:
-                verb_at = i
-            i += 2
-            continue
-        if w in NEGATING_VERBS and i + 1 < n and words[i + 1] == "to":
-            negations += 1
-            if verb_at < 0:
-                verb_at = i
-            i += 2
-            continue
-        value = _number_at(words, i) if w[0].isdigit() or w in _NUMBER_START or "-" in w else None
-        if value is not None:
-            v, j, dim = value
-            toks.append(_Tok(f"#{dim}:{canon(v)}", " ".join(words[i:j]), False, i))
-            i = j
-            continue
-        if w in STOPWORDS or w == "one":
-            i += 1
-            continue
-        if (
-            lex is not None
-            and i + 1 < n
-            and words[i + 1] in _PARTICLES
-            and (i + 2 >= n or words[i + 2] not in _DETERMINERS)  # "builds on the branch":
-        ):  # a preposition before a noun phrase, not a particle
-            pair = f"{w}_{words[i + 1]}"
-            lem = _lemma(pair, lex)
-            if lem != stem(pair) or lex.known(pair):  # a collocation WordNet knows
-                toks.append(_Tok(lem, pair, False, i))
-                if verb_at < 0 and toks[:-1]:
-                    verb_at = i
-                i += 2
-                continue
-        if w in UNITS and w not in BARE_ONLY:
-            toks.append(_Tok(f"~{UNITS[w][0]}:{stem(w)}", w, False, i))
-            i += 1
-            continue
-        if verb_at < 0 and toks and _verb_form(w, _before(words, i), lex):
-            verb_at = i
-        key = _name_key(w, spans[i].group()) if names[i] else _lemma(w, lex)
-        toks.append(_Tok(key, w, names[i], i))
-        i += 1
-    aux = next((k for k, w in enumerate(words) if w in _AUX and not names[k]), -1)
-    if aux >= 0:
-        verb_at = aux  # an auxiliary, where there is one, over a guess by morphology
-    verb_at = n if verb_at < 0 else verb_at
-    by_at = _agent_at(words, verb_at, lex)
-    toks = [_directed(t, words, names, lex) for t in toks]
-    return _Parsed(_elide(toks), tuple(words), negations % 2 == 1, verb_at, by_at)
-
-
-def _directed(t: _Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon | None) -> _Tok:
-    """The token with its end of a path (``wordclass.DIRECTIONS``) in its key when the
-    function words right before it hold "from" or "to" ("Oslo<from"), so that aligning
-    two statements matches where a thing goes, not only what is named. Not after the
-    "to" of an infinitive (a verb's base form right after it: "plans to migrate")."""
-    k = t.pos - 1
-    while k >= 0 and words[k] in STOPWORDS:
-        end = DIRECTIONS.get(words[k])
-        if words[k] == "once" and words[k + 1] in _CLAUSE_START:
-            end = "when"  # ("once the pressure drops"; "once a day" is a number)
-        if end is not None:
-            if end == "to" and k == t.pos - 1 and not names[t.pos] and _base_verb(t.text, lex):
-                return t
-            return _Tok(f"{t.key}<{end}", t.text, t.name, t.pos)
-        k -= 1
-    return t
-
-
-_CLAUSE_START = frozenset(["the", "this", "that", "these", "those", "its", "their", "our"])
-"""Determiners after which "once" opens a clause ("once the valve opens")."""
-
-
-def _base_verb(w: str, lex: Lexicon | None) -> bool:
-    """``w`` is a verb's base form (WordNet knows it as one)."""
-    return lex is not None and w in lex.bases(w, "v")
-
-
-def _base(key: str) -> str:
-    """A token key without its end of a path ("oslo<from" -> "oslo")."""
-    return key.split("<", 1)[0]
-
-
-def _end(key: str) -> str:
-    """A token key's end of a path ("from", "to"), "" when it has none."""
-    return key.partition("<")[2]
-
-
-_BE = frozenset([
-    "is", "are", "was", "were", "be", "been", "being", "am", "get", "gets", "got",
-    "isnt", "arent", "wasnt", "werent",
-])  # fmt: skip
-
-
-def _agent_at(words: Sequence[str], verb_at: int, lex: Lexicon | None) -> int:
-    """Where a passive's agent is introduced: the first "by" after a form of "be" (or
-    "get") and a past participle ("the tasks *are retried* three times *by* the
-    scheduler"); -1 when the statement is not such a passive ("due by Friday", "grew by
-    five percent")."""
-    be = next((k for k in range(verb_at, len(words)) if words[k] in _BE), -1)
-    if be < 0:
-        return -1
-    participle = False
-    for k in range(be + 1, len(words)):
-        w = words[k]
-        if w == "by":
-            return k if participle else -1
-        participle = participle or _participle(w, lex)
-    return -1
-
-
-def _participle(w: str, lex: Lexicon | None) -> bool:
-    """``w`` reads as a verb's past participle ("paid", "hired", "written"): a regular
-    one, or an irregular form that is neither a present participle nor a third person
-    ("lagging", "runs") nor an auxiliary ("is", "been")."""
-    if w in _AUX or w.endswith(("ing", "s")):
-        return False
-    if lex is None:
-        return w.endswith(("ed", "en"))
-    if w.endswith(("ed", "en")) or w in lex.exceptions("v"):
-        return any(b != w for b in lex.bases(w, "v"))
-    return False
-
-
-def _active(p: _Parsed) -> _Parsed:
-    """A passive read in the active's order: agent, verb, then the passive's subject
-    ("the invoice was paid by the client" as "the client paid the invoice"), so that
-    who did what to whom lines up with an active statement's (an active "the courier
-    paid the client" and a passive "the courier was paid by the client" hold the same
-    words in the same order and say opposite things)."""
-    by, verb = p.by_at, p.verb_at
-    if by < 0:
-        return p
-    words = p.words
-    n_agent, n_verb = len(words) - by - 1, by - verb
-
-    def moved(pos: int) -> int:
-        if pos > by:
-            return pos - by - 1  # the agent first
-        if pos >= verb:
-            return n_agent + pos - verb  # then the verb group
-        return n_agent + n_verb + pos  # then the subject
-
-    toks = sorted((_Tok(t.key, t.text, t.name, moved(t.pos)) for t in p.toks), key=lambda t: t.pos)
-    order = (*words[by + 1 :], *words[verb:by], *words[:verb])
-    return _Parsed(tuple(toks), order, p.negated, n_agent, -1)
-
-
-def _elide(toks: list[_Tok]) -> tuple[_Tok, ...]:
-    """The tokens less a common word said again ("weekend traffic … than weekday
-    traffic" = "traffic on weekends … than on weekdays"): the repeat adds no content.
-    Names and quantities are kept (a repeated value is part of what is said)."""
-    seen: set[str] = set()
-    out: list[_Tok] = []
-    for t in toks:
-        if t.name or t.key[0] in "#~":
-            out.append(t)
-        elif t.key not in seen:
-            seen.add(t.key)
-            out.append(t)
-    return tuple(out)
-
-
-def _before(words: Sequence[str], i: int) -> str:
-    """The word before ``words[i]``, past a hedge ("the trains *rarely* run": "trains")."""
-    j = i - 1
-    while j > 0 and words[j] in HEDGES:
-        j -= 1
-    return words[j]
-
-
-def _is_name(raw: str, m: re.Match[str]) -> bool:
-    """Capitalised inside a sentence, CamelCase/ACRONYM, or letters with digits."""
-    w = m.group()
-    if w.isalpha() and not w[0].isupper():
-        return False  # letters only, not capitalised (most words): the checks below agree
-    if any(c.isdigit() for c in w) and any(c.isalpha() for c in w):
-        return True
-    if not w[:1].isupper():
-        return False
-    if any(c.isupper() for c in w[1:]):
-        return True
-    j = m.start() - 1
-    while j >= 0 and raw[j].isspace():
-        j -= 1
-    return not (j < 0 or raw[j] in ".!?:;")
-
-
-def _name_key(w: str, original: str = "") -> str:
-    """A name as it is written (folded), less a plural "s" after capitals ("PDFs")."""
-    if len(original) > 2 and original.endswith("s") and original[-2].isupper():
-        return w[:-1]
-    return w
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
-    """``w`` reads as an inflected verb after a content word ("the courier picks")."""
-    if lex is None or before in _DETERMINERS or before in STOPWORDS:
-        return False
-    if w.endswith(("s", "ed", "en")) or w in lex.exceptions("v"):
-        return any(b != w for b in lex.bases(w, "v"))
-    # a base form after a plural subject ("the sprinklers run")
-    return before.endswith("s") and not before.endswith("ss") and bool(lex.bases(w, "v"))
-
-
-def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
-    """(value in base units, index after it, dimension) when a quantity starts at ``i``."""
-    w = words[i]
-    n = len(words)
-    value: float | None = None
-    suffix = ""
-    if w[0].isdigit():
-        m = re.match(r"^(\d+(?:[.,:]\d+)*)(.*)$", w)
-        if m is None:
-            return None
-        value, suffix = number_of(m.group(1)), m.group(2)
-        if value is None:
-            return None
-    elif w in NUMBER_WORDS:
-        value = float(NUMBER_WORDS[w])
-    elif "-" in w and all(p in NUMBER_WORDS for p in w.split("-")):
-        value = float(sum(NUMBER_WORDS[p] for p in w.split("-")))
-    elif (
-        w in ("one", "a", "an")
-        and i + 1 < n
-        and words[i + 1] in UNITS
-        and words[i + 1] not in BARE_ONLY
-    ):
-        value = 1.0
-    elif w == "half" and i + 2 < n and words[i + 1] in ("a", "an") and words[i + 2] in UNITS:
-        value, i = 0.5, i + 1
-    if value is None:
-        return None
-    j = i + 1
-    while j < n and (words[j] in MULTIPLIERS or words[j] in NUMBER_WORDS):
-        nxt = words[j]
-        value = value * MULTIPLIERS[nxt] if nxt in MULTIPLIERS else value + NUMBER_WORDS[nxt]
-        j += 1
-    unit = suffix if suffix not in ("st", "nd", "rd", "th", "x") else ""
-    if not suffix and j < n and words[j] in ("am", "pm"):
-        unit = words[j]
-        j += 1
-    if unit in ("am", "pm"):
-        return value % 12 + (12 if unit == "pm" else 0), j, "clock"
-    if not suffix and j < n and words[j] in UNITS:
-        unit = words[j]
-        j += 1
-    if unit in UNITS:
-        dim, factor = UNITS[unit]
-        return value * factor, j, dim
-    return value, j, unit
 
 
 # ------------------------------------------------------------------ the verdict
@@ -517,7 +103,7 @@ def compare(
 @functools.lru_cache(maxsize=1 << 14)
 def _bag(text: str) -> tuple[Counter[str], tuple[str, ...]]:
     """The statement's token keys as a multiset and sorted (cached with ``parse``)."""
-    keys = [_base(t.key) for t in parse(text).toks]  # (as aligned: ``_judge_pair``)
+    keys = [key_base(t.key) for t in parse(text).toks]  # (as aligned: ``_judge_pair``)
     return Counter(keys), tuple(sorted(keys))
 
 
@@ -552,15 +138,15 @@ _ANOTHER = Verdict(DIFFERENT, "settled: neither same nor contradicts")
 
 
 def _compare(
-    pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None, exhaustive: bool, settle: bool = False
+    pa: Parsed, pb: Parsed, span_sim: SpanSim | None, exhaustive: bool, settle: bool = False
 ) -> Verdict:
     """The verdict; a passive beside an active is compared with who did what to whom
-    aligned (``_active``): the same statement only that way. Compared as written, the
+    aligned (``active``): the same statement only that way. Compared as written, the
     two may still contradict ("the bacteria need oxygen" / "the bacteria are killed by
     oxygen"), and a "by" that names no agent ("given by injection") is read as written."""
     if (pa.by_at < 0) == (pb.by_at < 0):
         return _judge_pair(pa, pb, span_sim, exhaustive, settle)
-    aligned = _judge_pair(_active(pa), _active(pb), span_sim, exhaustive, settle)
+    aligned = _judge_pair(active(pa), active(pb), span_sim, exhaustive, settle)
     if aligned.kind == SAME:
         return aligned
     written = _judge_pair(pa, pb, span_sim, exhaustive, settle)
@@ -568,7 +154,7 @@ def _compare(
 
 
 def _judge_pair(
-    pa: _Parsed, pb: _Parsed, span_sim: SpanSim | None, exhaustive: bool, settle: bool
+    pa: Parsed, pb: Parsed, span_sim: SpanSim | None, exhaustive: bool, settle: bool
 ) -> Verdict:
     pb = _subject_as_in(pb, pa)
     ka, kb = [t.key for t in pa.toks], [t.key for t in pb.toks]
@@ -577,14 +163,14 @@ def _judge_pair(
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
     if sorted(ka) == sorted(kb) and _reordered(ka, kb) and _negated(pa) == _negated(pb):
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "word order")
-    ba, bb = [_base(k) for k in ka], [_base(k) for k in kb]  # (aligned without the ends)
-    swapped = sorted(map(_end, ka)) == sorted(map(_end, kb))
+    ba, bb = [key_base(k) for k in ka], [key_base(k) for k in kb]  # (aligned without the ends)
+    swapped = sorted(map(path_end, ka)) == sorted(map(path_end, kb))
     if sorted(ba) == sorted(bb) and sorted(ka) != sorted(kb) and swapped:  # the same words, the
         # ends of a path swapped ("from Oslo to Rome" / "from Rome to Oslo"): reversed
-        ends = [t for t in (*pa.toks, *pb.toks) if _end(t.key)]
+        ends = [t for t in (*pa.toks, *pb.toks) if path_end(t.key)]
         if all(t.pos < p.verb_at for t in ends for p in (pa, pb)):
             return Verdict(DIFFERENT, "direction in the subject")
-        if any(_end(t.key) in CLAUSES.values() for t in ends):
+        if any(path_end(t.key) in CLAUSES.values() for t in ends):
             return Verdict(DIFFERENT, "clauses swapped")  # (both may hold: not rivals)
         return Verdict(DIFFERENT if polarity else CONTRADICTS, "direction")
     common = sum((Counter(ba) & Counter(bb)).values())  # bounds the aligned words
@@ -680,7 +266,7 @@ _DEFINITE = frozenset(
 )
 
 
-def _one_holder(pa: _Parsed, pb: _Parsed, where: tuple[int, int, int, int]) -> bool:
+def _one_holder(pa: Parsed, pb: Parsed, where: tuple[int, int, int, int]) -> bool:
     """Whether the two statements name two holders of one thing: the whole subject differs
     ("Alice" / "Bob"), the rest is the same, and it is a relation one holder has: the
     verb right after the subject means possessing or controlling (in one of its two main
@@ -696,17 +282,17 @@ def _one_holder(pa: _Parsed, pb: _Parsed, where: tuple[int, int, int, int]) -> b
         nxt = p.words[verb.pos + 1]
         if nxt not in _DEFINITE and not (at + 1 < len(p.toks) and p.toks[at + 1].name):
             return False
-    return holding_verb(_base(pa.toks[i2].key))
+    return holding_verb(key_base(pa.toks[i2].key))
 
 
-def _same_quantities(xs: tuple[_Tok, ...], ys: tuple[_Tok, ...]) -> bool:
+def _same_quantities(xs: tuple[Tok, ...], ys: tuple[Tok, ...]) -> bool:
     """Whether two spans hold the same quantities (False: a number or unit slot)."""
     return sorted(t.key for t in xs if t.key[0] in "#~") == sorted(
         t.key for t in ys if t.key[0] in "#~"
     )
 
 
-def _subject_as_in(p: _Parsed, like: _Parsed) -> _Parsed:
+def _subject_as_in(p: Parsed, like: Parsed) -> Parsed:
     """``p`` with its subject's words in ``like``'s order when the two subjects hold the
     same words ("traffic on weekends" / "weekend traffic"): inside a noun phrase the order
     of modifiers and head is a rewording; the predicate's order is left alone."""
@@ -716,12 +302,12 @@ def _subject_as_in(p: _Parsed, like: _Parsed) -> _Parsed:
     if keys == theirs or sorted(keys) != sorted(theirs) or any(t.name for t in mine):
         return p
     pool = list(mine)
-    ordered: list[_Tok] = []
+    ordered: list[Tok] = []
     for key, slot in zip(theirs, mine, strict=True):
         t = next(x for x in pool if x.key == key)
         pool.remove(t)
-        ordered.append(_Tok(t.key, t.text, t.name, slot.pos))
-    return _Parsed((*ordered, *p.toks[len(mine) :]), p.words, p.negated, p.verb_at, p.by_at)
+        ordered.append(Tok(t.key, t.text, t.name, slot.pos))
+    return Parsed((*ordered, *p.toks[len(mine) :]), p.words, p.negated, p.verb_at, p.by_at)
 
 
 def _compound(w: str) -> bool:
@@ -729,25 +315,25 @@ def _compound(w: str) -> bool:
     return "-" in w or "_" in w
 
 
-def _glued(toks: list[_Tok]) -> str:
+def _glued(toks: list[Tok]) -> str:
     return "".join(t.text for t in toks).replace("-", "")
 
 
-def _gap(p: _Parsed, i1: int, i2: int) -> list[str]:
+def _gap(p: Parsed, i1: int, i2: int) -> list[str]:
     """The words between content tokens ``i1 - 1`` and ``i2`` (function words included)."""
     lo = p.toks[i1 - 1].pos + 1 if i1 > 0 else 0
     hi = p.toks[i2].pos if i2 < len(p.toks) else len(p.words)
     return [w for w in p.words[lo:hi] if w not in NEGATIONS]
 
 
-def _gap_antonym(pa: _Parsed, i1: int, i2: int, pb: _Parsed, j1: int, j2: int) -> bool:
+def _gap_antonym(pa: Parsed, i1: int, i2: int, pb: Parsed, j1: int, j2: int) -> bool:
     """A word added on one side against a function word that is its antonym on the other
     ("on" / "off", "in" / "out" by default)."""
     ga, gb = _gap(pa, i1, i2), _gap(pb, j1, j2)
     return any(relation(x, y) == "antonym" for x in ga for y in gb if x != y)
 
 
-def _little_shared(pa: _Parsed, pb: _Parsed, polarity: bool) -> Verdict:
+def _little_shared(pa: Parsed, pb: Parsed, polarity: bool) -> Verdict:
     """Two statements that share less than half their words: another statement, unless
     only a judge can tell (no difference in polarity, quantities or names)."""
     nums_a = sorted(t.key for t in pa.toks if t.key[0] in "#~")
@@ -759,7 +345,7 @@ def _little_shared(pa: _Parsed, pb: _Parsed, polarity: bool) -> Verdict:
     return Verdict(UNSURE, "little shared wording")
 
 
-def _negated(p: _Parsed) -> list[str]:
+def _negated(p: Parsed) -> list[str]:
     """The word each negation of ``p`` comes before (sorted): a block moved past a "not"
     moves what is denied ("applied to staging but not to production" / "… to
     production but not to staging")."""
@@ -767,7 +353,7 @@ def _negated(p: _Parsed) -> list[str]:
     for k, w in enumerate(words):
         if w in NEGATIONS or (w in NEGATING_VERBS and words[k + 1 : k + 2] == ("to",)):
             after = next((t for t in p.toks if t.pos > k), None)
-            out.append(_base(after.key) if after is not None else "")
+            out.append(key_base(after.key) if after is not None else "")
     return sorted(out)
 
 
@@ -782,7 +368,7 @@ def _reordered(ka: list[str], kb: list[str]) -> bool:
     return False
 
 
-def _in_subject(p: _Parsed, toks: tuple[_Tok, ...], at: int) -> bool:
+def _in_subject(p: Parsed, toks: tuple[Tok, ...], at: int) -> bool:
     """Whether the span (or, when empty, the place ``at``) lies before the verb."""
     if toks:
         return toks[0].pos < p.verb_at
@@ -797,7 +383,7 @@ def _hedge_slot(hx: list[str], hy: list[str]) -> str | None:
     if sorted(hx) == sorted(hy):
         return None
     if len(hx) == len(hy) == 1:
-        (sx, lx), (sy, ly) = _LEANS[_base(hx[0])], _LEANS[_base(hy[0])]
+        (sx, lx), (sy, ly) = _LEANS[key_base(hx[0])], _LEANS[key_base(hy[0])]
         if sx == sy and lx * ly < 0:
             return "scale"
     return "hedge"
@@ -808,20 +394,20 @@ _LEANS = {f"^{scale}:{name}": (scale, lean) for scale, name, lean in HEDGES.valu
 
 
 def _judge_span(
-    xs: tuple[_Tok, ...],
-    ys: tuple[_Tok, ...],
+    xs: tuple[Tok, ...],
+    ys: tuple[Tok, ...],
     span_sim: SpanSim | None,
     modifier: bool = False,
 ) -> str:
     """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word,
     hedge, scale, direction)."""
-    bases_x, bases_y = sorted(_base(t.key) for t in xs), sorted(_base(t.key) for t in ys)
+    bases_x, bases_y = sorted(key_base(t.key) for t in xs), sorted(key_base(t.key) for t in ys)
     if bases_x == bases_y and sorted(t.key for t in xs) != sorted(t.key for t in ys):
         return "direction"  # "from Oslo" / "to Oslo", "from A to B" / "from B to A"
     # (other words too: they decide, each verb has its prepositions: "connected to" /
     # "disconnected from")
-    xs = tuple(_Tok(_base(t.key), t.text, t.name, t.pos) for t in xs)
-    ys = tuple(_Tok(_base(t.key), t.text, t.name, t.pos) for t in ys)
+    xs = tuple(Tok(key_base(t.key), t.text, t.name, t.pos) for t in xs)
+    ys = tuple(Tok(key_base(t.key), t.text, t.name, t.pos) for t in ys)
     nums_x = sorted(t.key for t in xs if t.key[0] in "#~")
     nums_y = sorted(t.key for t in ys if t.key[0] in "#~")
     if nums_x != nums_y:
@@ -850,14 +436,14 @@ def _judge_span(
             return "name"  # a name swapped for another
     if len(wx) == len(wy) == 1 and _compound(wx[0].text) and _compound(wy[0].text):
         lex = lexicon()
-        px = [_lemma(w, lex) for w in re.split(r"[-_]", wx[0].text)]
-        py = [_lemma(w, lex) for w in re.split(r"[-_]", wy[0].text)]
+        px = [lemma(w, lex) for w in re.split(r"[-_]", wx[0].text)]
+        py = [lemma(w, lex) for w in re.split(r"[-_]", wy[0].text)]
         if (
             len(px) == len(py) and sum(a != b for a, b in zip(px, py, strict=True)) == 1
         ):  # "read-only"
             x, y = next((a, b) for a, b in zip(px, py, strict=True) if a != b)
-            wx, wy = [_Tok(x, x, False, wx[0].pos)], [_Tok(y, y, False, wy[0].pos)]
-    rels = [relation(_base(x.key), _base(y.key)) for x in wx for y in wy]
+            wx, wy = [Tok(x, x, False, wx[0].pos)], [Tok(y, y, False, wy[0].pos)]
+    rels = [relation(key_base(x.key), key_base(y.key)) for x in wx for y in wy]
     if "antonym" in rels:
         return "antonym"
     if len(wx) == len(wy) == 1:
@@ -869,8 +455,8 @@ def _judge_span(
         if rel == "unrelated" and modifier:
             return "word"  # another modifier of one head: another thing
     elif all(
-        any(relation(_base(x.key), _base(y.key)) == "synonym" for y in wy) for x in wx
-    ) and all(any(relation(_base(x.key), _base(y.key)) == "synonym" for x in wx) for y in wy):
+        any(relation(key_base(x.key), key_base(y.key)) == "synonym" for y in wy) for x in wx
+    ) and all(any(relation(key_base(x.key), key_base(y.key)) == "synonym" for x in wx) for y in wy):
         return "rewording"
     if "sibling" in rels:
         return "sibling"  # two kinds of one thing among the words: another value

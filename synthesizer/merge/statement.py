@@ -1,0 +1,437 @@
+"""A statement as the merge rule reads it (``rule``): its tokens, polarity and verb.
+
+``parse(text)`` turns a statement into content lemmas (WordNet's morphology, two-word
+collocations joined), quantities in base units, hedges by class, the ends of a path and
+the clauses of time or condition in the keys of the words they mark, a polarity (the
+parity of its negations) and where its verb is; ``active`` reads a passive agent first.
+Closed-class English comes from ``wordclass``, every content word from ``lexicon``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from synthesizer.merge.lexicon import Lexicon, lexicon
+from synthesizer.merge.wordclass import (
+    BARE_ONLY,
+    CALENDAR,
+    DIRECTIONS,
+    HEDGES,
+    MULTIPLIERS,
+    NEGATING_VERBS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    STOPWORDS,
+    UNITS,
+    canon,
+    number_of,
+    stem,
+)
+
+# Closed-class words that head a predicate (the rest of the verb is found by morphology).
+_AUX = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "get",
+        "gets",
+        "got",
+        "cannot",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "dont",
+        "doesnt",
+        "didnt",
+        "cant",
+        "couldnt",
+        "wont",
+        "wouldnt",
+        "shouldnt",
+        "hasnt",
+        "havent",
+        "hadnt",
+    ]
+)
+_PARTICLES = frozenset(["in", "on", "off", "out", "up", "down", "over", "back", "away"])
+_DETERMINERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "each",
+        "every",
+        "its",
+        "their",
+        "our",
+        "my",
+        "your",
+    ]
+)
+_NUMBER_START = frozenset([*NUMBER_WORDS, "one", "a", "an", "half"])
+"""The words ``_number_at`` can start a quantity with (besides digits and "twenty-one")."""
+_WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
+
+
+@dataclass(frozen=True)
+class Tok:
+    key: str  # what alignment compares: a lemma, "#dim:value", or "~dim:unit"
+    text: str  # the word(s) as written (folded)
+    name: bool  # a proper name or identifier (capitalised inside a sentence, digits, …)
+    pos: int  # index among all words (function words included)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    toks: tuple[Tok, ...]
+    words: tuple[str, ...]  # every word, folded (function words included)
+    negated: bool
+    verb_at: int  # index among all words of the first verb (len(words) when none)
+    by_at: int  # index among all words of a passive's "by" before its agent (-1: none)
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"['\u2019]s\b", "", text)  # possessive
+    text = re.sub(r"\$\s?(\d[\d,.]*)", r" \1 dollars ", text)
+    text = re.sub(r"€\s?(\d[\d,.]*)", r" \1 euros ", text)
+    return text.replace("'", "").replace("\u2019", "").replace("%", " percent ")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def lemma(word: str, lex: Lexicon | None) -> str:
+    """One canonical base form (the same for "shows", "showed" and "show")."""
+    if lex is None:
+        return stem(word)
+    bases = [b for p in ("v", "n", "a", "r") for b in lex.bases(word, p)]
+    if not bases:
+        return _name_key(word)  # not an English word: a name, as written
+    return min(bases, key=lambda b: (len(b), b))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def parse(text: str) -> Parsed:
+    """The statement as the rule compares it (cached: facts are compared many times)."""
+    lex = lexicon()
+    raw = _fold(text)
+    spans = list(_WORD.finditer(raw))
+    words = [m.group().casefold() for m in spans]
+    names = [_is_name(raw, m) for m in spans]
+    toks: list[Tok] = []
+    negations = 0
+    verb_at = -1
+    i, n = 0, len(words)
+    while i < n:
+        w = words[i]
+        if w in _AUX and verb_at < 0 and not names[i]:  # ("in May": a name)
+            verb_at = i
+        if names[i] and len(w) == 1 and w != "i":  # "service A", "plan B": a label, not
+            toks.append(Tok(w, w, True, i))  # the article (a capital inside a sentence)
+            i += 1
+            continue
+        hedge = w in HEDGES and not names[i]
+        hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
+        if hedge and HEDGES[w][0] == "time":
+            hedge = i + 1 < n and words[i + 1] in CALENDAR
+        if hedge:  # kept, by its class: "may" / "must", "some" / "all" differ ("at most",
+            scale, name, _ = HEDGES[w]  # "the most": a bound, a superlative)
+            if w == "few" and i and words[i - 1] == "a":
+                name = "some"  # ("a few" is "some"; "few" is "not many")
+            toks.append(Tok(f"^{scale}:{name}", w, False, i))
+        if w == "not" and i + 1 < n and words[i + 1] in ("all", "every", "each"):
+            toks.append(Tok("^quantity:some", "not " + words[i + 1], False, i))
+            negations += 1  # ("not all X are" = "some X are not"; not "no X are")
+            i += 2
+            continue
+        if w in NEGATIONS:
+            negations += 1
+            i += 1
+            continue
+        if hedge:
+            i += 1
+            continue
+        if w in ("able", "unable") and i + 1 < n and words[i + 1] == "to":  # "can", "cannot"
+            toks.append(Tok("^modal:may", w, False, i))
+            negations += w == "unable"
+            if verb_at < 0:
+                verb_at = i
+            i += 2
+            continue
+        if w in NEGATING_VERBS and i + 1 < n and words[i + 1] == "to":
+            negations += 1
+            if verb_at < 0:
+                verb_at = i
+            i += 2
+            continue
+        value = _number_at(words, i) if w[0].isdigit() or w in _NUMBER_START or "-" in w else None
+        if value is not None:
+            v, j, dim = value
+            toks.append(Tok(f"#{dim}:{canon(v)}", " ".join(words[i:j]), False, i))
+            i = j
+            continue
+        if w in STOPWORDS or w == "one":
+            i += 1
+            continue
+        if (
+            lex is not None
+            and i + 1 < n
+            and words[i + 1] in _PARTICLES
+            and (i + 2 >= n or words[i + 2] not in _DETERMINERS)  # "builds on the branch":
+        ):  # a preposition before a noun phrase, not a particle
+            pair = f"{w}_{words[i + 1]}"
+            lem = lemma(pair, lex)
+            if lem != stem(pair) or lex.known(pair):  # a collocation WordNet knows
+                toks.append(Tok(lem, pair, False, i))
+                if verb_at < 0 and toks[:-1]:
+                    verb_at = i
+                i += 2
+                continue
+        if w in UNITS and w not in BARE_ONLY:
+            toks.append(Tok(f"~{UNITS[w][0]}:{stem(w)}", w, False, i))
+            i += 1
+            continue
+        if verb_at < 0 and toks and _verb_form(w, _before(words, i), lex):
+            verb_at = i
+        key = _name_key(w, spans[i].group()) if names[i] else lemma(w, lex)
+        toks.append(Tok(key, w, names[i], i))
+        i += 1
+    aux = next((k for k, w in enumerate(words) if w in _AUX and not names[k]), -1)
+    if aux >= 0:
+        verb_at = aux  # an auxiliary, where there is one, over a guess by morphology
+    verb_at = n if verb_at < 0 else verb_at
+    by_at = _agent_at(words, verb_at, lex)
+    toks = [_directed(t, words, names, lex) for t in toks]
+    return Parsed(_elide(toks), tuple(words), negations % 2 == 1, verb_at, by_at)
+
+
+def _directed(t: Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon | None) -> Tok:
+    """The token with its end of a path (``wordclass.DIRECTIONS``) in its key when the
+    function words right before it hold "from" or "to" ("Oslo<from"), so that aligning
+    two statements matches where a thing goes, not only what is named. Not after the
+    "to" of an infinitive (a verb's base form right after it: "plans to migrate")."""
+    k = t.pos - 1
+    while k >= 0 and words[k] in STOPWORDS:
+        end = DIRECTIONS.get(words[k])
+        if words[k] == "once" and words[k + 1] in _CLAUSE_START:
+            end = "when"  # ("once the pressure drops"; "once a day" is a number)
+        if end is not None:
+            if end == "to" and k == t.pos - 1 and not names[t.pos] and _base_verb(t.text, lex):
+                return t
+            return Tok(f"{t.key}<{end}", t.text, t.name, t.pos)
+        k -= 1
+    return t
+
+
+_CLAUSE_START = frozenset(["the", "this", "that", "these", "those", "its", "their", "our"])
+"""Determiners after which "once" opens a clause ("once the valve opens")."""
+
+
+def _base_verb(w: str, lex: Lexicon | None) -> bool:
+    """``w`` is a verb's base form (WordNet knows it as one)."""
+    return lex is not None and w in lex.bases(w, "v")
+
+
+def key_base(key: str) -> str:
+    """A token key without its end of a path ("oslo<from" -> "oslo")."""
+    return key.split("<", 1)[0]
+
+
+def path_end(key: str) -> str:
+    """A token key's end of a path ("from", "to"), "" when it has none."""
+    return key.partition("<")[2]
+
+
+_BE = frozenset([
+    "is", "are", "was", "were", "be", "been", "being", "am", "get", "gets", "got",
+    "isnt", "arent", "wasnt", "werent",
+])  # fmt: skip
+
+
+def _agent_at(words: Sequence[str], verb_at: int, lex: Lexicon | None) -> int:
+    """Where a passive's agent is introduced: the first "by" after a form of "be" (or
+    "get") and a past participle ("the tasks *are retried* three times *by* the
+    scheduler"); -1 when the statement is not such a passive ("due by Friday", "grew by
+    five percent")."""
+    be = next((k for k in range(verb_at, len(words)) if words[k] in _BE), -1)
+    if be < 0:
+        return -1
+    participle = False
+    for k in range(be + 1, len(words)):
+        w = words[k]
+        if w == "by":
+            return k if participle else -1
+        participle = participle or _participle(w, lex)
+    return -1
+
+
+def _participle(w: str, lex: Lexicon | None) -> bool:
+    """``w`` reads as a verb's past participle ("paid", "hired", "written"): a regular
+    one, or an irregular form that is neither a present participle nor a third person
+    ("lagging", "runs") nor an auxiliary ("is", "been")."""
+    if w in _AUX or w.endswith(("ing", "s")):
+        return False
+    if lex is None:
+        return w.endswith(("ed", "en"))
+    if w.endswith(("ed", "en")) or w in lex.exceptions("v"):
+        return any(b != w for b in lex.bases(w, "v"))
+    return False
+
+
+def active(p: Parsed) -> Parsed:
+    """A passive read in the active's order: agent, verb, then the passive's subject
+    ("the invoice was paid by the client" as "the client paid the invoice"), so that
+    who did what to whom lines up with an active statement's (an active "the courier
+    paid the client" and a passive "the courier was paid by the client" hold the same
+    words in the same order and say opposite things)."""
+    by, verb = p.by_at, p.verb_at
+    if by < 0:
+        return p
+    words = p.words
+    n_agent, n_verb = len(words) - by - 1, by - verb
+
+    def moved(pos: int) -> int:
+        if pos > by:
+            return pos - by - 1  # the agent first
+        if pos >= verb:
+            return n_agent + pos - verb  # then the verb group
+        return n_agent + n_verb + pos  # then the subject
+
+    toks = sorted((Tok(t.key, t.text, t.name, moved(t.pos)) for t in p.toks), key=lambda t: t.pos)
+    order = (*words[by + 1 :], *words[verb:by], *words[:verb])
+    return Parsed(tuple(toks), order, p.negated, n_agent, -1)
+
+
+def _elide(toks: list[Tok]) -> tuple[Tok, ...]:
+    """The tokens less a common word said again ("weekend traffic … than weekday
+    traffic" = "traffic on weekends … than on weekdays"): the repeat adds no content.
+    Names and quantities are kept (a repeated value is part of what is said)."""
+    seen: set[str] = set()
+    out: list[Tok] = []
+    for t in toks:
+        if t.name or t.key[0] in "#~":
+            out.append(t)
+        elif t.key not in seen:
+            seen.add(t.key)
+            out.append(t)
+    return tuple(out)
+
+
+def _before(words: Sequence[str], i: int) -> str:
+    """The word before ``words[i]``, past a hedge ("the trains *rarely* run": "trains")."""
+    j = i - 1
+    while j > 0 and words[j] in HEDGES:
+        j -= 1
+    return words[j]
+
+
+def _is_name(raw: str, m: re.Match[str]) -> bool:
+    """Capitalised inside a sentence, CamelCase/ACRONYM, or letters with digits."""
+    w = m.group()
+    if w.isalpha() and not w[0].isupper():
+        return False  # letters only, not capitalised (most words): the checks below agree
+    if any(c.isdigit() for c in w) and any(c.isalpha() for c in w):
+        return True
+    if not w[:1].isupper():
+        return False
+    if any(c.isupper() for c in w[1:]):
+        return True
+    j = m.start() - 1
+    while j >= 0 and raw[j].isspace():
+        j -= 1
+    return not (j < 0 or raw[j] in ".!?:;")
+
+
+def _name_key(w: str, original: str = "") -> str:
+    """A name as it is written (folded), less a plural "s" after capitals ("PDFs")."""
+    if len(original) > 2 and original.endswith("s") and original[-2].isupper():
+        return w[:-1]
+    return w
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
+    """``w`` reads as an inflected verb after a content word ("the courier picks")."""
+    if lex is None or before in _DETERMINERS or before in STOPWORDS:
+        return False
+    if w.endswith(("s", "ed", "en")) or w in lex.exceptions("v"):
+        return any(b != w for b in lex.bases(w, "v"))
+    # a base form after a plural subject ("the sprinklers run")
+    return before.endswith("s") and not before.endswith("ss") and bool(lex.bases(w, "v"))
+
+
+def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
+    """(value in base units, index after it, dimension) when a quantity starts at ``i``."""
+    w = words[i]
+    n = len(words)
+    value: float | None = None
+    suffix = ""
+    if w[0].isdigit():
+        m = re.match(r"^(\d+(?:[.,:]\d+)*)(.*)$", w)
+        if m is None:
+            return None
+        value, suffix = number_of(m.group(1)), m.group(2)
+        if value is None:
+            return None
+    elif w in NUMBER_WORDS:
+        value = float(NUMBER_WORDS[w])
+    elif "-" in w and all(p in NUMBER_WORDS for p in w.split("-")):
+        value = float(sum(NUMBER_WORDS[p] for p in w.split("-")))
+    elif (
+        w in ("one", "a", "an")
+        and i + 1 < n
+        and words[i + 1] in UNITS
+        and words[i + 1] not in BARE_ONLY
+    ):
+        value = 1.0
+    elif w == "half" and i + 2 < n and words[i + 1] in ("a", "an") and words[i + 2] in UNITS:
+        value, i = 0.5, i + 1
+    if value is None:
+        return None
+    j = i + 1
+    while j < n and (words[j] in MULTIPLIERS or words[j] in NUMBER_WORDS):
+        nxt = words[j]
+        value = value * MULTIPLIERS[nxt] if nxt in MULTIPLIERS else value + NUMBER_WORDS[nxt]
+        j += 1
+    unit = suffix if suffix not in ("st", "nd", "rd", "th", "x") else ""
+    if not suffix and j < n and words[j] in ("am", "pm"):
+        unit = words[j]
+        j += 1
+    if unit in ("am", "pm"):
+        return value % 12 + (12 if unit == "pm" else 0), j, "clock"
+    if not suffix and j < n and words[j] in UNITS:
+        unit = words[j]
+        j += 1
+    if unit in UNITS:
+        dim, factor = UNITS[unit]
+        return value * factor, j, dim
+    return value, j, unit

@@ -27,6 +27,8 @@ from synthesizer.events import (
     FACT_REVIVED,
     FACT_UPDATED,
     IDENTITY_FORGOTTEN,
+    JUDGE_ANSWERED,
+    JUDGE_ASKED,
     MAX_CONTENT,
     MAX_SHORT_TEXT,
     MEMORY_FEEDBACK,
@@ -288,6 +290,27 @@ class SynthProgress(_SynthBody):
     released: bool = False
 
 
+class JudgeAsked(_SynthBody):
+    """Facts ``a`` and ``b`` may be the same statement (the merge rule was unsure at
+    cosine ``score``): linked as possible duplicates until question ``question`` is
+    answered. Ids only, never the statements: erasure has nothing to scrub here."""
+
+    question: Annotated[str, Field(min_length=1, max_length=256)]
+    a: Name
+    b: Name
+    score: Cosine
+    reason: ShortText = ""
+
+
+class JudgeAnswered(_Body):
+    """A judge's ``answer`` to an open question, with the judge's name and model."""
+
+    question: Annotated[str, Field(min_length=1, max_length=256)]
+    answer: Literal["same", "contradicts", "different"]
+    judge: ShortText = ""
+    model: ShortText = ""
+
+
 BODY_MODELS: dict[str, type[BaseModel]] = {
     MEMORY_SHARED: MemoryShared,
     MEMORY_REINFORCED: MemoryReinforced,
@@ -308,4 +331,6 @@ BODY_MODELS: dict[str, type[BaseModel]] = {
     BOARD_CONFLICT: BoardConflict,
     ORIGIN_WITHDRAWN: OriginWithdrawn,
     PROMOTION_DONE: PromotionDone,
+    JUDGE_ASKED: JudgeAsked,
+    JUDGE_ANSWERED: JudgeAnswered,
 }

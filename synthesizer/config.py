@@ -67,6 +67,16 @@ def _operator_names(v: Any) -> Any:
     return v
 
 
+def _judge_names(v: Any) -> Any:
+    """Judges as a list of agent names (``a,b`` from the command line too)."""
+    if isinstance(v, str):
+        v = [x.strip() for x in v.split(",") if x.strip()]
+    if isinstance(v, (list, tuple)):
+        for name in v:
+            check_name("judge", name)
+    return v
+
+
 class PoolConfig(Record):
     """The seed pool (000): strength decay per tick, eviction, capacity, reinforcement."""
 
@@ -121,6 +131,9 @@ class SynthSettings(Record):
     (off), a registered name, ``module:callable``, or the URL of an OpenAI-compatible
     chat-completions endpoint; ``judge_model`` is the model it names."""
     judge_model: str = setting("")
+    judges: tuple[str, ...] = setting((), kind="names", before=_judge_names)
+    """Agents whose ``judge.answered`` the fold honours besides the synthesizer and the
+    operators (an MCP server's agent that answers through sampling, a judge process)."""
 
 
 class RetentionConfig(Record):
@@ -200,7 +213,12 @@ class SynthConfig(Record):
         return hashlib.blake2b(self.canonical_json(), digest_size=16).hexdigest()
 
 
-_LATER_DEFAULTS: dict[str, object] = {"contest_floor": None, "judge": "", "judge_model": ""}
+_LATER_DEFAULTS: dict[str, object] = {
+    "contest_floor": None,
+    "judge": "",
+    "judge_model": "",
+    "judges": [],
+}
 DEFAULT_CONFIG = SynthConfig()
 CONTEST_FLOOR = 0.55
 """Default cosine from which candidates are checked for contradictions."""

@@ -48,6 +48,10 @@ ORIGIN_WITHDRAWN = "origin.withdrawn"
 """Promotion takes origins back off a global fact (see ``synthesizer.state.origins``)."""
 PROMOTION_DONE = "promotion.done"
 """A task swarm's record that its ended sessions were promoted (see ``promote``)."""
+JUDGE_ASKED = "judge.asked"
+"""The synthesizer links two facts as possible duplicates and asks a judge (ids only)."""
+JUDGE_ANSWERED = "judge.answered"
+"""A judge's answer to an open question (``synthesizer.state.judging``)."""
 
 CONFIG_KEY = "swarm.config"
 """CAS key of ``swarm.configured`` events: its version is the seq of the configuration in force."""
@@ -341,6 +345,8 @@ MODELLED = (
     FACT_CONTESTED,
     FACT_RESOLVED,
     SYNTH_PROGRESS,
+    JUDGE_ASKED,
+    JUDGE_ANSWERED,
 )
 """Types checked by their pydantic models in ``body_models``: the synthesizer's own (its
 worker is a long-running process; an agent's call never appends them)."""

@@ -70,6 +70,7 @@ _KEYED = frozenset(
         T.MEMORY_REINFORCED,
         T.MEMORY_RECALLED,
         T.MEMORY_FEEDBACK,
+        T.JUDGE_ANSWERED,
     )
 )
 # events that may change many facts' ranking fields: rebuild the columns once
@@ -493,6 +494,11 @@ def _note_named(d: dict[str, Any], dirty: set[str]) -> None:
     elif t == T.FACT_RESOLVED:
         _add_ids([b.get("winner")], dirty)
         _add_ids(b.get("losers"), dirty)
+    elif t == T.JUDGE_ANSWERED:  # a merge or a contest changes both facts' status
+        q = b.get("question")
+        if isinstance(q, str):
+            a, _, other = q.partition("/")
+            _add_ids([a, other], dirty)
     elif t == T.FACT_CREATED:
         related = b.get("related")
         if isinstance(related, list):

@@ -14,6 +14,9 @@ counts every keyed record and the fold's versions must agree with the log's.
   ``expect={"synthesizer": lease}`` and stamps that same ``lease`` in every event of
   the batch, so a batch the log's CAS accepted always passes; one written without the
   CAS, or by a stale worker, names an old version and is refused.
+* **A judge's answers** (``judge.answered``): honoured only from the synthesizer, an
+  operator, or an agent the configuration names in ``synthesizer.judges``.
+  (``judge.asked`` is a synthesizer event, under the lease like the others.)
 * **Board writes** (``fact.updated``, ``fact.retracted``, ``origin.withdrawn``): the
   body's ``base`` is the version the writer expected (the board's CAS expectation).
   On a live fact it must equal the fact's version; on a key that is not a live fact
@@ -58,6 +61,7 @@ SYNTH_TYPES = frozenset(
         T.FACT_RESOLVED,
         T.FACT_REVIVED,
         T.SYNTH_PROGRESS,
+        T.JUDGE_ASKED,
     )
 )
 """Event types only the synthesizer (the lease holder) may write."""
@@ -93,6 +97,12 @@ def board_ok(s: SwarmState, d: dict[str, Any]) -> bool:
     key = d.get("key")
     f = s.facts.get(key) if key is not None else None
     return f is None or base == f.version
+
+
+def judge_ok(s: SwarmState, d: dict[str, Any]) -> bool:
+    """A judge's answer from the synthesizer, an operator or a configured judge."""
+    who = d["agent"]
+    return who == T.SYNTH_AGENT or who in s.config.operators or who in s.config.synthesizer.judges
 
 
 def forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:
@@ -170,6 +180,8 @@ def guarded(handlers: dict[str, Handler]) -> dict[str, Handler]:
             out[t] = _guard(board_ok, h)
         elif t == T.IDENTITY_FORGOTTEN:
             out[t] = _guard(forget_ok, h)
+        elif t == T.JUDGE_ANSWERED:
+            out[t] = _guard(judge_ok, h)
         elif t == FE.STORE_FORGOTTEN:
             out[t] = _guard(store_forget_ok, h)
         elif t in AGENT_TYPES:

@@ -16,7 +16,7 @@ from typing import Any
 
 from synthesizer import events as T
 from synthesizer.config import SynthConfig
-from synthesizer.state import _fast, authz, origins, pool, revival, tiers
+from synthesizer.state import _fast, authz, judging, origins, pool, revival, tiers
 from synthesizer.state import words as factwords
 from synthesizer.state.erasure import on_forgotten
 from synthesizer.state.facts import (
@@ -168,6 +168,18 @@ def _on_resolved(s: SwarmState, d: dict[str, Any]) -> None:
     _set_status(s, b["winner"], ACTIVE, seq, reason)
     for fid in b.get("losers") or ():
         _set_status(s, fid, SUPERSEDED, seq, reason)
+
+
+def _on_judge_asked(s: SwarmState, d: dict[str, Any]) -> None:
+    """judge.asked: two facts become possible duplicates, an open question (judging.py)."""
+    if not judging.on_asked(s, d):
+        _ignore(s, "judge.asked:duplicate")
+
+
+def _on_judge_answered(s: SwarmState, d: dict[str, Any]) -> None:
+    """judge.answered: close the question and merge, contest or unlink (judging.py)."""
+    if not judging.on_answered(s, d):
+        _ignore(s, "judge.answered:not_open")
 
 
 def _cas_success(s: SwarmState, agent: str) -> None:
@@ -430,6 +442,7 @@ def on_configured(s: Any, d: dict[str, Any]) -> None:
         for f in order[: len(pooled) - cap]:
             s._evict(f.id, CAPACITY)
 
+
 HANDLERS: dict[str, Handler] = authz.guarded(
     {
         T.MEMORY_SHARED: _on_shared,
@@ -449,6 +462,8 @@ HANDLERS: dict[str, Handler] = authz.guarded(
         T.SYNTH_PROGRESS: _on_progress,
         T.ORIGIN_WITHDRAWN: _on_withdrawn,
         T.PROMOTION_DONE: _on_promotion_done,
+        T.JUDGE_ASKED: _on_judge_asked,
+        T.JUDGE_ANSWERED: _on_judge_answered,
         T.IDENTITY_FORGOTTEN: chain(on_forgotten, on_identity_forgotten),
         T.SWARM_CONFIGURED: on_configured,
         **FACADE_HANDLERS,

@@ -20,6 +20,7 @@ from synthesizer.state import pool, revival, tiers
 from synthesizer.state._fast import Knobs, facts_from_rows, paused_gc
 from synthesizer.state.erasure import FORGOTTEN
 from synthesizer.state.facts import FACT_FIELDS, Fact, RawMemory
+from synthesizer.state.judging import Judging
 from synthesizer.state.seedstate import Facades
 from synthesizer.state.table import FactTable, fact_array
 
@@ -120,7 +121,8 @@ class SwarmState:
     * ``progress``: the synthesizer's progress mark; ``last_seq``: last folded seq;
     * ``config_seq``: seq of the ``swarm.configured`` in force (0: the initial config);
     * ``words``: later evidence's words, for erasure to reword a fact (words.py);
-    * ``owners``: session -> agent of its first event (who may forget it, authz.py).
+    * ``owners``: session -> agent of its first event (who may forget it, authz.py);
+    * ``judging``: questions to a judge, open (possible duplicates) and answered (judging.py).
     """
 
     __slots__ = (
@@ -133,6 +135,7 @@ class SwarmState:
         "evicted",
         "ext",
         "facts",
+        "judging",
         "last_seq",
         "last_ts",
         "metrics",
@@ -174,6 +177,7 @@ class SwarmState:
         self.ext: Facades = Facades()  # the seeds' facades (seeds.py)
         self.words: dict[str, list[list[Any]]] = {}  # later evidence's words (words.py)
         self.owners: dict[str, str] = {}  # session -> agent of its first event (authz.py)
+        self.judging: Judging = Judging()  # possible duplicates and a judge's answers
         # the log's redaction count when this state's fold began (runtime only, never
         # serialized; None: not known). replay.save_checkpoint_info compares it.
         self.redactions: int | None = None
@@ -308,6 +312,7 @@ class SwarmState:
             **({"owners": self.owners} if self.owners else {}),
             **({"promotion_waiting": self.promotion_waiting} if self.promotion_waiting else {}),
             **({"origin_index": self.origin_index} if self.origin_index else {}),
+            **({"judging": self.judging.to_dict()} if self.judging else {}),
         }
 
     def to_bytes(self) -> bytes:
@@ -348,6 +353,7 @@ class SwarmState:
         s.owners = d.get("owners", {})
         s.promotion_waiting = d.get("promotion_waiting", {})
         s.origin_index = d.get("origin_index", {})
+        s.judging = Judging.from_dict(d.get("judging"))
         return s
 
     def digest(self) -> str:

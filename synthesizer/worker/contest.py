@@ -1,14 +1,16 @@
-"""Free-text decisions of the synthesizer: merge, contest, or keep apart, and resolution.
+"""Free-text decisions of the synthesizer: merge, contest, keep apart, or link, and resolution.
 
 For a plain memory (no subject) the worker's scorer proposes candidate facts by cosine;
-``TextContests.choose`` asks the merge rule (``mergerule``) about each, and a configured
-judge (``judge``) about those the rule calls ``unsure``:
+``TextContests.choose`` asks the merge rule (``mergerule``) about each:
 
 - a ``same`` candidate at or above the near-duplicate cosine: the memory corroborates it;
 - ``contradicts`` candidates (from the lower contest floor up): the memory becomes a new
-  fact, and a ``fact.contested`` names it and its rivals (``reason``, and the judge and
-  its model when a judge answered); the fold makes each list the others in
-  ``contested_with``;
+  fact, and a ``fact.contested`` names it and its rivals (``reason``); the fold makes
+  each list the others in ``contested_with``;
+- ``unsure`` candidates at or above the near-duplicate cosine: the memory becomes a new
+  fact, and a ``judge.asked`` per candidate links the two as possible duplicates (ids and
+  cosine only) until a judge answers; the decision never waits for one (the judge
+  worker, ``synthesizer.worker.judging``, answers later, off the decision path);
 - anything else: a new fact, apart.
 
 Resolution is as for subject/value claims, from evidence only: when the agents vouching
@@ -21,7 +23,6 @@ All of it is in the log: a replay folds the decisions and asks no rule or judge 
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,26 +33,16 @@ import numpy as np
 from swarmlog import Event
 from synthesizer import events as T
 from synthesizer.config import CONTEST_FLOOR
-from synthesizer.merge.judge import Judge, judge_for
-from synthesizer.merge.rule import (
-    CONTRADICTS,
-    DIFFERENT,
-    SAME,
-    UNSURE,
-    Verdict,
-    compare,
-    may_bind,
-    settle,
-)
+from synthesizer.merge.rule import CONTRADICTS, SAME, UNSURE, Verdict, compare, may_bind, settle
 from synthesizer.search.embed import Embedder
 from synthesizer.state.facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, RawMemory
+from synthesizer.state.judging import question_id
 from synthesizer.state.swarmstate import SwarmState
 
 __all__ = ["Choice", "TextContests"]
 
-LOG = logging.getLogger("synthesizer.judge")
-MAX_JUDGED = 3
-"""Unsure candidates a judge is asked about per memory (best first)."""
+MAX_LINKED = 3
+"""Unsure candidates linked as possible duplicates (and asked about) per memory, best first."""
 MAX_CANDIDATES = 8
 """Candidates at or above the near-duplicate cosine the merge rule compares per memory."""
 MAX_RIVALS = 3
@@ -76,9 +67,8 @@ class Choice:
     same: tuple[str, float] | None = None
     rivals: list[str] = field(default_factory=list)
     reason: str = ""
-    judge: str | None = None
-    model: str | None = None
-    judged: list[tuple[str, str]] = field(default_factory=list)
+    unsure: list[tuple[str, float, str]] = field(default_factory=list)
+    """Possible duplicates: (fact id, cosine, the rule's reason), best first."""
 
 
 @dataclass
@@ -101,19 +91,12 @@ def _may_share_a_frame(a: str, b: str) -> bool:
     return 3 * len(wa & wb) >= max(len(wa), len(wb))
 
 
-def judged_any(c: Choice) -> bool:
-    """Whether a judge's answer is part of the choice (a rival or a 'different')."""
-    return bool(c.judged) or c.reason == "judge"
-
-
 class TextContests:
     """The worker's free-text decisions for one batch at a time (``begin`` resets)."""
 
     def __init__(self, worker: ContestWorker, embedder: Callable[[], Embedder]) -> None:
         self.worker = worker
         self._embedder = embedder
-        self._judge_spec: tuple[str, str] | None = None
-        self._judge: Judge | None = None
         self.begin()
 
     def begin(self) -> None:
@@ -123,21 +106,7 @@ class TextContests:
         self._touched: list[str] = []
         self._spans: dict[str, np.ndarray] = {}
 
-    # ------------------------------------------------------------ the judge
-
-    @property
-    def judge(self) -> Judge | None:
-        """The configured judge (rebuilt when the folded configuration changes)."""
-        cfg = self.worker.state.config.synthesizer
-        spec = (cfg.judge, cfg.judge_model)
-        if spec != self._judge_spec:
-            self._judge_spec = spec
-            try:
-                self._judge = judge_for(*spec)
-            except ValueError as e:  # no judge, not a stopped worker: pairs stay apart
-                LOG.warning("synthesizer.judge ignored: %s", e)
-                self._judge = None
-        return self._judge
+    # ------------------------------------------------------------ the rule
 
     def span_sim(self, x: str, y: str) -> float:
         """The local embedder's cosine of two short spans (vectors cached for the batch)."""
@@ -167,43 +136,33 @@ class TextContests:
         """The decision for a plain memory with ``content`` (candidates best first)."""
         near, floor = self.worker.near_duplicate, self.floor()
         out = Choice()
-        asked = 0
         above = [c for c in candidates[:MAX_CANDIDATES] if c[1] >= near]
         below = [c for c in candidates[len(above) :][:MAX_RIVALS] if c[1] >= floor]
-        judge = self.judge
         for fid, sim in above + below:
             other = content_of(fid)
             if other is None:
                 continue
-            if judge is None and not (
-                _may_share_a_frame(content, other) and may_bind(content, other)
-            ):
+            if sim >= near:
+                # the exhaustive verdict: an ``unsure`` pair must be told from a different one
+                v: Verdict = compare(content, other, self.span_sim)
+            elif _may_share_a_frame(content, other) and may_bind(content, other):
+                # below the near-duplicate cosine only "contradicts" matters: ``settle``
+                # finds the others sooner (the same verdict whenever it is that one)
+                v = settle(content, other, self.span_sim)
+            else:
                 continue  # the rule would only say "different" or "unsure": skip it
-            # without a judge only "same" and "contradicts" matter: ``settle`` finds the
-            # others sooner (the same verdict whenever it is one of those two)
-            rule = compare if judge is not None else settle
-            v: Verdict = rule(content, other, self.span_sim)
-            kind = v.kind
-            judged = False
-            if kind == UNSURE and sim >= near and judge is not None and asked < MAX_JUDGED:
-                asked += 1
-                answer = judge.ask(content, other)
-                if answer is not None:
-                    judged = True
-                    kind = {"same": SAME, "contradicts": CONTRADICTS}.get(answer, DIFFERENT)
-                    out.judge, out.model = judge.name[:200], judge.model[:200] or None
-                    if kind == DIFFERENT:
-                        out.judged.append((fid, answer))
-            if kind == SAME and sim >= near:
-                same = Choice(same=(fid, sim), judged=out.judged)
-                if judged or out.judged:
-                    same.judge, same.model = out.judge, out.model
-                return same
-            if kind == CONTRADICTS and self._status(fid) != RETRACTED:  # a retraction
+            if v.kind == SAME and sim >= near:
+                return Choice(same=(fid, sim))
+            if v.kind == CONTRADICTS and self._status(fid) != RETRACTED:  # a retraction
                 out.rivals.append(fid)  # takes a statement out of any rivalry
-                out.reason = out.reason or ("judge" if judged else v.reason)
-        if out.judge is not None and not judged_any(out):
-            out.judge = out.model = None
+                out.reason = out.reason or v.reason
+            elif (
+                v.kind == UNSURE
+                and sim >= near
+                and len(out.unsure) < MAX_LINKED
+                and self._status(fid) not in (RETRACTED, None)
+            ):
+                out.unsure.append((fid, sim, v.reason))
         return out
 
     # ------------------------------------------------------------ the overlay
@@ -233,11 +192,13 @@ class TextContests:
         return got
 
     def created(self, fid: str, r: RawMemory, choice: Choice) -> list[Event]:
-        """A new plain fact: its ``fact.contested`` when it has rivals."""
+        """A new plain fact: its ``fact.contested`` when it has rivals, and a
+        ``judge.asked`` per possible duplicate (a pair asked before is not asked again)."""
         self._sides[fid] = _Side({r.agent}, 0.0, ACTIVE)
         self._rivals[fid] = set()
+        asked = self._asked(fid, choice)
         if not choice.rivals:
-            return []
+            return asked
         for other in choice.rivals:
             self._rivals[fid].add(other)
             self._rivals_of(other).add(fid)
@@ -247,11 +208,25 @@ class TextContests:
         self._sides[fid].status = CONTESTED
         self._touched.append(fid)
         body: dict[str, object] = {"rivals": sorted(choice.rivals), "reason": choice.reason}
-        if choice.judge is not None:
-            body["judge"] = choice.judge
-            if choice.model:
-                body["model"] = choice.model
-        return [Event(agent=T.SYNTH_AGENT, type=T.FACT_CONTESTED, key=fid, body=body)]
+        return [Event(agent=T.SYNTH_AGENT, type=T.FACT_CONTESTED, key=fid, body=body), *asked]
+
+    def _asked(self, fid: str, choice: Choice) -> list[Event]:
+        """The ``judge.asked`` events linking new fact ``fid`` with its possible duplicates."""
+        out: list[Event] = []
+        known = self.worker.state.judging
+        for other, sim, reason in choice.unsure:
+            qid = question_id(fid, other)
+            if known.known(qid) or other in choice.rivals:
+                continue
+            body = {
+                "question": qid,
+                "a": fid,
+                "b": other,
+                "score": max(-1.0, min(1.0, round(float(sim), 6))),
+                "reason": reason[:200],
+            }
+            out.append(Event(agent=T.SYNTH_AGENT, type=T.JUDGE_ASKED, body=body))
+        return out
 
     def corroborated(self, fid: str, r: RawMemory) -> None:
         """Fact ``fid`` gained evidence from ``r``: re-resolve it if it has rivals."""

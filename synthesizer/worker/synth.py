@@ -503,7 +503,7 @@ class Synthesizer:
                 if r.subject is None:
                     choice = self._contests.choose(scorer.candidates(k), r.content, content_of)
                     if choice.same is not None:
-                        out.append(self._corroborate(*choice.same, r=r, choice=choice))
+                        out.append(self._corroborate(*choice.same, r=r))
                         continue
                 related = scorer.related(k)
                 scorer.created(k, fid, r.subject is not None)
@@ -517,13 +517,11 @@ class Synthesizer:
                     if hit is not None and not self._is_claim(hit[0]):
                         choice = self._contests.choose([hit], r.content, content_of)
                         if choice.same is not None:
-                            out.append(self._corroborate(*choice.same, r=r, choice=choice))
+                            out.append(self._corroborate(*choice.same, r=r))
                             continue
                 vec_eid = (vec, eid)
             # 4. a new fact
             body: dict[str, object] = {"evidence": r.seq, "signature": sig, "related": related}
-            if choice.judged:
-                body.update(judged=choice.judged, judge=choice.judge, model=choice.model)
             out.append(Event(agent=T.SYNTH_AGENT, type=T.FACT_CREATED, key=fid, body=body))
             ov.signatures.setdefault(sig, fid)
             ov.contents[fid] = r.content
@@ -545,9 +543,7 @@ class Synthesizer:
         out.extend(self._contests.resolve())
         return out
 
-    def _corroborate(
-        self, fid: str, sim: float, r: RawMemory, kind: str = "near", choice: Choice | None = None
-    ) -> Event:
+    def _corroborate(self, fid: str, sim: float, r: RawMemory, kind: str = "near") -> Event:
         sim = max(-1.0, min(1.0, round(float(sim), 6)))
         if r.subject is not None:
             c = self._claims(r.subject).get(fid)
@@ -557,8 +553,6 @@ class Synthesizer:
         else:
             self._contests.corroborated(fid, r)
         body: dict[str, object] = {"evidence": r.seq, "kind": kind, "similarity": sim}
-        if choice is not None and choice.judge is not None:
-            body.update(judge=choice.judge, model=choice.model)
         return Event(agent=T.SYNTH_AGENT, type=T.FACT_CORROBORATED, key=fid, body=body)
 
     def _revivable(self, sig: str, r: RawMemory) -> str | None:

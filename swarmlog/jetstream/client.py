@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import re
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from nats.aio.msg import Msg
 from swarmlog._fast import direct_fields, direct_seq
 from swarmlog._fast import rfc3339_ns as fast_rfc3339_ns
 from swarmlog.errors import LogUnavailable
+from swarmlog.jetstream.natsprivate import Inline, InlineClient
 from swarmlog.jetstream.proto import (
     ERR_NO_MESSAGE,
     ERR_STREAM_NAME_IN_USE,
@@ -119,32 +120,8 @@ def direct_raw(data: bytes, block: bytes) -> Raw:
     return Raw(seq, subject, data, Headers(block), ns_ts(fast_rfc3339_ns(stamp)))
 
 
-Inline = Callable[[bytes, bytes, "bytes | None"], None]
-"""A message handled on the read loop: (subject, data, raw header block)."""
 _NO_RESPONDERS = b"NATS/1.0 503"
 _EXPIRED = b"\0expired"
-
-
-class _Client(Client):
-    """nats-py's client with a faster header parser (reads parse one block per event),
-    and subscriptions handled inline (``inline``: sid -> function of a message's subject,
-    data and raw header block), called as the read loop parses the message: no Msg, no
-    queue, no task per message (PubAcks, the appends' stamps: jsstampfeed)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.inline: dict[int, Inline] = {}
-
-    async def _process_msg(
-        self, sid: int, subject: bytes, reply: bytes, data: bytes, headers: bytes
-    ) -> None:
-        fn = self.inline.get(sid)
-        if fn is None:
-            await super()._process_msg(sid, subject, reply, data, headers)
-        else:
-            fn(subject, data, headers)
-
-    _parse_header_lines = staticmethod(header_lines)
 
 
 class _Collect:
@@ -201,7 +178,7 @@ class JsClient:
 
     async def connect(self) -> None:
         """Connect (bounded by the timeout); LogUnavailable with the reason if it fails."""
-        nc = _Client()
+        nc = InlineClient(header_lines)
         last: list[BaseException] = []
 
         async def on_error(e: Exception) -> None:
@@ -264,8 +241,8 @@ class JsClient:
         the read loop as it is parsed (before any later message of the same read)."""
         nc = self.conn
         sub = await nc.subscribe(subject)
-        if isinstance(nc, _Client):
-            nc.inline[sub._id] = fn
+        if isinstance(nc, InlineClient):
+            nc.handle_inline(sub, fn)
         return sub
 
     @property

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from synthesizer.merge.lexicon import lexicon
+from synthesizer.merge.paraphrase import causal, cause_and_effect, content_count, regrouped
 from synthesizer.merge.statement import Parsed, Tok, active, key_base, lemma, parse, path_end
 from synthesizer.merge.wordclass import (
     CLAUSES,
@@ -97,7 +98,7 @@ def compare(
     """
     pa, pb = parse(a), parse(b)
     first, second = (pa, pb) if [t.key for t in pa.toks] <= [t.key for t in pb.toks] else (pb, pa)
-    return _compare(first, second, span_sim, exhaustive)
+    return _restated(a, b, _compare(first, second, span_sim, exhaustive), span_sim)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -119,7 +120,12 @@ def may_bind(a: str, b: str) -> bool:
     (ca, sa), (cb, sb) = _bag(a), _bag(b)
     if sa == sb:
         return True
-    return 2 * sum((ca & cb).values()) >= max(len(sa), len(sb))
+    if 2 * sum((ca & cb).values()) >= max(len(sa), len(sb)):
+        return True
+    # the paraphrase readings: two clauses each, or as many content words
+    if causal(a) is not None and causal(b) is not None:
+        return True
+    return content_count(a) == content_count(b)
 
 
 def settle(a: str, b: str, span_sim: SpanSim | None = None) -> Verdict:
@@ -131,10 +137,29 @@ def settle(a: str, b: str, span_sim: SpanSim | None = None) -> Verdict:
     ``compare`` on every labelled pair and on the benchmark's."""
     pa, pb = parse(a), parse(b)
     first, second = (pa, pb) if [t.key for t in pa.toks] <= [t.key for t in pb.toks] else (pb, pa)
-    return _compare(first, second, span_sim, False, settle=True)
+    return _restated(a, b, _compare(first, second, span_sim, False, settle=True), span_sim)
 
 
-_ANOTHER = Verdict(DIFFERENT, "settled: neither same nor contradicts")
+_ANOTHER = Verdict(UNSURE, "settled: neither same nor contradicts")
+
+
+def _restated(a: str, b: str, v: Verdict, span_sim: SpanSim | None) -> Verdict:
+    """``v``, or when it is neither ``same`` nor ``contradicts``, what the paraphrase
+    readings show (``paraphrase``): one cause and one effect stated either way, or the
+    same content words in another grammar."""
+    if v.kind in (SAME, CONTRADICTS):
+        return v
+    ce = cause_and_effect(a, b, lambda x, y: compare(x, y, span_sim).kind)
+    if ce == "same":
+        return Verdict(SAME, "cause and result")
+    if ce == "swapped":
+        return Verdict(DIFFERENT, "cause and effect swapped")
+    again = regrouped(a, b)
+    if again == SAME:
+        return Verdict(SAME, "the same words regrouped")
+    if again == CONTRADICTS:
+        return Verdict(CONTRADICTS, "negation")
+    return v
 
 
 def _compare(
@@ -237,28 +262,41 @@ def _judge_pair(
         ):
             return _ANOTHER
     if little:  # little shared frame: a paraphrase, or not
-        definite = {"number", "unit", "name", "antonym", "hedge", "scale"} & {r for r, _ in slots}
-        if definite or polarity:
-            return Verdict(DIFFERENT, "little shared wording; " + ", ".join(sorted(definite)))
-        return Verdict(UNSURE, "little shared wording")
+        return _little_shared(pa, pb, polarity)  # (spans of a poor alignment prove little)
     if not slots and not unsure:
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
-    if not slots:
-        if polarity:
-            return Verdict(DIFFERENT, "negation and paraphrase")
+    if not slots:  # (a negation beside a paraphrase may be a negated antonym)
         return Verdict(UNSURE, "the lexicon cannot tell", "; ".join(unsure))
     if polarity or len(slots) + len(unsure) > 1:
-        return Verdict(DIFFERENT, ", ".join(sorted({r for r, _ in slots})) + " (several slots)")
+        return _several(slots)
     reason, subject = slots[0]
     if reason == "scale":
         return Verdict(CONTRADICTS, "hedge")  # "few" / "many", "seldom" / "usually"
     holder = reason not in ("added", "number", "unit", "hedge")
     if subject and holder and _one_holder(pa, pb, where):
         return Verdict(CONTRADICTS, "another holder")
-    if subject or reason in ("added", "hedge"):
-        said = "a hedge added or changed" if reason == "hedge" else "a word added"
-        return Verdict(DIFFERENT, f"{reason} in the subject" if subject else said)
+    if reason == "added":  # more said on one side: narrower, not shown to be another thing
+        return Verdict(UNSURE, "a word added in the subject" if subject else "a word added")
+    if subject or reason == "hedge":
+        return Verdict(DIFFERENT, f"{reason} in the subject" if subject else "a hedge changed")
     return Verdict(CONTRADICTS, reason)
+
+
+_EVIDENT = frozenset(["number", "unit", "name"])
+"""Slots that show another statement wherever they are: another quantity or name."""
+_ANOTHER_THING = frozenset(["name", "sibling", "word", "number", "unit", "direction", "antonym"])
+"""Slots that, in the subject, show another thing is spoken of."""
+
+
+def _several(slots: list[tuple[str, bool]]) -> Verdict:
+    """Several slots (or one beside a flipped negation): ``different`` on evidence (a
+    quantity or name anywhere, another thing in the subject, a hedge changed), else
+    ``unsure`` (words the alignment could not place may still be a paraphrase)."""
+    reasons = ", ".join(sorted({r for r, _ in slots}))
+    evident = any(r in _EVIDENT or r == "hedge" or (s and r in _ANOTHER_THING) for r, s in slots)
+    if evident:
+        return Verdict(DIFFERENT, reasons + " (several slots)")
+    return Verdict(UNSURE, reasons + " (several slots)")
 
 
 _DEFINITE = frozenset(
@@ -334,15 +372,18 @@ def _gap_antonym(pa: Parsed, i1: int, i2: int, pb: Parsed, j1: int, j2: int) -> 
 
 
 def _little_shared(pa: Parsed, pb: Parsed, polarity: bool) -> Verdict:
-    """Two statements that share less than half their words: another statement, unless
-    only a judge can tell (no difference in polarity, quantities or names)."""
-    nums_a = sorted(t.key for t in pa.toks if t.key[0] in "#~")
-    nums_b = sorted(t.key for t in pb.toks if t.key[0] in "#~")
+    """Two statements that share less than half their words: another statement when each
+    names a value the other lacks (a name, or a number by its value: "2am" and "two in
+    the morning" are both 2), else ``unsure``: only a judge can tell."""
+    nums_a = sorted(t.key.partition(":")[2] for t in pa.toks if t.key[0] == "#")
+    nums_b = sorted(t.key.partition(":")[2] for t in pb.toks if t.key[0] == "#")
     names_a = {t.key for t in pa.toks if t.name}
     names_b = {t.key for t in pb.toks if t.name}
-    if polarity or nums_a != nums_b or (names_a and names_b and names_a != names_b):
-        return Verdict(DIFFERENT, "little shared wording")
-    return Verdict(UNSURE, "little shared wording")
+    if (names_a - names_b and names_b - names_a) or (
+        set(nums_a) - set(nums_b) and set(nums_b) - set(nums_a)
+    ):  # a name or quantity on each side that the other lacks: another value
+        return Verdict(DIFFERENT, "little shared wording; another quantity or name")
+    return Verdict(UNSURE, "little shared wording")  # (a flipped negation: an antonym?)
 
 
 def _negated(p: Parsed) -> list[str]:

@@ -187,3 +187,29 @@ def number_of(token: str) -> float | None:
 def canon(value: float) -> str:
     """A canonical spelling of a quantity."""
     return f"{value:.6g}"
+
+
+# Connectives of cause and result (grammar, not topic). Each joins two clauses; what a
+# statement claims is which clause is the cause, whichever is written first: "A because
+# B" = "B, so A" = "B causes A". A pattern is matched on the folded, lowercased text at
+# a word boundary; those that open the effect are followed by the cause, and the other
+# way round. "so" counts only after a comma ("so slow" is a degree, "so that" a purpose).
+CAUSE_BEFORE = (
+    r",\s*(?:and\s+)?so(?!\s+that\b)",
+    r"[,;]\s*(?:and\s+)?(?:therefore|thus|hence|consequently)\b",
+    r",?\s*which\s+(?:makes|made|causes|caused|leads\s+to|led\s+to|results\s+in|resulted\s+in)",
+    r",\s*(?:causing|leading\s+to|resulting\s+in|making)",
+    r"\s(?:causes|caused|leads\s+to|led\s+to|results\s+in|resulted\s+in|makes|made)",
+)
+"""Connectives written after the cause and before the effect."""
+EFFECT_BEFORE = (
+    r"\s(?:because\s+of|because|due\s+to|owing\s+to|as\s+a\s+result\s+of|thanks\s+to)",
+    r"\s(?:is|are|was|were|has\s+been|have\s+been)\s+(?:caused\s+by|due\s+to)",
+    r"\s(?:results\s+from|resulted\s+from|stems\s+from|stemmed\s+from)",
+)
+"""Connectives written after the effect and before the cause."""
+LIGHT_VERBS = _set("make makes made making take takes took taken taking give gives gave given"
+                   " giving have has had do does did done perform performs performed carry"
+                   " carries carried conduct conducts conducted undergo undergoes underwent")
+"""Verbs of little meaning of their own, carried by a noun ("made a decision" = "decided"):
+dropped when the noun beside them is the other statement's verb."""

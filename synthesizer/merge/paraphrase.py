@@ -1,0 +1,222 @@
+"""Paraphrase evidence the word-for-word alignment cannot see (``rule`` asks it last).
+
+Two readings, each of which shows a rewording or finds nothing (never a guess):
+
+- **Cause and result** (``causal``): a statement joined by a connective of cause
+  (``wordclass.CAUSE_BEFORE``, ``EFFECT_BEFORE``) is two clauses, a cause and an effect,
+  whichever is written first. Two such statements are the same when cause matches cause
+  and effect matches effect (each pair compared by the whole rule); they are different
+  statements when each one's cause is the other's effect.
+- **The same content words in another grammar** (``regrouped``): every content word of
+  one statement is matched to one of the other's — the same lemma, a synonym or a
+  derivation (WordNet: "deploy" / "deployment", "decide" / "decision"), or an antonym
+  under a negation ("did not succeed" / "failed") — with names, quantities and hedges
+  equal, a light verb left over only beside a derivation ("made a decision" / "decided"),
+  an of-phrase read as a possessive ("the cookie of the handler" = "the handler's
+  cookie"), and who does what kept: each matched word on the same side of the verb
+  (a passive read agent first), in the same order but for one moved block (a fronted
+  phrase). The polarity, with each antonym match flipping it once, decides ``same``
+  against ``contradicts``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from synthesizer.merge.lexicon import lexicon
+from synthesizer.merge.statement import Parsed, Tok, active, key_base, parse
+from synthesizer.merge.wordclass import CAUSE_BEFORE, EFFECT_BEFORE, LIGHT_VERBS, NEGATIONS
+from synthesizer.merge.wordrel import relation
+
+__all__ = ["Clauses", "causal", "cause_and_effect", "content_count", "regrouped"]
+
+_CAUSE_BEFORE = re.compile("|".join(f"(?:{p})" for p in CAUSE_BEFORE))
+_EFFECT_BEFORE = re.compile("|".join(f"(?:{p})" for p in EFFECT_BEFORE))
+_EDGE = " \t,;:.!?-\u2013\u2014"
+
+
+@dataclass(frozen=True)
+class Clauses:
+    """A statement read as a cause and its effect."""
+
+    cause: str
+    effect: str
+
+
+def causal(text: str) -> Clauses | None:
+    """The statement's cause and effect when one connective of cause joins two clauses
+    (the first connective; each clause must hold a word), else None."""
+    low = text.lower()
+    found = []
+    for pattern, cause_first in ((_CAUSE_BEFORE, True), (_EFFECT_BEFORE, False)):
+        m = pattern.search(low)
+        if m is not None:
+            found.append((m.start(), m.end(), cause_first))
+    if not found:
+        return None
+    start, end, cause_first = min(found)
+    left, right = text[:start].strip(_EDGE), text[end:].strip(_EDGE)
+    if not re.search(r"\w", left) or not re.search(r"\w", right):
+        return None
+    if not cause_first and start == 0:
+        return None
+    return Clauses(left, right) if cause_first else Clauses(right, left)
+
+
+Compare = Callable[[str, str], str]
+"""The rule's verdict kind for two statements (``same``, ``contradicts``, …)."""
+
+
+def cause_and_effect(a: str, b: str, kind_of: Compare) -> str | None:
+    """``same`` when both statements state one cause and one effect in either order;
+    ``swapped`` when each one's cause is the other's effect; None when this reading
+    shows nothing (one statement has no connective, or the clauses differ)."""
+    ca, cb = causal(a), causal(b)
+    if ca is None or cb is None:
+        return None
+    if kind_of(ca.cause, cb.cause) == "same" and kind_of(ca.effect, cb.effect) == "same":
+        return "same"
+    if kind_of(ca.cause, cb.effect) == "same" and kind_of(ca.effect, cb.cause) == "same":
+        return "swapped"
+    return None
+
+
+# ------------------------------------------------------------------ regrouped words
+
+
+def _of_as_possessive(p: Parsed) -> Parsed:
+    """``p`` with each "Y of X" (one content word each side, nothing else between but
+    determiners) read as "X Y", the order a possessive or a compound writes."""
+    toks = list(p.toks)
+    words = p.words
+    k = 0
+    while k + 1 < len(toks):
+        y, x = toks[k], toks[k + 1]
+        between = words[y.pos + 1 : x.pos]
+        if between and between[0] == "of" and all(w in ("the", "a", "an", "of") for w in between):
+            toks[k] = Tok(x.key, x.text, x.name, y.pos)
+            toks[k + 1] = Tok(y.key, y.text, y.name, x.pos)
+            k += 2
+            continue
+        k += 1
+    return Parsed(tuple(toks), words, p.negated, p.verb_at, p.by_at)
+
+
+def _plain(t: Tok) -> bool:
+    """A content word (not a name, quantity or hedge)."""
+    return not t.name and t.key[0] not in "#~^"
+
+
+def _match(
+    xs: tuple[Tok, ...], ys: tuple[Tok, ...]
+) -> tuple[list[tuple[int, int]], int, set[int], set[int]] | None:
+    """Pairs (index in xs, index in ys) matching every content word one to one, the
+    number of antonym pairs, and the light verbs left over on each side; None when a
+    word is left over or names, quantities and hedges differ."""
+    if sorted(t.key for t in xs if not _plain(t)) != sorted(t.key for t in ys if not _plain(t)):
+        return None
+    pairs: list[tuple[int, int]] = []
+    free_x = [i for i, t in enumerate(xs)]
+    free_y = [j for j, t in enumerate(ys)]
+    derived = antonyms = 0
+    for want in ("equal", "synonym", "antonym"):
+        for i in list(free_x):
+            for j in free_y:
+                x, y = xs[i], ys[j]
+                if want == "equal":
+                    ok = x.key == y.key
+                elif not (_plain(x) and _plain(y)) or key_base(x.key) == key_base(y.key):
+                    ok = False
+                else:
+                    ok = relation(key_base(x.key), key_base(y.key)) == want
+                if ok:
+                    pairs.append((i, j))
+                    free_x.remove(i)
+                    free_y.remove(j)
+                    derived += want == "synonym"
+                    antonyms += want == "antonym"
+                    break
+    light_x = {i for i in free_x if xs[i].text in LIGHT_VERBS}
+    light_y = {j for j in free_y if ys[j].text in LIGHT_VERBS}
+    if set(free_x) - light_x or set(free_y) - light_y:
+        return None
+    if (light_x or light_y) and not derived:
+        return None  # a light verb goes only with a noun that is the other's verb
+    return sorted(pairs), antonyms, light_x, light_y
+
+
+def _one_block_moved(order: list[int]) -> bool:
+    """``order`` is increasing, or increasing once one block is moved."""
+    want = sorted(order)
+    if order == want:
+        return True
+    n = len(order)
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            block, rest = order[i:j], order[:i] + order[j:]
+            for at in range(len(rest) + 1):
+                if rest[:at] + block + rest[at:] == want:
+                    return True
+    return False
+
+
+def regrouped(a: str, b: str) -> str | None:
+    """``same`` when the two statements hold the same content words in another grammar
+    (module docstring); None when this reading shows nothing (a flipped polarity is left
+    to the direct reading, which finds the conflicting slot)."""
+    if lexicon() is None:
+        return None
+    pa, pb = parse(a), parse(b)
+    if (pa.by_at < 0) != (pb.by_at < 0):
+        pa, pb = active(pa), active(pb)
+    pa, pb = _of_as_possessive(pa), _of_as_possessive(pb)
+    xs, ys = pa.toks, pb.toks
+    if not xs or not ys:
+        return None
+    got = _match(xs, ys)
+    if got is None:
+        return None
+    pairs, antonyms, _, _ = got
+    verbs = pa.verb_at < len(pa.words) and pb.verb_at < len(pb.words)
+    if verbs:
+        for i, j in pairs:  # who does what: each word on its side of the verb
+            if (xs[i].pos < pa.verb_at) != (ys[j].pos < pb.verb_at):
+                return None
+    if not _one_block_moved([j for _, j in pairs]):
+        return None
+    if (pa.negated != pb.negated) != (antonyms % 2 == 1):
+        return None  # the direct reading judges a flipped polarity
+    if antonyms and not verbs:
+        return None
+    ant = {(i, j) for i, j in pairs if key_base(xs[i].key) != key_base(ys[j].key)
+           and relation(key_base(xs[i].key), key_base(ys[j].key)) == "antonym"}
+    if any(xs[i].pos < pa.verb_at for i, _ in ant):
+        return None  # an antonym in the subject names another thing ("north" / "south")
+    partner = dict(pairs)
+    back = {j: i for i, j in pairs}
+    neg_a, neg_b = _denied(pa), _denied(pb)
+    for i in neg_a:  # what is denied is the same word, or its antonym under one negation
+        if partner.get(i) not in neg_b and (i, partner.get(i)) not in ant:
+            return None
+    for j in neg_b:
+        if back.get(j) not in neg_a and (back.get(j), j) not in ant:
+            return None
+    return "same"
+
+
+def _denied(p: Parsed) -> set[int]:
+    """Indices of the tokens right after each negation (what it denies)."""
+    out = set()
+    for k, w in enumerate(p.words):
+        if w in NEGATIONS:
+            nxt = next((n for n, t in enumerate(p.toks) if t.pos > k), None)
+            if nxt is not None:
+                out.add(nxt)
+    return out
+
+
+def content_count(text: str) -> int:
+    """Content words other than light verbs: ``regrouped`` needs as many on both sides."""
+    return sum(1 for t in parse(text).toks if t.text not in LIGHT_VERBS)

@@ -42,6 +42,7 @@ _unpack_len = _LEN.unpack_from
 _END = wi._END
 _pack_end = _END.pack_into
 _CRC = wi._CRC
+_unpack_crc = _CRC.unpack_from
 _END_AT = wi._END_AT
 _CRC_OFF = wi._CRC_OFF
 _MAGIC = wi.MAGIC
@@ -83,6 +84,11 @@ def view(log: IndexedView) -> wi.WriterIndex | None:
     gen, retired = _unpack_qq(m, 8)
     if retired:
         return None
+    if gen == ix.seen and (
+        _unpack_crc(m, _END_AT[(gen >> 1) & 1] + _CRC_OFF)[0] != ix.seen_crc
+        or m[24:56] != log._swarm16 + _BOOT
+    ):
+        return None  # (other bytes under the same ``gen``: written over in place; load's)
     if (
         gen != ix.seen
         and not _reload(ix, m, gen, log._swarm16)
@@ -118,7 +124,8 @@ def _reload(ix: wi.WriterIndex, m: mmap.mmap, gen: int, swarm: bytes) -> bool:
         return False
     at = _END_AT[(gen >> 1) & 1]
     body = m[at : at + _CRC_OFF]
-    if _CRC.unpack_from(m, at + _CRC_OFF)[0] != _crc32(body, ix._seed):
+    crc = _CRC.unpack_from(m, at + _CRC_OFF)[0]
+    if crc != _crc32(body, ix._seed):
         return False
     nxt, seg, off, ino, last_ts, tip, idc, idn, kc, kn, hc, used, cap_ts, cap_at = _END.unpack(body)
     if idc != ix.id_cap or kc != ix.key_cap or hc != ix.heap_cap or used > hc:
@@ -127,7 +134,7 @@ def _reload(ix: wi.WriterIndex, m: mmap.mmap, gen: int, swarm: bytes) -> bool:
     ix.id_count, ix.key_count, ix.heap_used = idn, kn, used
     ix.cap_ts, ix.cap_at = cap_ts, cap_at
     ix.recovered = False
-    ix.seen = gen
+    ix.seen, ix.seen_crc = gen, crc
     return True
 
 
@@ -222,10 +229,11 @@ def record_one(
         used,
         *cap,
     )
-    _CRC.pack_into(m, at + _CRC_OFF, _crc32(m[at : at + _CRC_OFF], ix._seed))
+    crc = _crc32(m[at : at + _CRC_OFF], ix._seed)
+    _CRC.pack_into(m, at + _CRC_OFF, crc)
     _pack_q(m, 8, gen)
     ix.recovered = False
-    ix.seen = gen
+    ix.seen, ix.seen_crc = gen, crc
     return True
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable, Mapping
 
 from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp, hashed_dict
+from swarmlog.clock import MAX_STEP
 from swarmlog.errors import VersionConflict
 from swarmlog.file import redact
 from swarmlog.file.fsguard import open_nofollow, os_error
@@ -255,7 +257,9 @@ class IndexedView(CatchUp):
             self._view_restart()
         ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
         old = self._wix
-        cap = old.clock() if old is not None else (0.0, 0)
+        cap = old.clock(self._swarm16) if old is not None else (0.0, 0)
+        if not cap[1]:  # (no ceiling kept: the index was deleted, dropped or foreign)
+            cap = self._derived_cap()
         ids, keys = _entries(self._ids), _entries(self._versions)
         end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
         try:
@@ -265,6 +269,24 @@ class IndexedView(CatchUp):
         self._seg_ino = ino
         self.index_rebuilds += 1
         return ix
+
+    def _derived_cap(self) -> tuple[float, int]:
+        """A clock ceiling derived from the log itself, for an index built with none
+        (``index`` deleted, dropped by an erasure, foreign, from another boot): the newest
+        record's ts, plus the real time since its segment was last written (its mtime,
+        set by the kernel, against the kernel's clock now, never the handle's injected
+        or skewed one), plus ``MAX_STEP``, anchored at the boot-time clock now. Why: the
+        ceiling otherwise lives only in ``index``, and a writer whose clock is hours
+        ahead that rebuilt it stamped its own reading and dragged every later event
+        along. (0.0, 0): no record, nothing to bound by."""
+        if self._last == 0 or self._seg_fd < 0:
+            return 0.0, 0
+        try:
+            written = os.fstat(self._seg_fd).st_mtime
+        except OSError:
+            return 0.0, 0
+        since = max(0.0, time.time() - written)
+        return self._last_ts + since + MAX_STEP, wi.boottime_ns()
 
     def _ix_catch_up(self, ix: wi.WriterIndex) -> wi.WriterIndex:
         """Read the records written past the index's end (by a writer that died before
@@ -291,7 +313,7 @@ class IndexedView(CatchUp):
         ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
         self._seg_ino = ino
         end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
-        ix.commit(gen, end, ix.clock())  # (a lagging writer's newer ceiling: filealone)
+        ix.commit(gen, end, ix.clock(self._swarm16))  # (a lagging writer's newer ceiling)
         return ix
 
     # ------------------------------------------------------------------ appending

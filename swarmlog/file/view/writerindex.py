@@ -102,6 +102,7 @@ class WriterIndex:
         "path",
         "recovered",
         "seen",
+        "seen_crc",
     )
 
     def __init__(self, path: str, m: mmap.mmap, fd: int) -> None:
@@ -115,6 +116,7 @@ class WriterIndex:
         self._ids_at = self._keys_at = self._heap_at = PAGE
         self.recovered = False
         self.seen = -1
+        self.seen_crc = -1  # (the committed end's CRC word when ``seen`` was set)
         self.miss: tuple[str, int, bytes, int] | None = None
         self._seed = zlib.crc32(m[24:56]) if len(m) >= 56 else 0
 
@@ -177,10 +179,12 @@ class WriterIndex:
         heap's end are taken from the slots themselves (the dead update may have stored
         some, all for records on disk already), and ``recovered`` is set so that the
         caller reads the records past that end and commits.
+
+        The file proves whose it is at every load, whatever its ``gen`` says: another
+        swarm's index written over this one's in place with an equal counter, or a torn
+        copy, fails here (swarm, boot, CRC) and is rebuilt.
         """
         m = self.m
-        if _Q.unpack_from(m, 8)[0] == self.seen:
-            return True  # unchanged since this handle last read or wrote it (and checked)
         magic, gen, retired, sw, boot = _HEAD.unpack_from(m, 0)
         if magic != MAGIC or retired or sw != swarm or boot != BOOT or gen < 2:
             return False
@@ -198,7 +202,7 @@ class WriterIndex:
         if self.recovered:
             self._recount()
         else:
-            self.seen = gen
+            self.seen, self.seen_crc = gen, crc
         return True
 
     def _recount(self) -> None:
@@ -255,12 +259,15 @@ class WriterIndex:
     def set_snapshot_at(self, seq: int) -> None:
         _Q.pack_into(self.m, 56, seq)
 
-    def clock(self) -> tuple[float, int]:
+    def clock(self, swarm: bytes) -> tuple[float, int]:
         """The swarm clock's ceiling and when it was set (0: unknown), trusted or not, if
         this file is from this boot and this swarm (a rebuild keeps it): the committed
-        one, or the clock hint of a writer alone (filealone) where that one is newer."""
-        magic, _, _, _, boot = _HEAD.unpack_from(self.m, 0)
-        if magic != MAGIC or boot != BOOT:
+        one, or the clock hint of a writer alone (filealone) where that one is newer.
+        (Another swarm's index copied over this one's says nothing of this swarm's clock.)"""
+        if not self._whole() or len(self.m) < PAGE:
+            return 0.0, 0
+        magic, _, _, sw, boot = _HEAD.unpack_from(self.m, 0)
+        if magic != MAGIC or boot != BOOT or sw != swarm:
             return 0.0, 0
         gen = _Q.unpack_from(self.m, 8)[0]
         at = _END_AT[((gen - (gen & 1)) >> 1) & 1] + _END.size - 16
@@ -416,10 +423,11 @@ class WriterIndex:
             self.heap_used,
             *cap,
         )
-        _CRC.pack_into(m, at + _CRC_OFF, zlib.crc32(m[at : at + _CRC_OFF], self._seed))
+        crc = zlib.crc32(m[at : at + _CRC_OFF], self._seed)
+        _CRC.pack_into(m, at + _CRC_OFF, crc)
         _GEN.pack_into(m, 8, gen)
         self.recovered = False
-        self.seen = gen
+        self.seen, self.seen_crc = gen, crc
 
     def entries(self, at: int, cap: int) -> list[tuple[str, int]]:
         """Every (string, seq) of the table at ``at`` (for growing the file)."""

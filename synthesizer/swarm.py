@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # numpy, the vector index and the worker load on first use: a
     from synthesizer.search.embed import Embedder
     from synthesizer.search.factindex import FactIndex
     from synthesizer.search.recall import Hit
+    from synthesizer.worker.judging import JudgeWorker
     from synthesizer.worker.synth import Synthesizer
 
 
@@ -67,6 +68,7 @@ class Swarm:
         self._state = SwarmState() if loaded is None else loaded[0]
         self._ckpt: CheckpointInfo | None = None if loaded is None else loaded[1]
         self._synth: Synthesizer | None = None
+        self._judge: JudgeWorker | None = None
         self._board: Board | None = None
 
     @classmethod
@@ -212,8 +214,21 @@ class Swarm:
         finally:
             with contextlib.suppress(SwarmlogError, OSError):  # else: it times out, as before
                 self._synth.release()
+        if self._synth.state.judging.open and self._synth.state.config.synthesizer.judge:
+            self._judge_pass()
         self._state = self._synth.state
         return n
+
+    def _judge_pass(self) -> None:
+        """One pass of the judge worker over the open questions (after the decisions,
+        never inside them), then fold its answers (see ``synthesizer.worker.judging``)."""
+        from synthesizer.worker.judging import JudgeWorker
+
+        assert self._synth is not None
+        if self._judge is None:
+            self._judge = JudgeWorker(self.log)
+        if self._judge.run_once(self._synth.state):
+            self._synth.catch_up()
 
     def checkpoint(self, pinned: bool = False) -> int:
         """Store a checkpoint of the current state, with its vectors beside it (readers
@@ -321,9 +336,7 @@ class Swarm:
         With ``promotion.when=session_end`` the ended sessions' facts are then harvested
         into ``promotion.target`` in a background thread (``synthesizer.promotion.harvest``): the
         call never waits for the global memory, and what fails is retried later."""
-        ev = self.appends.append(
-            Event(agent=agent, session=session, type=T.SESSION_ENDED, body={})
-        )
+        ev = self.appends.append(Event(agent=agent, session=session, type=T.SESSION_ENDED, body={}))
         if self.refresh().promotion_waiting:
             from synthesizer.promotion.harvest import harvest_in_background
 

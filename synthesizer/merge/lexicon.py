@@ -1,42 +1,56 @@
-"""An offline English lexicon: WordNet's database files, read directly.
+"""An offline English lexicon: WordNet 3.0's database files, shipped with the package.
 
 The merge rule (``mergerule``) asks what two differing words are to each other: the same
 word inflected, synonyms (they share a synset), antonyms (WordNet's ``!`` pointer, also
 through a satellite adjective's head or one hypernym step: "reduce" is a kind of
 "decrease", the antonym of "increase"), one a kind of the other (hypernym chain), or
-neither. The data is WordNet 3.0 in its original file format, as Debian's ``wordnet-base``
-package installs it (``/usr/share/wordnet``; CI installs it) or as NLTK's ``wordnet``
-corpus unpacks it; ``SWARMLOG_WORDNET`` names another folder. No network, no model.
+neither. The data is a compact copy of WordNet 3.0 in its own file format
+(``synthesizer/merge/wordnet``, built by ``scripts/lexicon_build.py``: only what the rule
+reads), so every machine gives the same verdicts. ``SWARMLOG_WORDNET`` may name another
+folder built the same way. No network, no model.
 
-Without the files ``lexicon()`` returns None and the rule degrades to the safe side:
-no two different words are taken for synonyms, so fewer statements merge, none wrongly.
-The reader is small on purpose: a lemma is found by binary search in its sorted index
-file, as WordNet's own library does, synsets are read from the data files by byte offset
-(both mapped with mmap) and both are cached.
+Before first use (once per process) the files are checked against the folder's
+``MANIFEST.json`` digests: a damaged, cut, emptied or foreign folder is refused with one
+warning and the shipped copy used; a damaged shipped copy gives no lexicon, and the rule
+degrades to the safe side (no two different words are synonyms: fewer merges, none
+wrong). ``lexicon_identity()`` names the copy in use, for the log. The reader is small on
+purpose: a lemma is found by binary search in its sorted index file, as WordNet's own
+library does, synsets are read from the data files by byte offset (both mapped with
+mmap) and both are cached; bad data reads as an unknown word, never an exception.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import logging
 import mmap
 import os
 import threading
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["Lexicon", "Synset", "lexicon", "wordnet_dir"]
+__all__ = [
+    "SHIPPED",
+    "Lexicon",
+    "Synset",
+    "check_folder",
+    "lexicon",
+    "lexicon_identity",
+    "wordnet_dir",
+]
+
+log = logging.getLogger(__name__)
 
 _UNSEEN = object()
 
 POS = ("n", "v", "a", "r")
 _FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
-_CANDIDATES = (
-    "/usr/share/wordnet",
-    "/usr/local/share/wordnet",
-    "~/nltk_data/corpora/wordnet",
-    "/usr/share/nltk_data/corpora/wordnet",
-    "/usr/local/share/nltk_data/corpora/wordnet",
-)
+SHIPPED = Path(__file__).resolve().parent / "wordnet"
+"""The compact WordNet 3.0 copy inside the package (``scripts/lexicon_build.py``)."""
+_FORMAT = "swarmlog-wordnet-1"
+_REQUIRED = tuple(f for n in _FILES.values() for f in (f"index.{n}", f"data.{n}", f"{n}.exc"))
 # WordNet's own detachment rules (morphy): suffix -> base ending, per part of speech
 _DETACH = {
     "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
@@ -59,24 +73,57 @@ class Synset(NamedTuple):
 
 
 def wordnet_dir() -> Path | None:
-    """The folder holding WordNet's database files, or None when none is installed."""
+    """The folder to read: ``SWARMLOG_WORDNET`` when set, else the shipped copy (None when
+    neither is there). ``lexicon()`` verifies it before use."""
     env = os.environ.get("SWARMLOG_WORDNET")
-    for c in ([env] if env else []) + list(_CANDIDATES):
-        p = Path(c).expanduser()
-        if (p / "index.noun").is_file() and (p / "data.noun").is_file():
-            return p
+    if env:
+        return Path(env).expanduser()
+    return SHIPPED if SHIPPED.is_dir() else None
+
+
+def check_folder(root: Path) -> str | None:
+    """Why ``root`` is not a verified copy (None when every file its ``MANIFEST.json``
+    lists has the listed size and sha256, and the manifest lists every file read)."""
+    try:
+        manifest = json.loads((root / "MANIFEST.json").read_bytes())
+        if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
+            return "not a folder built by scripts/lexicon_build.py (MANIFEST.json's format)"
+        files = manifest["files"]
+        for name in _REQUIRED:
+            if name not in files:
+                return f"MANIFEST.json does not list {name}"
+        for name, want in sorted(files.items()):
+            path = root / name
+            if "/" in name or "\\" in name or name.startswith("."):
+                return f"MANIFEST.json names {name!r}"
+            if path.stat().st_size != int(want["bytes"]):
+                return f"{name} has {path.stat().st_size} bytes, not {want['bytes']}"
+            if hashlib.sha256(path.read_bytes()).hexdigest() != want["sha256"]:
+                return f"{name} does not match its sha256"
+    except FileNotFoundError as e:
+        return f"{Path(e.filename or '?').name} is missing"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return f"unreadable ({type(e).__name__}: {e})"
     return None
+
+
+def _identity(root: Path) -> str:
+    """The identity of a verified folder: "wordnet-<version>:<16 hex of its manifest's sha256>"."""
+    raw = (root / "MANIFEST.json").read_bytes()
+    version = json.loads(raw).get("version", "?")
+    return f"wordnet-{version}:{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
 class Lexicon:
     """WordNet lookups (see module docstring). Thread-safe after construction."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, identity: str = "") -> None:
         """Open the database at ``root`` (index files load on first use)."""
         self.root = root
+        self.identity = identity
         self._found: dict[str, dict[str, object]] = {p: {} for p in POS}
         self._exc: dict[str, dict[str, tuple[str, ...]]] = {}
-        self._data: dict[tuple[str, str], mmap.mmap] = {}
+        self._data: dict[tuple[str, str], mmap.mmap | bytes] = {}
         self._lock = threading.Lock()
         self.synset = functools.lru_cache(maxsize=1 << 16)(self._synset)
         self.bases = functools.lru_cache(maxsize=1 << 16)(self._bases)  # type: ignore[method-assign]
@@ -95,6 +142,12 @@ class Lexicon:
         return got  # type: ignore[return-value]
 
     def _search(self, pos: str, word: str) -> tuple[str, ...] | None:
+        try:
+            return self._bisect(pos, word)
+        except (ValueError, IndexError, OSError):  # bad data: an unknown word
+            return None
+
+    def _bisect(self, pos: str, word: str) -> tuple[str, ...] | None:
         mm = self._mm(pos, "index")
         key = word.encode("utf-8")
         if not key or b" " in key or b"\n" in key:
@@ -127,35 +180,52 @@ class Lexicon:
                 if got is None:
                     got = {}
                     path = self.root / f"{_FILES[pos]}.exc"
-                    if path.is_file():
+                    try:
                         with open(path, encoding="utf-8") as f:
                             for line in f:
                                 parts = line.split()
                                 if len(parts) >= 2:
                                     got[parts[0]] = tuple(parts[1:])
+                    except (OSError, ValueError):  # missing or bad: no irregular forms
+                        got = {}
                     self._exc[pos] = got
         return got
 
-    def _mm(self, pos: str, kind: str = "data") -> mmap.mmap:
-        """``data.<pos>`` or ``index.<pos>``, mapped read-only (once)."""
+    def _mm(self, pos: str, kind: str = "data") -> mmap.mmap | bytes:
+        """``data.<pos>`` or ``index.<pos>``, mapped read-only (once); empty bytes when
+        the file is missing, empty or cannot be mapped (every word then unknown)."""
         mm = self._data.get((kind, pos))
         if mm is None:
             with self._lock:
                 mm = self._data.get((kind, pos))
                 if mm is None:
-                    with open(self.root / f"{kind}.{_FILES[pos]}", "rb") as f:
-                        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    try:
+                        with open(self.root / f"{kind}.{_FILES[pos]}", "rb") as f:
+                            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    except (OSError, ValueError):
+                        mm = b""
                     self._data[(kind, pos)] = mm
         return mm
 
     def _synset(self, key: str) -> Synset:
+        """The synset at ``key``; an empty one (no lemmas, no pointers) on bad data."""
+        try:
+            return self._read_synset(key)
+        except (ValueError, IndexError, KeyError, OSError):
+            return Synset(key, key[:1], (), ())
+
+    def _read_synset(self, key: str) -> Synset:
         pos, off = key.split(":")
         mm = self._mm(pos)
         start = int(off)
+        if not 0 <= start < len(mm):
+            raise ValueError(f"offset {off} outside data.{_FILES[pos]}")
         end = mm.find(b"\n", start)
-        line = mm[start:end].decode("utf-8", "replace")
+        line = mm[start : len(mm) if end < 0 else end].decode("utf-8", "replace")
         head, _, gloss = line.partition(" | ")
         parts = head.split()
+        if parts[0] != off:  # each line starts with its own offset: else not a synset's
+            raise ValueError(f"no synset at {key}")
         ss_type = parts[2]
         n_words = int(parts[3], 16)
         lemmas = tuple(parts[4 + 2 * i].lower().split("(")[0] for i in range(n_words))
@@ -227,6 +297,30 @@ class Lexicon:
 
 @functools.lru_cache(maxsize=1)
 def lexicon() -> Lexicon | None:
-    """The installed WordNet, or None (the merge rule then merges only exact rewordings)."""
+    """The verified WordNet copy (``wordnet_dir()``, else the shipped one), or None when
+    none verifies (the merge rule then merges only exact rewordings). Checked once per
+    process; a refusal is logged once."""
     root = wordnet_dir()
-    return Lexicon(root) if root is not None else None
+    if root is None:
+        return None
+    refused: list[str] = []
+    for cand in dict.fromkeys((root.resolve(), SHIPPED)):
+        why = check_folder(cand)
+        if why is None:
+            if refused:
+                log.warning("WordNet lexicon: refused %s; using the shipped copy", refused[0])
+            return Lexicon(cand, _identity(cand))
+        refused.append(f"{cand} ({why})")
+    log.warning(
+        "WordNet lexicon: refused %s: no lexicon, the merge rule keeps apart what only "
+        "a lexicon could relate",
+        " and ".join(refused),
+    )
+    return None
+
+
+def lexicon_identity() -> str:
+    """Which lexicon decides the merge rule's verdicts ("wordnet-3.0:<16 hex of its
+    manifest's sha256>", "none" without one): recorded with verdicts in the log."""
+    lex = lexicon()
+    return lex.identity if lex is not None and lex.identity else "none"

@@ -27,10 +27,16 @@ from dataclasses import dataclass
 
 from synthesizer.merge.lexicon import lexicon
 from synthesizer.merge.statement import Parsed, Tok, active, key_base, parse
-from synthesizer.merge.wordclass import CAUSE_BEFORE, EFFECT_BEFORE, LIGHT_VERBS, NEGATIONS
+from synthesizer.merge.wordclass import (
+    CAUSE_BEFORE,
+    EFFECT_BEFORE,
+    LIGHT_VERBS,
+    NEGATIONS,
+    STOPWORDS,
+)
 from synthesizer.merge.wordrel import relation
 
-__all__ = ["Clauses", "causal", "cause_and_effect", "content_count", "regrouped"]
+__all__ = ["Clauses", "causal", "cause_and_effect", "content_count", "regrouped", "unfronted"]
 
 _CAUSE_BEFORE = re.compile("|".join(f"(?:{p})" for p in CAUSE_BEFORE))
 _EFFECT_BEFORE = re.compile("|".join(f"(?:{p})" for p in EFFECT_BEFORE))
@@ -120,7 +126,7 @@ def _match(
     pairs: list[tuple[int, int]] = []
     free_x = [i for i, t in enumerate(xs)]
     free_y = [j for j, t in enumerate(ys)]
-    derived = antonyms = 0
+    antonyms = 0
     for want in ("equal", "synonym", "antonym"):
         for i in list(free_x):
             for j in free_y:
@@ -130,21 +136,37 @@ def _match(
                 elif not (_plain(x) and _plain(y)) or key_base(x.key) == key_base(y.key):
                     ok = False
                 else:
-                    ok = relation(key_base(x.key), key_base(y.key)) == want
+                    bx, by = key_base(x.key), key_base(y.key)
+                    ok = relation(bx, by) == want or (
+                        want == "synonym" and bx.split("_")[0] == by.split("_")[0]
+                    )  # a collocation beside its verb alone ("fall in" / "fall")
                 if ok:
                     pairs.append((i, j))
                     free_x.remove(i)
                     free_y.remove(j)
-                    derived += want == "synonym"
                     antonyms += want == "antonym"
                     break
-    light_x = {i for i in free_x if xs[i].text in LIGHT_VERBS}
-    light_y = {j for j in free_y if ys[j].text in LIGHT_VERBS}
+    light_x = _light(xs, free_x, {i for i, _ in pairs})
+    light_y = _light(ys, free_y, {j for _, j in pairs})
     if set(free_x) - light_x or set(free_y) - light_y:
         return None
-    if (light_x or light_y) and not derived:
-        return None  # a light verb goes only with a noun that is the other's verb
     return sorted(pairs), antonyms, light_x, light_y
+
+
+def _light(toks: tuple[Tok, ...], free: list[int], matched: set[int]) -> set[int]:
+    """The unmatched light verbs (and their particle: "carried out") whose object, the
+    next content word, is matched: "made a decision" beside "decided"."""
+    out: set[int] = set()
+    for i in free:
+        if toks[i].text not in LIGHT_VERBS:
+            continue
+        k = i + 1
+        if k in free and toks[k].text in ("out", "up"):
+            out.add(k)
+            k += 1
+        if k in matched:
+            out.add(i)
+    return out
 
 
 def _one_block_moved(order: list[int]) -> bool:
@@ -220,3 +242,19 @@ def _denied(p: Parsed) -> set[int]:
 def content_count(text: str) -> int:
     """Content words other than light verbs: ``regrouped`` needs as many on both sides."""
     return sum(1 for t in parse(text).toks if t.text not in LIGHT_VERBS)
+
+
+_FRONTED = re.compile(r"^\s*([A-Za-z]+\b[^,;:]*?),\s+(.+?)\s*[.!?]?\s*$", re.S)
+
+
+def unfronted(text: str) -> str:
+    """The statement with a fronted phrase set off by a comma moved to its end ("Since
+    the upgrade, the job fails" -> "the job fails since the upgrade"): a phrase opened by
+    a function word (a preposition or a subordinator), never a clause of cause."""
+    m = _FRONTED.match(text)
+    if m is None or causal(text) is not None:
+        return text
+    head, rest = m.group(1), m.group(2)
+    if head.split()[0].lower() not in STOPWORDS:
+        return text
+    return f"{rest} {head[0].lower()}{head[1:]}"

@@ -44,7 +44,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from synthesizer.merge.lexicon import lexicon
-from synthesizer.merge.paraphrase import causal, cause_and_effect, content_count, regrouped
+from synthesizer.merge.paraphrase import (
+    causal,
+    cause_and_effect,
+    content_count,
+    regrouped,
+    unfronted,
+)
 from synthesizer.merge.statement import Parsed, Tok, active, key_base, lemma, parse, path_end
 from synthesizer.merge.wordclass import (
     CLAUSES,
@@ -147,8 +153,18 @@ def _restated(a: str, b: str, v: Verdict, span_sim: SpanSim | None) -> Verdict:
     """``v``, or when it is neither ``same`` nor ``contradicts``, what the paraphrase
     readings show (``paraphrase``): one cause and one effect stated either way, or the
     same content words in another grammar."""
-    if v.kind in (SAME, CONTRADICTS):
+    if v.kind == SAME:
         return v
+    if v.kind == CONTRADICTS:  # a content word as the slot, yet every word is matched,
+        # roles kept: the alignment misread a regrouping ("made a payment" / "paid")
+        if v.reason == "word" and regrouped(a, b) == SAME:
+            return Verdict(SAME, "the same words regrouped")
+        return v
+    ua, ub = unfronted(a), unfronted(b)
+    if (ua, ub) != (a, b):  # a fronted phrase read in its place ("Since May, X" = "X since May")
+        again = compare(ua, ub, span_sim)
+        if again.kind in (SAME, CONTRADICTS):
+            return again
     ce = cause_and_effect(a, b, lambda x, y: compare(x, y, span_sim).kind)
     if ce == "same":
         return Verdict(SAME, "cause and result")

@@ -25,7 +25,9 @@ from dashboards.commands.act_synth import REINFORCE, SEARCH
 from dashboards.progress import working
 
 if TYPE_CHECKING:  # annotations only: the CLI imports the synthesizer when a command runs
+    from swarmlog import Log
     from synthesizer.swarm import Swarm
+    from synthesizer.worker.judging import JudgeThread
     from synthesizer.worker.synth import Synthesizer
 
 
@@ -75,10 +77,12 @@ def synth(
             typer.echo(
                 f"following from seq {worker.state.last_seq} as {worker.lease.worker}", err=True
             )
+            judging = _judge_thread(log, worker)
             try:
                 worker.run(stop=lambda: stopping, idle_exit=idle_exit)
             except KeyboardInterrupt:
                 pass
+            judging.stop(timeout=1.0)  # a judge call in flight is abandoned (daemon)
             if worker.release():  # a clean stop: the next worker need not wait
                 worker.catch_up()
             worker.maybe_checkpoint(force=True)
@@ -88,6 +92,7 @@ def synth(
                 n = worker.run_once()
                 if worker.release():  # a one-off pass: a --follow worker takes over at once
                     worker.catch_up()
+                _judge_once(log, worker)
                 worker.maybe_checkpoint()
         st = worker.state
         if json:
@@ -106,6 +111,25 @@ def synth(
             typer.echo(f"{n} decision(s); {len(st.facts)} facts; folded to seq {st.last_seq}{note}")
     finally:
         log.close()
+
+
+def _judge_thread(log: Log, worker: Synthesizer) -> JudgeThread:
+    """The judge on its own thread beside the decision loop (a slow judge never delays a
+    decision), answering while this worker holds the lease."""
+    from synthesizer.worker.judging import JudgeThread
+
+    return JudgeThread(log, worker.state.copy(), active=lambda: not worker.standing_by).start()
+
+
+def _judge_once(log: Log, worker: Synthesizer) -> None:
+    """One judge pass after a one-off decision pass (when a judge is configured)."""
+    from synthesizer.worker.judging import JudgeWorker
+
+    st = worker.state
+    if not (st.judging.open and st.config.synthesizer.judge) or worker.standing_by:
+        return
+    if JudgeWorker(log).run_once(st):
+        worker.catch_up()
 
 
 def _show_lease_changes() -> None:

@@ -162,10 +162,21 @@ class JudgeThread:
     reads a copy folded here from the log, so neither waits for the other.
     """
 
-    def __init__(self, log: Log, state: SwarmState, poll_s: float = 0.5, **options: object) -> None:
-        self.worker = JudgeWorker(log, **options)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        log: Log,
+        state: SwarmState,
+        *,
+        judge: Judge | None = None,
+        active: Callable[[], bool] | None = None,
+        poll_s: float = 0.5,
+    ) -> None:
+        """Judge over ``log`` from ``state`` (a state of its own: a copy); ``active``
+        says whether to answer now (the CLI: while its worker holds the lease)."""
+        self.worker = JudgeWorker(log, judge)
         self.log = log
         self.state = state
+        self.active = active
         self.poll_s = poll_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="swarmlog-judge", daemon=True)
@@ -179,11 +190,17 @@ class JudgeThread:
         while not self._stop.is_set():
             try:
                 fold_into(self.state, self.log)
-                if self.worker.judge_of(self.state) is not None and self.state.judging.open:
+                if self._wanted():
                     self.worker.run_once(self.state, stop=self._stop.is_set)
             except Exception as e:  # keep judging after a transient log error
                 LOG.warning("judge worker: %s", e)
             self._stop.wait(self.poll_s)
+
+    def _wanted(self) -> bool:
+        """Whether to ask now: answering, a judge configured, questions open."""
+        if self.active is not None and not self.active():
+            return False
+        return bool(self.state.judging.open) and self.worker.judge_of(self.state) is not None
 
     def stop(self, timeout: float = 5.0) -> bool:
         """Ask the thread to stop and wait up to ``timeout`` s; True when it stopped (a

@@ -239,9 +239,17 @@ def _denied(p: Parsed) -> set[int]:
     return out
 
 
-def content_count(text: str) -> int:
-    """Content words other than light verbs: ``regrouped`` needs as many on both sides."""
-    return sum(1 for t in parse(text).toks if t.text not in LIGHT_VERBS)
+def content_count(text: str) -> tuple[int, int]:
+    """(content words, light verbs and their particles): ``regrouped`` can match two
+    statements only when their first counts differ by no more than their second."""
+    toks = parse(text).toks
+    light = sum(
+        1
+        for k, t in enumerate(toks)
+        if t.text in LIGHT_VERBS
+        or (t.text in ("out", "up") and k and toks[k - 1].text in LIGHT_VERBS)
+    )
+    return len(toks) - light, light
 
 
 _FRONTED = re.compile(r"^\s*([A-Za-z]+\b[^,;:]*?),\s+(.+?)\s*[.!?]?\s*$", re.S)

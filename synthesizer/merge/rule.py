@@ -131,7 +131,8 @@ def may_bind(a: str, b: str) -> bool:
     # the paraphrase readings: two clauses each, or as many content words
     if causal(a) is not None and causal(b) is not None:
         return True
-    return content_count(a) == content_count(b)
+    (na, la), (nb, lb) = content_count(a), content_count(b)
+    return abs(na - nb) <= la + lb
 
 
 def settle(a: str, b: str, span_sim: SpanSim | None = None) -> Verdict:
@@ -170,11 +171,8 @@ def _restated(a: str, b: str, v: Verdict, span_sim: SpanSim | None) -> Verdict:
         return Verdict(SAME, "cause and result")
     if ce == "swapped":
         return Verdict(DIFFERENT, "cause and effect swapped")
-    again = regrouped(a, b)
-    if again == SAME:
+    if regrouped(a, b) == SAME:
         return Verdict(SAME, "the same words regrouped")
-    if again == CONTRADICTS:
-        return Verdict(CONTRADICTS, "negation")
     return v
 
 

@@ -1,7 +1,8 @@
 """Shared fixtures: a fresh log of each backend, addressed by a target string.
 
 ``log_target`` is parametrized over the backends (``memory``, ``file`` and ``nats``;
-``SWARMLOG_BACKENDS=file,nats`` picks some). ``log_target.open()`` gives a new handle on
+``SWARMLOG_BACKENDS=file,nats`` picks some); the tests of the nats backend, and every test
+asking for ``nats_url``, carry the ``nats`` mark. ``log_target.open()`` gives a new handle on
 the test's log. Tests that spawn other processes (or run the CLI) pass
 ``log_target.target`` to them and each opens its own handle with
 ``swarmlog.open_log(target)``; a MemoryLog lives in one process only, so asking for its
@@ -83,7 +84,20 @@ def _backends() -> list[str]:
     return [b for b in wanted.split(",") if b]
 
 
-@pytest.fixture(params=_backends())
+def _backend_param(name: str) -> Any:
+    """A backend as a ``log_target`` param; the nats one carries the ``nats`` mark."""
+    return pytest.param(name, marks=pytest.mark.nats) if name == "nats" else name
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that asks for the JetStream server is marked ``nats`` (``-m "not nats"``
+    runs without one)."""
+    for item in items:
+        if "nats_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.nats)
+
+
+@pytest.fixture(params=[_backend_param(b) for b in _backends()])
 def log_target(request: pytest.FixtureRequest, tmp_path: Path) -> LogTarget:
     """A fresh, empty log of one backend."""
     if request.param == "memory":

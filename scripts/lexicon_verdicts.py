@@ -179,6 +179,20 @@ def _clear_caches() -> None:
                     value.cache_clear()
 
 
+def rule_sources() -> str:
+    """16 hex of a sha256 over the merge rule's sources (``synthesizer/merge/*.py`` but the
+    lexicon reader): tells a rule change from a lexicon change when verdicts move."""
+    import hashlib
+
+    import synthesizer.merge as merge
+
+    h = hashlib.sha256()
+    for path in sorted(Path(merge.__file__).parent.glob("*.py")):
+        if path.name != "lexicon.py":
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def lexicon_root() -> str:
     """Where the lexicon in use reads from ("" when there is none)."""
     from synthesizer.merge.lexicon import lexicon
@@ -206,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         got = verdicts(pairs_of(args.data))
         args.write.write_text(
-            json.dumps({"pairs": got}, indent=0, sort_keys=True) + "\n", encoding="utf-8"
+            json.dumps({"rule_sources": rule_sources(), "pairs": got}, indent=0, sort_keys=True)
+            + "\n",
+            encoding="utf-8",
         )
         print(f"{len(got)} pairs written to {args.write} (lexicon at {lexicon_root()})")
         return 0

@@ -46,6 +46,7 @@ from synthesizer.backlog import backlog_series
 from synthesizer.state import SwarmState
 from synthesizer.state.authz import refused_by_type
 from synthesizer.state.facts import ACTIVE, CONTESTED, SUPERSEDED, Fact
+from synthesizer.state.judging import finding_groups
 from synthesizer.state.table import FactTable
 
 if TYPE_CHECKING:
@@ -159,6 +160,11 @@ class SwarmMetrics:
     promotion_waiting: int = 0
     """Ended sessions whose facts still wait for promotion to the global memory."""
     backlog: list[list[float]] = field(default_factory=list)
+    open_questions: int = 0
+    """Questions to a judge not answered yet (each links two possible duplicates)."""
+    possible_duplicates: int = 0
+    """Live facts beyond the first of each possible-duplicate group (counted as
+    duplicates in ``duplication_rate``: a group is one finding)."""
 
     def __repr__(self) -> str:
         return (
@@ -351,11 +357,18 @@ def _histogram(state: SwarmState, fr: Frame | None = None) -> list[int]:
     return hist
 
 
-def _rediscoveries(state: SwarmState, fr: Frame | None) -> int:
-    """Live facts vouched for by at least two agents."""
+def _rediscoveries(state: SwarmState, fr: Frame | None, groups: list[list[str]]) -> int:
+    """Findings vouched for by at least two agents: live facts, a group of possible
+    duplicates counting as one finding (the agents of all its members)."""
     if fr is not None:
-        return int((fr.arrays["support"] >= 2).sum())
-    return sum(1 for f in state.facts.values() if f.support >= 2)
+        n = int((fr.arrays["support"] >= 2).sum())
+    else:
+        n = sum(1 for f in state.facts.values() if f.support >= 2)
+    facts = state.facts
+    for g in groups:
+        n -= sum(1 for m in g if facts[m].support >= 2)
+        n += len({a for m in g for a in facts[m].agents}) >= 2
+    return n
 
 
 def compute(
@@ -366,6 +379,8 @@ def compute(
     m = state.metrics
     fr = frame(state)
     st = state.stats() if fr is None else state.stats_from(fr)
+    grouped = finding_groups(state) if state.judging.open else []
+    possible = sum(len(g) - 1 for g in grouped)
     span = state.last_ts - m.first_ts if m.first_ts > 0 else 0.0
     rate = m.events_total / span if span > 0 else None
     dup_total = sum(m.duplicates.values())
@@ -399,8 +414,8 @@ def compute(
         raw_total=m.raw_total,
         duplicates=dict(sorted(m.duplicates.items())),
         duplicates_total=dup_total,
-        duplication_rate=dup_total / m.raw_total if m.raw_total else 0.0,
-        rediscoveries=_rediscoveries(state, fr),
+        duplication_rate=min(1.0, (dup_total + possible) / m.raw_total) if m.raw_total else 0.0,
+        rediscoveries=_rediscoveries(state, fr, grouped),
         with_causes=with_causes,
         cites_peers=cites,
         correlation_lift=cites / m.raw_total if m.raw_total else 0.0,
@@ -422,6 +437,8 @@ def compute(
         promotion_target=state.config.promotion.target,
         promotion_waiting=len(state.promotion_waiting),
         backlog=[] if log is None else backlog_series(log, state),
+        open_questions=len(state.judging.open),
+        possible_duplicates=possible,
     )
 
 

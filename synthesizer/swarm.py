@@ -350,7 +350,8 @@ class Swarm:
         category: str | None = None,
         **options: Any,
     ) -> list[Hit]:
-        """Rank facts for a query without logging a recall (operators, the CLI)."""
+        """Rank facts for a query without logging a recall (operators, the CLI); possible
+        duplicates grouped as in ``Agent.recall`` unless ``grouped=False``."""
         from synthesizer.search.recall import recall
 
         state = self.refresh()
@@ -445,8 +446,13 @@ class Agent:
         embedding: Sequence[float] | np.ndarray | None = None,
         embedder: str | None = None,
         log: bool = True,
+        grouped: bool = True,
     ) -> list[Hit]:
         """Facts relevant to ``query``, best first; logs ``memory.recalled`` with the hits.
+
+        Facts linked as possible duplicates show as one hit, the best-ranked wording,
+        naming the others (with their agents) in ``hit.also``; ``grouped=False`` lists
+        them apart.
 
         ``thread_first`` ranks the thread's facts first (seed 004's mode: limit defaults
         to 3 and ``min_similarity`` to 0.6 there); otherwise limit defaults to 5.
@@ -481,6 +487,7 @@ class Agent:
             min_similarity=min_similarity,
             min_score=min_score,
             now=time.time(),
+            grouped=grouped,
         )
         hits = recall(state, self.swarm.index, vec, q)
         if log:

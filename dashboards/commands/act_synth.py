@@ -45,6 +45,7 @@ def search(
                     "status": h.fact.status,
                     "tier": h.fact.tier,
                     "contested_with": h.fact.contested_with,
+                    "also": [{"id": fid, "agents": list(agents)} for fid, agents in h.also],
                 }
                 for h in hits
             ]
@@ -59,6 +60,11 @@ def search(
             + (
                 f"  [contested with {', '.join(h.fact.contested_with)}]"
                 if h.fact.contested_with
+                else ""
+            )
+            + (
+                f"  [also reported as {', '.join(safe.text(fid) for fid, _ in h.also)}]"
+                if h.also
                 else ""
             )
         )

@@ -97,11 +97,23 @@ class FactSummary(BaseModel):
     )
 
 
+class AlsoReported(BaseModel):
+    """Another fact that may state the same finding in other words."""
+
+    fact_id: str
+    agents: list[str] = Field(description="The agents whose memories back it")
+
+
 class SearchHit(FactSummary):
     """A fact matching a query, with its scores."""
 
     similarity: float = Field(description="Cosine between the query and the fact, -1..1")
     relevance: float = Field(description="Ranking score: similarity x strength x importance")
+    also_reported_as: list[AlsoReported] = Field(
+        default_factory=list,
+        description="Facts that may say the same in other words (one finding, not yet "
+        "judged): get_fact them for their wording",
+    )
 
 
 class SearchResult(BaseModel):
@@ -364,7 +376,14 @@ class MemoryTools:
             )
             return SearchResult(
                 hits=[
-                    SearchHit(**_summary(h.fact), similarity=h.similarity, relevance=h.relevance)
+                    SearchHit(
+                        **_summary(h.fact),
+                        similarity=h.similarity,
+                        relevance=h.relevance,
+                        also_reported_as=[
+                            AlsoReported(fact_id=fid, agents=list(agents)) for fid, agents in h.also
+                        ],
+                    )
                     for h in hits
                 ]
             )

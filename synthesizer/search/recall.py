@@ -1,5 +1,9 @@
 """Recall: rank live facts for a query — relevance = cosine × strength × importance weight.
 
+Facts linked as possible duplicates (an open question to a judge) come back as one hit,
+their best-ranked wording, naming the others in ``also`` (``grouping``); ``grouped=False``
+returns them apart.
+
 Filters: category, tier, thread (``thread_first`` ranks that thread's facts first, then
 the rest, as in seed 004), minimum similarity and minimum relevance, embedder namespace.
 Retracted and superseded facts, facts whose TTL passed and facts with no positive
@@ -12,14 +16,14 @@ re-ranked exactly (see ``quantindex``); below it every row is scored.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from synthesizer import events as T
 from synthesizer.errors import check_choice
-from synthesizer.search import quantindex
+from synthesizer.search import grouping, quantindex
 from synthesizer.search.factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
 from synthesizer.search.prune import one_blas_thread
 from synthesizer.search.vindex import VectorIndex
@@ -29,12 +33,14 @@ from synthesizer.state.facts import Fact
 
 @dataclass(frozen=True)
 class Hit:
-    """One recalled fact with its cosine (similarity), ranking score and strength."""
+    """One recalled fact with its cosine (similarity), ranking score and strength;
+    ``also``: the facts that may say the same in other words, each with its agents."""
 
     fact: Fact
     similarity: float
     relevance: float
     strength: float
+    also: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __repr__(self) -> str:
         text = self.fact.content if len(self.fact.content) <= 60 else self.fact.content[:57] + "..."
@@ -42,6 +48,7 @@ class Hit:
             f"Hit({self.fact.id}, similarity={self.similarity:.3f}, "
             f"relevance={self.relevance:.3f}, strength={self.strength:.3f}, {text!r}"
             + (f", contested_with={self.fact.contested_with}" if self.fact.contested_with else "")
+            + (f", also={[a for a, _ in self.also]}" if self.also else "")
             + ")"
         )
 
@@ -64,6 +71,7 @@ class RecallQuery:
     min_score: float | None = None
     now: float | None = None
     only: Collection[str] | None = None
+    grouped: bool = True
 
     @property
     def selective(self) -> bool:
@@ -85,6 +93,9 @@ def recall(
     q = q or RecallQuery(**filters)
     if q.limit < 1:
         raise ValueError(f"limit must be >= 1, got {q.limit}")
+    if q.grouped and state.judging.open:
+        wider = replace(q, limit=q.limit + grouping.extra_wanted(state, q.limit), grouped=False)
+        return grouping.group_hits(state, recall(state, index, query, wider), q.limit)
     check_choice("tier", q.tier, T.TIERS)
     index.prepare(state)
     eid = q.embedder_id or index.embedder.id

@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesizer.state import words as factwords
-from synthesizer.state.facts import CONTESTED, RETRACTED, SUPERSEDED, Fact
+from synthesizer.state.facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, Fact
 
 SAME = "same"
 CONTRADICTS = "contradicts"
 DIFFERENT = "different"
 ANSWERS = (SAME, CONTRADICTS, DIFFERENT)
+SHOWN = (ACTIVE, CONTESTED)
+"""Statuses of the group members a reader is shown (as recall shows facts)."""
 
 
 def question_id(a: str, b: str) -> str:
@@ -103,6 +105,24 @@ class Judging:
 
     def _changed(self) -> None:
         self._links = None
+
+
+def finding_groups(s: Any) -> list[list[str]]:
+    """The possible-duplicate groups of shown live facts (two members or more), each
+    sorted, in order of their first member: one finding each (recall, metrics)."""
+    facts = s.facts
+    j: Judging = s.judging
+    seen: set[str] = set()
+    out: list[list[str]] = []
+    for fid in sorted(j.links()):
+        if fid in seen:
+            continue
+        members = j.group(fid)
+        seen.update(members)
+        live = [m for m in members if (f := facts.get(m)) is not None and f.status in SHOWN]
+        if len(live) > 1:
+            out.append(live)
+    return out
 
 
 def on_asked(s: Any, d: dict[str, Any]) -> bool:
@@ -184,7 +204,9 @@ __all__ = [
     "CONTRADICTS",
     "DIFFERENT",
     "SAME",
+    "SHOWN",
     "Judging",
+    "finding_groups",
     "merge",
     "on_answered",
     "on_asked",

@@ -265,3 +265,19 @@ def test_a_judge_that_names_nothing_is_ignored_not_a_crash(tmp_path: Path) -> No
         sw.agent("a2").share(B)
         assert sw.synthesize() >= 2  # two new facts, linked, and no crash
         assert len(sw.state().facts) == 2 and sw.state().judging.open
+
+
+def test_forgetting_an_agent_leaves_no_words_in_judge_events(tmp_path: Path) -> None:
+    with Swarm.open(tmp_path / "s", config=_config("test-labels")) as sw:
+        sw.agent("a1").share(A)
+        sw.agent("a2").share(B)
+        sw.synthesize()
+        assert sw.state().judging.merged  # merged on the judge's word
+        sw.forget(agent="a2")
+        for e in sw.log.read():
+            if e.type in (T.JUDGE_ASKED, T.JUDGE_ANSWERED):
+                assert B not in str(e.body) and "a2" not in str(e.body)
+        st = sw.refresh()
+        events = list(sw.log.read())
+        assert fold(events, SwarmState(_config("test-labels"))).digest() == st.digest()
+        assert all(e.agent != "a2" for f in st.facts.values() for e in f.evidence)

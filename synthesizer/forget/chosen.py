@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synthesizer import events as T
+from synthesizer.state.judging import pair_of, question_id
 
 PSEUDONYM = "~erased-"
 """Prefix of every pseudonym a forget writes (never renamed again)."""
@@ -35,9 +36,25 @@ REFS: dict[str, tuple[str, ...]] = {
     T.BOARD_CONFLICT: ("target",),
     T.FACT_CONTESTED: ("rivals",),
     T.FACT_CREATED: ("related",),
+    T.JUDGE_ASKED: ("a", "b"),
+    T.JUDGE_ANSWERED: (),
 }
 """Body fields that name facts (by key): a string, a list of strings, or (``related``)
-a list of ``[fact id, score]`` pairs."""
+a list of ``[fact id, score]`` pairs. A judge's question (``QUESTION``) names its two
+facts in its id, renamed with them (``_question``)."""
+
+QUESTION = frozenset((T.JUDGE_ASKED, T.JUDGE_ANSWERED))
+"""Types whose body's ``question`` is a pair of fact ids (``state.judging.question_id``)."""
+
+
+def _question(v: Any, keys: set[str], key: str) -> Any:
+    """A question id with its fact ids in ``keys`` renamed (re-sorted, as the fold
+    names a question by its pair); anything else unchanged."""
+    pair = pair_of(v) if isinstance(v, str) else None
+    if pair is None or not any(x in keys for x in pair):
+        return v
+    a, b = (pseudonym(x, key) if x in keys else x for x in pair)
+    return question_id(a, b)
 
 
 def pseudonym(name: str, key: str) -> str:
@@ -111,8 +128,13 @@ class Chosen:
 
     def _names_key(self, d: dict[str, Any]) -> bool:
         fields = REFS.get(d["type"])
-        if not fields or not isinstance(d["body"], dict):
+        if fields is None or not isinstance(d["body"], dict):
             return False
+        if d["type"] in QUESTION:
+            q = d["body"].get("question")
+            pair = pair_of(q) if isinstance(q, str) else None
+            if pair is not None and any(x in self.keys for x in pair):
+                return True
         return any(x in self.keys for f in fields for x in _names(d["body"].get(f)))
 
     def seqs(self) -> set[int]:
@@ -140,6 +162,8 @@ class Chosen:
         for f in fields:
             if f in out:
                 out[f] = _renamed(out[f], self.keys, key)
+        if d["type"] in QUESTION and "question" in out:
+            out["question"] = _question(out["question"], self.keys, key)
         return out
 
 

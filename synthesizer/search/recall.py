@@ -1,8 +1,10 @@
 """Recall: rank live facts for a query — relevance = cosine × strength × importance weight.
 
 Facts linked as possible duplicates (an open question to a judge) come back as one hit,
-their best-ranked wording, naming the others in ``also`` (``grouping``); ``grouped=False``
-returns them apart.
+their best-ranked wording, naming the others in ``also`` (``group_hits``);
+``grouped=False`` returns them apart. Why: a reader should not see one finding twice in
+different words, and nothing is lost: ``also`` keeps the other wordings' ids and agents.
+A judge's ``different`` removes the link, and the facts show apart again.
 
 Filters: category, tier, thread (``thread_first`` ranks that thread's facts first, then
 the rest, as in seed 004), minimum similarity and minimum relevance, embedder namespace.
@@ -15,7 +17,7 @@ re-ranked exactly (see ``quantindex``); below it every row is scored.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,12 +25,13 @@ import numpy as np
 
 from synthesizer import events as T
 from synthesizer.errors import check_choice
-from synthesizer.search import grouping, quantindex
+from synthesizer.search import quantindex
 from synthesizer.search.factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
 from synthesizer.search.prune import one_blas_thread
 from synthesizer.search.vindex import VectorIndex
 from synthesizer.state import SwarmState
 from synthesizer.state.facts import Fact
+from synthesizer.state.judging import SHOWN
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,8 @@ def recall(
     if q.limit < 1:
         raise ValueError(f"limit must be >= 1, got {q.limit}")
     if q.grouped and state.judging.open:
-        wider = replace(q, limit=q.limit + grouping.extra_wanted(state, q.limit), grouped=False)
-        return grouping.group_hits(state, recall(state, index, query, wider), q.limit)
+        wider = replace(q, limit=q.limit + extra_wanted(state, q.limit), grouped=False)
+        return group_hits(state, recall(state, index, query, wider), q.limit)
     check_choice("tier", q.tier, T.TIERS)
     index.prepare(state)
     eid = q.embedder_id or index.embedder.id
@@ -186,3 +189,35 @@ def _ranked(
             return own
         return own + ranked(ok & ~own_mask, limit - len(own))
     return ranked(ok, limit)
+
+
+def extra_wanted(state: SwarmState, limit: int) -> int:
+    """How many more hits to rank so that ``limit`` remain once groups fold into one:
+    at most one per linked fact (bounded)."""
+    return min(len(state.judging.links()), 4 * limit + 50)
+
+
+def group_hits(state: SwarmState, hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """``hits`` (best first) with each possible-duplicate group folded into its
+    best-ranked member, whose ``also`` names the others; at most ``limit`` hits."""
+    judging = state.judging
+    if not judging.open:
+        return list(hits[:limit])
+    facts = state.facts
+    out: list[Hit] = []
+    seen: set[str] = set()
+    for h in hits:
+        fid = h.fact.id
+        if fid in seen:
+            continue
+        members = judging.group(fid)
+        seen.update(members)
+        also = tuple(
+            (m, tuple(f.agents))
+            for m in members
+            if m != fid and (f := facts.get(m)) is not None and f.status in SHOWN
+        )
+        out.append(replace(h, also=also) if also else h)
+        if len(out) >= limit:
+            break
+    return out

@@ -32,6 +32,7 @@ from synthesizer.merge.wordclass import (
     EFFECT_BEFORE,
     LIGHT_VERBS,
     NEGATIONS,
+    PREPOSITIONS,
     STOPWORDS,
 )
 from synthesizer.merge.wordrel import relation
@@ -258,11 +259,13 @@ _FRONTED = re.compile(r"^\s*([A-Za-z]+\b[^,;:]*?),\s+(.+?)\s*[.!?]?\s*$", re.S)
 def unfronted(text: str) -> str:
     """The statement with a fronted phrase set off by a comma moved to its end ("Since
     the upgrade, the job fails" -> "the job fails since the upgrade"): a phrase opened by
-    a function word (a preposition or a subordinator), never a clause of cause."""
+    a function word (``wordclass.PREPOSITIONS``, or another closed-class word), never a
+    clause of cause."""
     m = _FRONTED.match(text)
     if m is None or causal(text) is not None:
         return text
     head, rest = m.group(1), m.group(2)
-    if head.split()[0].lower() not in STOPWORDS:
+    first = head.split()[0].lower()
+    if first not in STOPWORDS and first not in PREPOSITIONS:
         return text
     return f"{rest} {head[0].lower()}{head[1:]}"

@@ -307,9 +307,10 @@ def _several(slots: list[tuple[str, bool]]) -> Verdict:
     quantity or name anywhere, another thing in the subject, a hedge changed), else
     ``unsure`` (words the alignment could not place may still be a paraphrase)."""
     reasons = ", ".join(sorted({r for r, _ in slots}))
-    evident = any(r in _EVIDENT or r == "hedge" or (s and r in _ANOTHER_THING) for r, s in slots)
-    if evident:
+    if any(r in _EVIDENT or r == "hedge" for r, _ in slots):
         return Verdict(DIFFERENT, reasons + " (several slots)")
+    if any(s and r in _ANOTHER_THING for r, s in slots):
+        return Verdict(DIFFERENT, reasons + " (several slots, one in the subject)")
     return Verdict(UNSURE, reasons + " (several slots)")
 
 

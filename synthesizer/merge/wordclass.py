@@ -15,13 +15,17 @@ import re
 __all__ = [
     "BARE_ONLY",
     "CALENDAR",
+    "CAUSE_BEFORE",
     "CLAUSES",
     "DIRECTIONS",
+    "EFFECT_BEFORE",
     "HEDGES",
+    "LIGHT_VERBS",
     "MULTIPLIERS",
     "NEGATING_VERBS",
     "NEGATIONS",
     "NUMBER_WORDS",
+    "PREPOSITIONS",
     "STOPWORDS",
     "UNITS",
     "Hedge",
@@ -210,6 +214,13 @@ EFFECT_BEFORE = (
 """Connectives written after the effect and before the cause."""
 LIGHT_VERBS = _set("make makes made making take takes took taken taking give gives gave given"
                    " giving have has had do does did done perform performs performed carry"
-                   " carries carried conduct conducts conducted undergo undergoes underwent")
-"""Verbs of little meaning of their own, carried by a noun ("made a decision" = "decided"):
-dropped when the noun beside them is the other statement's verb."""
+                   " carries carried conduct conducts conducted undergo undergoes underwent"
+                   " stay stays stayed remain remains remained")
+"""Verbs of little meaning of their own, carried by the word after them ("made a decision"
+= "decided", "stayed shut" = "did not open"): dropped when that word is matched."""
+PREPOSITIONS = _set(
+    """about above across after against along amid among around before behind below beneath
+    beside besides between beyond despite during except following inside near outside over
+    past per since through throughout till under unlike until upon via within without"""
+)
+"""Prepositions and subordinators (a closed class) that open a phrase a writer may front."""

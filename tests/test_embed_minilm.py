@@ -244,7 +244,8 @@ def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
         "near_component",
     }
     # whole-sentence paraphrases share too little wording for the merge rule to vouch
-    # for them (issue 21): they stay apart unless a judge is configured (test_judge.py)
+    # for them: they stay apart, linked as possible duplicates until a judge answers
+    # (test_judge_events.py)
     assert merged["trivial"] >= 0.95 * total["trivial"]
     assert merged["light"] >= 0.75 * total["light"]
 

@@ -69,10 +69,10 @@ def _counts(d: dict[str, int], order: tuple[str, ...] = ()) -> str:
 
 
 def header(m: SwarmMetrics) -> str:
-    """The one-line header: swarm, seq, synthesizer lag (= memories not decided yet)."""
+    """The one-line header: swarm, seq, undecided memories, facts."""
     name = m.swarm or "swarm"
     return (
-        f"swarm {name} · seq {m.last_seq} · lag {m.undecided} undecided"
+        f"swarm {name} · seq {m.last_seq} · {m.undecided} undecided"
         f" · {m.facts_total} facts"
     )
 
@@ -99,10 +99,11 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
     dups = _counts(m.duplicates, ("exact", "near"))
     return [
         ("events", f"{m.events_total} ({rate})"),
+        ("undecided", f"{plural(m.undecided, 'memory', 'memories')} not decided yet"),
         (
-            "synthesizer lag",
-            f"{plural(m.undecided, 'memory', 'memories')} undecided"
-            f" (progress mark at seq {m.progress}, {m.lag} events after it)",
+            "event lag",
+            f"{plural(m.event_lag, 'event')} past the synthesizer's progress mark"
+            f" (seq {m.progress})",
         ),
         ("facts by status", f"{m.facts_total} ({_counts(m.by_status, STATUSES)})"),
         ("facts by tier", _counts(m.by_tier, TIERS)),

@@ -9,8 +9,9 @@ the rows instead (``factcols.Frame``): the same figures, no row parsed. The dash
 Definitions:
 
 * **rate**: events per second of event time, first event to last;
-* **lag**: events past the synthesizer's progress mark; **undecided**: raw memories
-  it has not decided yet;
+* **undecided**: raw memories the synthesizer has not decided yet; **event lag**
+  (``event_lag``): events past its progress mark (each name means one thing, in the
+  text and in the JSON);
 * **duplication rate**: raw memories the synthesizer merged into an existing fact
   (exact or near duplicates) / raw memories shared;
 * **rediscoveries**: live facts whose evidence comes from >= 2 distinct agents;
@@ -119,7 +120,7 @@ class SwarmMetrics:
     swarm: str
     last_seq: int
     progress: int
-    lag: int
+    event_lag: int
     undecided: int
     events_total: int
     by_type: dict[str, int]
@@ -169,8 +170,9 @@ class SwarmMetrics:
     def __repr__(self) -> str:
         return (
             f"SwarmMetrics({self.swarm or 'swarm'}: seq {self.last_seq}, "
-            f"{self.facts_total} facts, lag {self.lag}, {self.evictions_total} evictions, "
-            f"{self.revivals} revivals, {self.duplicates_total} duplicates)"
+            f"{self.facts_total} facts, {self.undecided} undecided, "
+            f"{self.evictions_total} evictions, {self.revivals} revivals, "
+            f"{self.duplicates_total} duplicates)"
         )
 
     @property
@@ -397,7 +399,7 @@ def compute(
         swarm=swarm,
         last_seq=state.last_seq,
         progress=state.progress,
-        lag=state.lag,
+        event_lag=state.lag,
         undecided=len(state.pending),
         events_total=m.events_total,
         by_type=dict(sorted(m.by_type.items())),

@@ -84,8 +84,9 @@ def test_scripted_swarm_terminal_and_markdown_agree(tmp_path: Path) -> None:
     text = text_of(m)
     md = markdown.render(m)
     expected = [
-        "swarm scripted · seq 16 · lag 1 undecided · 4 facts",
-        "1 memory undecided (progress mark at seq 4, 12 events after it)",
+        "swarm scripted · seq 16 · 1 undecided · 4 facts",
+        "1 memory not decided yet",
+        "12 events past the synthesizer's progress mark (seq 4)",
         "16 (2.0 ev/s over 8.0 s)",
         "20.0% (1 of 5 raw; exact 1)",
         "20.0% (1 of 5 raw cite recalled peer events)",

@@ -48,7 +48,7 @@ def test_empty_state() -> None:
 
 def test_scripted_numbers(tmp_path: Path) -> None:
     m = compute(_scripted(tmp_path), swarm="s")
-    assert (m.last_seq, m.events_total, m.progress, m.lag, m.undecided) == (16, 16, 4, 12, 1)
+    assert (m.last_seq, m.events_total, m.progress, m.event_lag, m.undecided) == (16, 16, 4, 12, 1)
     assert m.span_s == 8.0 and m.rate == 2.0
     assert m.raw_total == 5 and m.duplicates == {"exact": 1} and m.duplication_rate == 0.2
     assert m.rediscoveries == 1
@@ -110,3 +110,24 @@ def test_live_swarm_metrics(tmp_path: Path) -> None:
     assert m.evictions_total >= 1 and m.evictions.get("decay", 0) >= 1
     assert sum(m.strength_hist) == m.facts_total
     assert top.id in survivors  # reinforced, so it decays slower and survives
+
+
+def test_each_name_means_one_thing_in_text_and_json(tmp_path: Path) -> None:
+    """A word of the rendered text that is also a key of ``stats --json`` carries that
+    key's value: "undecided" is memories not decided yet, "event lag" (``event_lag``)
+    events past the progress mark; no key is a text field's name with another meaning."""
+    from dashboards import fmt
+
+    m = compute(_scripted(tmp_path), swarm="s")
+    assert m.event_lag != m.undecided  # (12 and 1: a mix-up shows)
+    d = m.to_dict()
+    assert "lag" not in d and "lag" not in fmt.header(m).split()
+    assert f"· {d['undecided']} undecided ·" in fmt.header(m)
+    rows = dict(fmt.metric_rows(m))
+    checked = 0
+    for label, text in rows.items():
+        key = label.replace(" ", "_")
+        if key in d and isinstance(d[key], int):
+            assert text.startswith(f"{d[key]} "), (label, text, d[key])
+            checked += 1
+    assert checked >= 2 and rows["event lag"].startswith("12 events")

@@ -202,7 +202,8 @@ CAUSE_BEFORE = (
     r",\s*(?:and\s+)?so(?!\s+that\b)",
     r"[,;]\s*(?:and\s+)?(?:therefore|thus|hence|consequently)\b",
     r",?\s*which\s+(?:makes|made|causes|caused|leads\s+to|led\s+to|results\s+in|resulted\s+in)",
-    r",\s*(?:causing|leading\s+to|resulting\s+in|making)",
+    r",\s*which\s+(?=\w+(?:ed|es|s)\b)",  # ", which doubled the load": the clause's effect
+    r",\s*(?=\w+ing\b)",  # ", killing the cultures": a participle after a clause, its result
     r"\s(?:causes|caused|leads\s+to|led\s+to|results\s+in|resulted\s+in|makes|made)",
 )
 """Connectives written after the cause and before the effect."""

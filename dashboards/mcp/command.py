@@ -28,6 +28,9 @@ def mcp(
     lease_timeout: float | None = typer.Option(
         None, "--lease-timeout", help="Take the synthesizer lease over after S s of silence"
     ),
+    judge: bool = typer.Option(
+        False, "--judge", help="Add judge_question: the client's model judges via sampling"
+    ),
     root: str | None = RootOpt,
     url: str | None = UrlOpt,
 ) -> None:
@@ -49,4 +52,5 @@ def mcp(
         synth=not no_synth,
         lease_timeout_s=lease_timeout,
         team=agents,
+        judge=judge,
     )

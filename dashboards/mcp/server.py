@@ -118,8 +118,10 @@ def _tidy(srv: SwarmMCPServer, team: Team | None) -> None:
         tool.parameters = schema
 
 
-def build_server(tools: MemoryTools) -> SwarmMCPServer:
-    """An MCPServer exposing ``tools`` (no transport, no synthesizer: see ``serve``)."""
+def build_server(tools: MemoryTools, judge: bool = False) -> SwarmMCPServer:
+    """An MCPServer exposing ``tools`` (no transport, no synthesizer: see ``serve``);
+    ``judge`` adds ``judge_questions``, the client's model as the swarm's judge
+    through MCP sampling (``dashboards.mcp.sampling``)."""
     team = tools.team
     srv = SwarmMCPServer(
         "swarmlog",
@@ -160,9 +162,7 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
     ) -> CallToolResult:
         """Find the team's facts matching a query, best first: id, content, status,
         version, strength, support, similarity, relevance. Use before starting work."""
-        return _call(
-            tools.search, _client(ctx), query, limit, category, thread, min_score, agent
-        )
+        return _call(tools.search, _client(ctx), query, limit, category, thread, min_score, agent)
 
     @srv.tool(annotations=READ)
     def get_fact(fact_id: FactId) -> CallToolResult:
@@ -238,6 +238,10 @@ def build_server(tools: MemoryTools) -> SwarmMCPServer:
         after_seq = next_after_seq."""
         return _call(tools.read_events, after_seq, limit, types)
 
+    if judge:
+        from dashboards.mcp import sampling
+
+        sampling.register(srv, tools, _client, _call, WRITE)
     _tidy(srv, team)
     return srv
 
@@ -250,8 +254,10 @@ def serve(
     decide_wait: float = 3.0,
     lease_timeout_s: float | None = None,
     team: str | None = None,
+    judge: bool = False,
 ) -> None:
-    """Open the swarm, start the background synthesizer (unless off), serve on stdio.
+    """Open the swarm, start the background synthesizer (unless off), serve on stdio
+    (``judge``: with the ``judge_questions`` tool, see ``build_server``).
 
     The synthesizer is named after the agent and this process in the lease, so
     ``swarm_stats`` of a standing-by server says which server holds it.
@@ -282,7 +288,7 @@ def serve(
             tools = MemoryTools(
                 swarm, agent, session, decide_wait=decide_wait, synth=worker, team=members
             )
-            build_server(tools).run("stdio")
+            build_server(tools, judge).run("stdio")
         except BaseException as exc:  # handed to the main thread, re-raised there
             failure.append(exc)
         finally:

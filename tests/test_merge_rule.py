@@ -445,12 +445,6 @@ EMBEDDER_DECIDED = {
     ("Dana is the author of the report", "Dana is the reviewer of the report"),
     ("The choir sings in unison", "The choir sings in harmony"),
     ("The committee postponed the vote", "The committee held the vote"),
-    # session 11's held-out set: two people swapped around a "not", read as a rewording
-    # only when the embedder calls "hygienist" / "dentist" the same
-    (
-        "The hygienist took the X-rays, not the dentist",
-        "The dentist took the X-rays, not the hygienist",
-    ),
 }
 
 

@@ -56,6 +56,8 @@ APART_PAIRS = [
     ),
     # roles swapped around a verb
     ("The courier paid the supplier", "The supplier paid the courier"),
+    # a leading clause is not a fronted phrase (read so, the two held the same words)
+    ("The nurse took the samples, not the doctor", "The doctor took the samples, not the nurse"),
 ]
 
 CONTRADICTING = [
@@ -100,6 +102,7 @@ def test_the_readings() -> None:
     assert causal("The import stalls, so that nobody waits") is None  # a purpose
     assert unfronted("Since May, the job fails") == "the job fails since May"
     assert unfronted("Alice, the job fails") == "Alice, the job fails"  # not a phrase
+    assert unfronted("The nurse left, not the doctor") == "The nurse left, not the doctor"
     assert regrouped("The courier paid the supplier", "The supplier paid the courier") is None
 
 

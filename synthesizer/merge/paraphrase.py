@@ -29,11 +29,11 @@ from synthesizer.merge.lexicon import lexicon
 from synthesizer.merge.statement import Parsed, Tok, active, key_base, parse
 from synthesizer.merge.wordclass import (
     CAUSE_BEFORE,
+    CLAUSES,
     EFFECT_BEFORE,
     LIGHT_VERBS,
     NEGATIONS,
     PREPOSITIONS,
-    STOPWORDS,
 )
 from synthesizer.merge.wordrel import relation
 
@@ -259,13 +259,13 @@ _FRONTED = re.compile(r"^\s*([A-Za-z]+\b[^,;:]*?),\s+(.+?)\s*[.!?]?\s*$", re.S)
 def unfronted(text: str) -> str:
     """The statement with a fronted phrase set off by a comma moved to its end ("Since
     the upgrade, the job fails" -> "the job fails since the upgrade"): a phrase opened by
-    a function word (``wordclass.PREPOSITIONS``, or another closed-class word), never a
+    a preposition or a subordinator (``wordclass.PREPOSITIONS``, ``CLAUSES``), never a
     clause of cause."""
     m = _FRONTED.match(text)
     if m is None or causal(text) is not None:
         return text
     head, rest = m.group(1), m.group(2)
     first = head.split()[0].lower()
-    if first not in STOPWORDS and first not in PREPOSITIONS:
-        return text
+    if first not in PREPOSITIONS and first not in CLAUSES:
+        return text  # (a determiner or a name opens the subject, not a fronted phrase)
     return f"{rest} {head[0].lower()}{head[1:]}"

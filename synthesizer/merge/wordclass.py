@@ -220,8 +220,9 @@ LIGHT_VERBS = _set("make makes made making take takes took taken taking give giv
 """Verbs of little meaning of their own, carried by the word after them ("made a decision"
 = "decided", "stayed shut" = "did not open"): dropped when that word is matched."""
 PREPOSITIONS = _set(
-    """about above across after against along amid among around before behind below beneath
-    beside besides between beyond despite during except following inside near outside over
-    past per since through throughout till under unlike until upon via within without"""
+    """about above across after against along amid among around as at before behind below
+    beneath beside besides between beyond by despite during except following for from in
+    inside into near of on once outside over past per since through throughout till to
+    under unlike until upon via with within without"""
 )
 """Prepositions and subordinators (a closed class) that open a phrase a writer may front."""

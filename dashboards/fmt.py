@@ -19,7 +19,15 @@ EMPTY_MESSAGE = "Empty swarm: no events yet. Agents write with Swarm.agent(...).
 
 FACT_HEADERS = ("fact", "support", "strength", "tier", "ver", "status", "content")
 AGENT_HEADERS = (
-    "agent", "events", "shared", "recalls", "cites", "found", "reinforced", "CAS", "conflicts",
+    "agent",
+    "events",
+    "shared",
+    "recalls",
+    "cites",
+    "found",
+    "reinforced",
+    "CAS",
+    "conflicts",
 )
 CONTEST_HEADERS = ("subject", "claims", "state")
 
@@ -71,10 +79,20 @@ def _counts(d: dict[str, int], order: tuple[str, ...] = ()) -> str:
 def header(m: SwarmMetrics) -> str:
     """The one-line header: swarm, seq, undecided memories, facts."""
     name = m.swarm or "swarm"
-    return (
-        f"swarm {name} · seq {m.last_seq} · {m.undecided} undecided"
-        f" · {m.facts_total} facts"
-    )
+    return f"swarm {name} · seq {m.last_seq} · {m.undecided} undecided · {m.facts_total} facts"
+
+
+def _judging_row(m: SwarmMetrics) -> list[tuple[str, str]]:
+    """Possible duplicates waiting for a judge (none: no row)."""
+    if not m.open_questions:
+        return []
+    return [
+        (
+            "possible duplicates",
+            f"{plural(m.open_questions, 'open question')} to a judge;"
+            f" {plural(m.possible_duplicates, 'fact')} shown as another's wording",
+        )
+    ]
 
 
 def _backlog_row(m: SwarmMetrics) -> list[tuple[str, str]]:
@@ -123,6 +141,7 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
             f"{pct(m.duplication_rate)} ({m.duplicates_total} of {m.raw_total} raw; {dups})",
         ),
         ("independent rediscoveries", f"{plural(m.rediscoveries, 'fact')} found by ≥ 2 agents"),
+        *_judging_row(m),
         (
             "correlation lift",
             f"{pct(m.correlation_lift)} ({m.cites_peers} of {m.raw_total} raw cite recalled"
@@ -130,8 +149,7 @@ def metric_rows(m: SwarmMetrics) -> list[tuple[str, str]]:
         ),
         (
             "visibility latency",
-            f"p50 {seconds(m.latency_p50)} · p99 {seconds(m.latency_p99)}"
-            f" ({m.latency_n} samples)",
+            f"p50 {seconds(m.latency_p50)} · p99 {seconds(m.latency_p99)} ({m.latency_n} samples)",
         ),
         *_backlog_row(m),
         (

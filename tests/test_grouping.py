@@ -77,3 +77,12 @@ def test_the_mcp_search_tool_shows_also_reported_as(tmp_path: Path) -> None:
         (also,) = hit.also_reported_as
         assert {hit.fact_id, also.fact_id} == {fa, fb} and also.agents
         assert "also_reported_as" in out.model_dump_json()
+
+
+def test_the_dashboard_shows_open_questions(tmp_path: Path) -> None:
+    from dashboards import fmt
+
+    sw, _, _ = _swarm(tmp_path)
+    with sw:
+        rows = dict(fmt.metric_rows(compute(sw.state())))
+        assert rows["possible duplicates"].startswith("1 open question")

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from swarmlog.clock import stamp
 from swarmlog.errors import SwarmlogError, VersionConflict
-from swarmlog.file import lockfile, repairs
+from swarmlog.file import lockfile, mapguard, repairs
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow
 from swarmlog.file.sync import GroupSync
@@ -89,6 +89,8 @@ class SegmentWriter(GroupSync):
     def _write_all(self, data: bytes, last: int) -> None:
         """Write ``data`` (records up to seq ``last``) at the segment's end: all of it
         (the kernel may write less than asked) or, on an error, nothing."""
+        if mapguard.CUT[0]:
+            mapguard.check_cut()
         try:
             written = os.write(self._seg_fd, data)
             while written < len(data):

@@ -24,6 +24,7 @@ import zlib
 
 from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp as _bounded_stamp
+from swarmlog.file import mapguard
 from swarmlog.file.view import index as viewindex
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
@@ -56,6 +57,7 @@ _BOOTTIME = wi.BOOTTIME
 _SEEK_END = os.SEEK_END
 _crc32 = zlib.crc32
 _GENESIS = hashchain.GENESIS
+_cut = mapguard.CUT
 
 
 def id_key(eid: str) -> tuple[bytes, int, bytes]:
@@ -141,6 +143,8 @@ def _reload(ix: wi.WriterIndex, m: mmap.mmap, gen: int, swarm: bytes) -> bool:
 def write_one(log: IndexedView, line: bytes, seq: int) -> None:
     """``SegmentWriter._write_one`` (the record at the open segment's known end) in one
     frame: a short or failed write goes to ``_write_all``'s own handling."""
+    if _cut[0]:
+        mapguard.check_cut()
     try:
         written = os.write(log._seg_fd, line)
     except OSError as e:

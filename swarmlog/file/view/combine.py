@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from swarmlog._fast import encode_one
+from swarmlog.file import mapguard
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
 from swarmlog.file.lockfile import SPIN_MAX
@@ -265,8 +266,9 @@ class Posted:
 class Slots:
     """This handle's view of the ``combine`` file: its own slot, and the others'."""
 
-    def __init__(self, fd: int, m: mmap.mmap, index: int) -> None:
+    def __init__(self, fd: int, m: mmap.mmap, index: int, guard: int = 0) -> None:
         self.fd, self.m, self.index = fd, m, index
+        self._guard = guard  # (mapguard: a cut file is extended back, its slots free)
         self.words = memoryview(m).cast("Q")  # (the slots' words at a stride: one C call)
         self.off = _HEAD + index * SLOT_BYTES
         self.nonce = int.from_bytes(os.urandom(4), "little") << 24
@@ -293,6 +295,7 @@ class Slots:
         except (OSError, ValueError):
             os.close(fd)
             return None
+        guard = mapguard.guard(m, fd)  # (before the first touch: it may be cut already)
         fcntl.flock(lock_fd, fcntl.LOCK_EX)  # (the high-water mark: one claimer at a time)
         try:
             for i in range(SLOTS):
@@ -305,9 +308,10 @@ class Slots:
                 m[off + 32 : off + SLOT_BYTES] = _ZERO  # and none of its bytes)
                 if _Q.unpack_from(m, 8)[0] < i + 1:
                     _Q.pack_into(m, 8, i + 1)
-                return cls(fd, m, i)
+                return cls(fd, m, i, guard)
         finally:
             fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        mapguard.unguard(guard)
         m.close()
         os.close(fd)
         return None
@@ -315,6 +319,7 @@ class Slots:
     def close(self, scrub: bool = True) -> None:
         """Unmap and close (the kernel drops the slot's OFD lock with the last descriptor);
         ``scrub``: wipe the slot first (not in a forked child: the slot is its parent's)."""
+        mapguard.unguard(self._guard)
         self.words.release()
         if scrub and self.ticket == 0:  # (no post in flight: a post stays for a combiner)
             off = self.off

@@ -25,7 +25,7 @@ from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp, hashed_dict
 from swarmlog.clock import MAX_STEP
 from swarmlog.errors import VersionConflict
-from swarmlog.file import redact
+from swarmlog.file import mapguard, redact
 from swarmlog.file.fsguard import open_nofollow, os_error
 from swarmlog.file.view import ixsnap
 from swarmlog.file.view import snapshot as viewsnap
@@ -147,7 +147,8 @@ class IndexedView(CatchUp):
         """
         ix.set_snapshot_at(self._last)
         self._save_from = (ix, ix.heap_used)
-        self._save_later = ixsnap.of_view(self, redactions=redact.count(self._root_s))
+        self._save_later = later = ixsnap.of_view(self, redactions=redact.count(self._root_s))
+        later.id_count = ix.id_count
         self._view_at = self._last
 
     def _ix_flush_save(self) -> None:
@@ -268,6 +269,7 @@ class IndexedView(CatchUp):
             raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
         self._seg_ino = ino
         self.index_rebuilds += 1
+        mapguard.CUT[0] = 0  # (a cut index healed in this process: rebuilt now)
         return ix
 
     def _derived_cap(self) -> tuple[float, int]:

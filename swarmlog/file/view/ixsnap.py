@@ -57,6 +57,9 @@ class RawView:
     seg_first: int
     seg_end: int
     redactions: int
+    id_count: int = -1
+    """How many ids the index held at ``last`` (-1: unknown); a copy holding fewer read
+    zeros (the file was cut and extended back under it: mapguard) and is not saved."""
 
 
 def of_view(
@@ -116,6 +119,8 @@ def save(view: RawView) -> bool:
 
     heap = np.frombuffer(view.heap, dtype=np.uint8)
     ids, keys = table(view.ids, heap, view.last), table(view.keys, heap, view.last)
+    if view.id_count >= 0 and len(ids) != view.id_count:
+        return False  # (not the tables at ``last``: see ``RawView.id_count``)
     at = np.flatnonzero(ids.seqs == view.last)
     if not len(at):
         return False  # (the last record came from an ids file: no segment record to check)

@@ -24,7 +24,6 @@ fsync: a torn or lost snapshot only costs a full scan.
 
 from __future__ import annotations
 
-import mmap
 import os
 import zlib
 from dataclasses import dataclass
@@ -238,14 +237,25 @@ def _based(base: Table, have: dict[str, int]) -> BasedDict:
 
 
 def _read(path: str) -> tuple[dict[str, Any], memoryview, int] | None:
-    """(header, the whole file mapped, where the columns start) if its checksum holds."""
+    """(header, the whole file read, where the columns start) if its checksum holds.
+
+    Read into memory, not mapped: the tables serve the handle's lookups for as long as it
+    lives, and a page of a mapping past the end of a file cut meanwhile is SIGBUS."""
     try:
         fd = open_nofollow(path, os.O_RDONLY, writing=False)
     except Exception:
         return None
     try:
-        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):  # (an empty file cannot be mapped)
+        size = os.fstat(fd).st_size
+        parts, got = [], 0
+        while got < size:
+            part = os.read(fd, size - got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        mm = b"".join(parts)
+    except OSError:
         return None
     finally:
         os.close(fd)

@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Callable
 from hashlib import blake2b
 
+from swarmlog.file import mapguard
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
 from swarmlog.file.view.columns import Table, str_hash
 
@@ -83,6 +84,7 @@ class WriterIndex:
     """One mapping of the ``index`` file (see module docstring)."""
 
     __slots__ = (
+        "_guard",
         "_heap_at",
         "_ids_at",
         "_keys_at",
@@ -118,6 +120,7 @@ class WriterIndex:
         self.seen = -1
         self.seen_crc = -1  # (the committed end's CRC word when ``seen`` was set)
         self.miss: tuple[str, int, bytes, int] | None = None
+        self._guard = mapguard.guard(m, fd, mapguard.zero_magic)  # (cut: healed, rebuilt)
         self._seed = zlib.crc32(m[24:56]) if len(m) >= 56 else 0
 
     # ------------------------------------------------------------------ opening
@@ -145,6 +148,7 @@ class WriterIndex:
         return cls(path, m, fd)
 
     def close(self) -> None:
+        mapguard.unguard(self._guard)
         try:
             self.m.close()
         except (BufferError, ValueError):

@@ -86,3 +86,13 @@ def test_the_dashboard_shows_open_questions(tmp_path: Path) -> None:
     with sw:
         rows = dict(fmt.metric_rows(compute(sw.state())))
         assert rows["possible duplicates"].startswith("1 open question")
+
+
+def test_a_judged_merge_counts_as_a_duplicate(tmp_path: Path) -> None:
+    sw, fa, fb = _swarm(tmp_path)
+    with sw:
+        body = {"question": question_id(fa, fb), "answer": "same"}
+        sw.log.append(Event(agent="operator", type=T.JUDGE_ANSWERED, body=body))
+        m = compute(sw.state())
+        assert m.duplicates == {"judged": 1} and m.duplication_rate == 1 / 3
+        assert (m.open_questions, m.possible_duplicates, m.rediscoveries) == (0, 0, 1)

@@ -169,10 +169,13 @@ def on_answered(s: Any, d: dict[str, Any]) -> bool:
 
 def merge(s: Any, older: Fact, younger: Fact, seq: int) -> None:
     """``younger``'s evidence joins ``older`` (with its words, so that erasure can reword
-    the older fact from them); ``younger`` becomes superseded, merged into ``older``."""
+    the older fact from them; counted as ``judged`` duplicates); ``younger`` becomes
+    superseded, merged into ``older``."""
+    moved = 0
     for i, e in enumerate(younger.evidence):
         if older.has_evidence(e.seq):
             continue
+        moved += 1
         pair = (e.agent, e.session)
         if all((x.agent, x.session) != pair for x in older.evidence):
             words = (
@@ -193,6 +196,9 @@ def merge(s: Any, older: Fact, younger: Fact, seq: int) -> None:
                 s.words.setdefault(older.id, []).append(list(words))
         older.evidence.append(e)
     older.evidence.sort(key=lambda e: e.seq)
+    if moved:  # raw memories found to be duplicates: the duplication rate counts them
+        dups = s.metrics.duplicates
+        dups["judged"] = dups.get("judged", 0) + moved
     older.strength = max(older.strength, younger.strength)
     if younger.status != RETRACTED:
         younger.set_status(SUPERSEDED, seq, f"merged into {older.id}")

@@ -61,6 +61,21 @@ APART_PAIRS = [
 ]
 
 CONTRADICTING = [
+    # one cause, conflicting effects (also against a concession)
+    (
+        "The import stalls because the staging table is locked",
+        "The staging table is locked, yet the import runs",
+    ),
+    # the same words regrouped, the polarity flipped
+    (
+        "The auditor made a decision to reopen the ledger",
+        "The auditor decided not to reopen the ledger",
+    ),
+    # the same words regrouped, one measure apart
+    (
+        "The kiln's peak temperature is 900 degrees",
+        "The peak temperature of the kiln is 1200 degrees",
+    ),
     (
         "After the firmware update, the scanner reboots twice",
         "The scanner reboots five times after the firmware update",

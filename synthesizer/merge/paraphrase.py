@@ -37,7 +37,15 @@ from synthesizer.merge.wordclass import (
 )
 from synthesizer.merge.wordrel import relation
 
-__all__ = ["Clauses", "causal", "cause_and_effect", "content_count", "regrouped", "unfronted"]
+__all__ = [
+    "Clauses",
+    "causal",
+    "cause_and_effect",
+    "content_count",
+    "joined",
+    "regrouped",
+    "unfronted",
+]
 
 _CAUSE_BEFORE = re.compile("|".join(f"(?:{p})" for p in CAUSE_BEFORE))
 _EFFECT_BEFORE = re.compile("|".join(f"(?:{p})" for p in EFFECT_BEFORE))
@@ -78,16 +86,43 @@ Compare = Callable[[str, str], str]
 
 def cause_and_effect(a: str, b: str, kind_of: Compare) -> str | None:
     """``same`` when both statements state one cause and one effect in either order;
-    ``swapped`` when each one's cause is the other's effect; None when this reading
-    shows nothing (one statement has no connective, or the clauses differ)."""
-    ca, cb = causal(a), causal(b)
-    if ca is None or cb is None:
+    ``contradicts`` when the causes are the same and the effects conflict (also against
+    a concession: "A because B" / "B, yet not A"); ``swapped`` when each one's cause is
+    the other's effect; None when this reading shows nothing."""
+    ja, jb = joined(a), joined(b)
+    if ja is None or jb is None:
         return None
-    if kind_of(ca.cause, cb.cause) == "same" and kind_of(ca.effect, cb.effect) == "same":
-        return "same"
+    (ca, concede_a), (cb, concede_b) = ja, jb
+    cause = kind_of(ca.cause, cb.cause)
+    if cause == "same":
+        effect = kind_of(ca.effect, cb.effect)
+        if effect == "contradicts":
+            return "contradicts"
+        if effect == "same" and not (concede_a or concede_b):
+            return "same"
+    if concede_a or concede_b:
+        return None
     if kind_of(ca.cause, cb.effect) == "same" and kind_of(ca.effect, cb.cause) == "same":
         return "swapped"
     return None
+
+
+_CONCEDE = re.compile(r",\s*(?:yet|but|but\s+still|and\s+yet|though)\b")
+
+
+def joined(text: str) -> tuple[Clauses, bool] | None:
+    """The statement as a cause and its effect, or as a concession ("A, yet B": both hold,
+    B against what A would bring; read as cause A, effect B, flagged True)."""
+    c = causal(text)
+    if c is not None:
+        return c, False
+    m = _CONCEDE.search(text.lower())
+    if m is None:
+        return None
+    left, right = text[: m.start()].strip(_EDGE), text[m.end() :].strip(_EDGE)
+    if not re.search(r"\w", left) or not re.search(r"\w", right):
+        return None
+    return Clauses(left, right), True
 
 
 # ------------------------------------------------------------------ regrouped words
@@ -116,17 +151,21 @@ def _plain(t: Tok) -> bool:
     return not t.name and t.key[0] not in "#~^"
 
 
-def _match(
-    xs: tuple[Tok, ...], ys: tuple[Tok, ...]
-) -> tuple[list[tuple[int, int]], int, set[int], set[int]] | None:
+Matched = tuple[list[tuple[int, int]], int, "tuple[int, int] | None"]
+
+
+def _match(xs: tuple[Tok, ...], ys: tuple[Tok, ...], slot: bool = False) -> Matched | None:
     """Pairs (index in xs, index in ys) matching every content word one to one, the
-    number of antonym pairs, and the light verbs left over on each side; None when a
-    word is left over or names, quantities and hedges differ."""
-    if sorted(t.key for t in xs if not _plain(t)) != sorted(t.key for t in ys if not _plain(t)):
+    number of antonym pairs, and with ``slot`` the one pair of words left over (another
+    measure, or another kind of one thing); None when more is left over (light verbs
+    aside) or, without ``slot``, names, quantities and hedges differ."""
+    if not slot and sorted(t.key for t in xs if not _plain(t)) != sorted(
+        t.key for t in ys if not _plain(t)
+    ):
         return None
     pairs: list[tuple[int, int]] = []
-    free_x = [i for i, t in enumerate(xs)]
-    free_y = [j for j, t in enumerate(ys)]
+    free_x = list(range(len(xs)))
+    free_y = list(range(len(ys)))
     antonyms = 0
     for want in ("equal", "synonym", "antonym"):
         for i in list(free_x):
@@ -147,11 +186,26 @@ def _match(
                     free_y.remove(j)
                     antonyms += want == "antonym"
                     break
-    light_x = _light(xs, free_x, {i for i, _ in pairs})
-    light_y = _light(ys, free_y, {j for _, j in pairs})
-    if set(free_x) - light_x or set(free_y) - light_y:
+    left_x = set(free_x) - _light(xs, free_x, {i for i, _ in pairs})
+    left_y = set(free_y) - _light(ys, free_y, {j for _, j in pairs})
+    if not left_x and not left_y:
+        return sorted(pairs), antonyms, None
+    if not slot or len(left_x) != 1 or len(left_y) != 1:
         return None
-    return sorted(pairs), antonyms, light_x, light_y
+    (i,), (j,) = left_x, left_y
+    return (sorted(pairs), antonyms, (i, j)) if _rivals(xs[i], ys[j]) else None
+
+
+def _rivals(x: Tok, y: Tok) -> bool:
+    """Two words that are two values of one slot: two measures of one dimension ("40 ms"
+    / "400 ms"; a bare number or a name may as well name another thing: "kernel 6.8" /
+    "kernel 6.6"), or two kinds of one thing (WordNet siblings)."""
+    if x.key[0] == "#" and y.key[0] == "#":
+        dim = x.key.partition(":")[0]
+        return dim != "#" and dim == y.key.partition(":")[0]
+    if _plain(x) and _plain(y):
+        return relation(key_base(x.key), key_base(y.key)) == "sibling"
+    return False
 
 
 def _light(toks: tuple[Tok, ...], free: list[int], matched: set[int]) -> set[int]:
@@ -187,36 +241,51 @@ def _one_block_moved(order: list[int]) -> bool:
 
 def regrouped(a: str, b: str) -> str | None:
     """``same`` when the two statements hold the same content words in another grammar
-    (module docstring); None when this reading shows nothing (a flipped polarity is left
-    to the direct reading, which finds the conflicting slot)."""
+    (module docstring), ``contradicts`` when they do but for a flipped polarity or one
+    slot after the verb holding rival values; None when this reading shows nothing."""
     if lexicon() is None:
         return None
     pa, pb = parse(a), parse(b)
     if (pa.by_at < 0) != (pb.by_at < 0):
         pa, pb = active(pa), active(pb)
     pa, pb = _of_as_possessive(pa), _of_as_possessive(pb)
+    if not pa.toks or not pb.toks:
+        return None
+    got = _match(pa.toks, pb.toks)
+    if got is not None:
+        return _read(pa, pb, got)
+    got = _match(pa.toks, pb.toks, slot=True)
+    if got is None or _read(pa, pb, got) != "same":
+        return None
+    return "contradicts"
+
+
+def _read(pa: Parsed, pb: Parsed, got: Matched) -> str | None:
+    """The verdict of a match: None when roles, order or what is denied differ."""
     xs, ys = pa.toks, pb.toks
-    if not xs or not ys:
-        return None
-    got = _match(xs, ys)
-    if got is None:
-        return None
-    pairs, antonyms, _, _ = got
+    pairs, antonyms, slot = got
     verbs = pa.verb_at < len(pa.words) and pb.verb_at < len(pb.words)
+    every = pairs + ([slot] if slot else [])
     if verbs:
-        for i, j in pairs:  # who does what: each word on its side of the verb
+        for i, j in every:  # who does what: each word on its side of the verb
             if (xs[i].pos < pa.verb_at) != (ys[j].pos < pb.verb_at):
                 return None
-    if not _one_block_moved([j for _, j in pairs]):
+    if slot and (not verbs or xs[slot[0]].pos < pa.verb_at):
+        return None  # a slot in the subject names another thing
+    if not _one_block_moved([j for _, j in sorted(every)]):
         return None
-    if (pa.negated != pb.negated) != (antonyms % 2 == 1):
-        return None  # the direct reading judges a flipped polarity
-    if antonyms and not verbs:
+    ant = {
+        (i, j)
+        for i, j in pairs
+        if key_base(xs[i].key) != key_base(ys[j].key)
+        and relation(key_base(xs[i].key), key_base(ys[j].key)) == "antonym"
+    }
+    if ant and not verbs:
         return None
-    ant = {(i, j) for i, j in pairs if key_base(xs[i].key) != key_base(ys[j].key)
-           and relation(key_base(xs[i].key), key_base(ys[j].key)) == "antonym"}
     if any(xs[i].pos < pa.verb_at for i, _ in ant):
         return None  # an antonym in the subject names another thing ("north" / "south")
+    if (pa.negated != pb.negated) != (antonyms % 2 == 1):
+        return None if slot else "contradicts"  # the same words, the polarity flipped
     partner = dict(pairs)
     back = {j: i for i, j in pairs}
     neg_a, neg_b = _denied(pa), _denied(pb)

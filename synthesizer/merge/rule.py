@@ -45,9 +45,9 @@ from dataclasses import dataclass
 
 from synthesizer.merge.lexicon import lexicon
 from synthesizer.merge.paraphrase import (
-    causal,
     cause_and_effect,
     content_count,
+    joined,
     regrouped,
     unfronted,
 )
@@ -129,7 +129,7 @@ def may_bind(a: str, b: str) -> bool:
     if 2 * sum((ca & cb).values()) >= max(len(sa), len(sb)):
         return True
     # the paraphrase readings: two clauses each, or as many content words
-    if causal(a) is not None and causal(b) is not None:
+    if joined(a) is not None and joined(b) is not None:
         return True
     (na, la), (nb, lb) = content_count(a), content_count(b)
     return abs(na - nb) <= la + lb
@@ -169,10 +169,15 @@ def _restated(a: str, b: str, v: Verdict, span_sim: SpanSim | None) -> Verdict:
     ce = cause_and_effect(a, b, lambda x, y: compare(x, y, span_sim).kind)
     if ce == "same":
         return Verdict(SAME, "cause and result")
+    if ce == CONTRADICTS:
+        return Verdict(CONTRADICTS, "one cause, conflicting effects")
     if ce == "swapped":
         return Verdict(DIFFERENT, "cause and effect swapped")
-    if regrouped(a, b) == SAME:
+    reading = regrouped(a, b)
+    if reading == SAME:
         return Verdict(SAME, "the same words regrouped")
+    if reading == CONTRADICTS:
+        return Verdict(CONTRADICTS, "the same words regrouped, one slot or the polarity apart")
     return v
 
 

@@ -81,7 +81,7 @@ def activity(log: Log, tail: int = TAIL, buckets: int = BUCKETS) -> Activity:
         if e.type in SHARES:
             shares.setdefault(e.agent, [0] * buckets)[i] += 1
         elif e.type in DECISIONS:
-            src = ts_of.get(e.body.get("evidence"))
+            src = ts_of.get(e.body.get("evidence", 0))
             if src is not None and e.ts >= src:
                 lat[i].append(e.ts - src)
     per_s = [c / width if span > 1e-6 else float(c) for c in counts]

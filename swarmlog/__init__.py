@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits, register_body
+from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits, StoredEvent, register_body
 from swarmlog.errors import (
     CheckpointNotWritten,
     CorruptionError,
@@ -49,6 +49,7 @@ __all__ = [
     "LogUnavailable",
     "MemoryLog",
     "ReadOnlyLog",
+    "StoredEvent",
     "SwarmlogError",
     "VerifyReport",
     "VersionConflict",

@@ -32,6 +32,7 @@ from swarmlog.envelope import (
     DEFAULT_LIMITS,
     Event,
     Limits,
+    StoredEvent,
     _check_body,
     _check_content,
     _check_finite,
@@ -52,14 +53,14 @@ _set_d = Event.__dict__["_d"].__set__  # the slot's own setter: skips Event.__se
 _get_d = Event.__dict__["_d"].__get__  # ... and getter: reads the slot under a property
 
 
-def from_stored(d: dict[str, Any]) -> Event:
+def from_stored(d: dict[str, Any]) -> StoredEvent:
     """``envelope.from_stored`` for the read paths: no ``__init__``, no validation."""
-    ev = _new(Event)  # a bare instance: no __init__ frame
+    ev = _new(StoredEvent)  # a bare instance: no __init__ frame
     _set_d(ev, d)
     return ev
 
 
-class Appended(Event):
+class Appended(StoredEvent):
     """A stored event as ``append`` returns it: its dict is built on first use.
 
     Appending knows the stored event as (seq, the event's own dict, the log's swarm
@@ -96,7 +97,7 @@ class Appended(Event):
 _set_p = Appended.__dict__["_p"].__set__  # sets ``_p`` past Event's refusing __setattr__
 
 
-def appended(seq: int, src: dict[str, Any], swarm: str | None, ts: float) -> Event:
+def appended(seq: int, src: dict[str, Any], swarm: str | None, ts: float) -> StoredEvent:
     """The stored event of a just-appended one (``swarm``: the log's, if ``src`` has none;
     ``ts``: the time the log stamped)."""
     ev = Appended()
@@ -109,10 +110,10 @@ _drain: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend  # 
 
 def appended_batch(
     first: int, srcs: list[dict[str, Any]], swarms: Iterable[str | None], ts: float
-) -> list[Event]:
+) -> list[StoredEvent]:
     """``appended`` for a batch with seqs from ``first`` on, all stamped ``ts``."""
     n = len(srcs)
-    out: list[Event] = list(map(_new, _repeat(Appended, n)))  # C-level loop: no frames
+    out: list[StoredEvent] = list(map(_new, _repeat(Appended, n)))  # C-level loop: no frames
     ps = zip(range(first, first + n), srcs, swarms, _repeat(ts, n), strict=False)
     _drain(map(_set_p, out, ps))
     return out

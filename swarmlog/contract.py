@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from swarmlog.envelope import Event
+from swarmlog.envelope import Event, StoredEvent
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,17 +46,17 @@ class Log(abc.ABC):
     """Most events one ``append_many`` may hold (None: no limit but the size limits)."""
 
     @abc.abstractmethod
-    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
+    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> StoredEvent:
         """Append one event; return the stored event (with seq)."""
 
     @abc.abstractmethod
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
-    ) -> list[Event]:
+    ) -> list[StoredEvent]:
         """Append a batch atomically (all or nothing); return the stored events."""
 
     @abc.abstractmethod
-    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
+    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
         """Stored events with ``from_seq <= seq <= to_seq`` in seq order."""
 
     def read_batches(
@@ -74,7 +74,9 @@ class Log(abc.ABC):
             yield chunk
 
     @abc.abstractmethod
-    def follow(self, from_seq: int = 1, timeout: float | None = None) -> Iterator[Event]:
+    def follow(
+        self, from_seq: int = 1, timeout: float | None = None
+    ) -> Iterator[StoredEvent]:
         """Yield events from ``from_seq`` on as they are appended.
 
         Ends when nothing new arrived for ``timeout`` seconds (never, if None).

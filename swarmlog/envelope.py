@@ -203,7 +203,7 @@ class Event:
         return f"Event({inner})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (from_stored, (dict(self._d),))
+        return (from_stored if "seq" in self._d else _unpickled, (dict(self._d),))
 
     def replace(self, **changes: Any) -> Event:
         """A validated copy with some fields changed."""
@@ -239,6 +239,22 @@ class Event:
             missing = "agent" if "agent" not in d else "type"
             raise InvalidEvent(f"event is missing the required field {missing!r}")
         return cls(**{k: v for k, v in d.items() if k != "crc"})
+
+
+
+class StoredEvent(Event):
+    """An event as a log stored it: ``seq`` (and the log's ``ts`` and ``swarm``) set.
+
+    What ``Log.append``/``append_many`` return and what a log's reads give: the same
+    immutable view as Event, typed so that ``seq`` is an int, never None
+    (``agent.share(...).seq + 1`` type-checks).
+    """
+
+    __slots__ = ()
+
+    @property
+    def seq(self) -> int:
+        return self._d["seq"]
 
 
 def type_name(v: object) -> str:
@@ -415,17 +431,25 @@ def decode_dict(line: bytes) -> dict[str, Any]:
     return d
 
 
-def decode(line: bytes) -> tuple[Event, int]:
-    """Parse a record line into (Event, more)."""
+def decode(line: bytes) -> tuple[StoredEvent, int]:
+    """Parse a record line into (StoredEvent, more)."""
     d = decode_dict(line)
     more = d.pop("more", 0)
     return from_stored(d), more
 
 
-def from_stored(d: dict[str, Any]) -> Event:
-    """Wrap a stored, CRC-checked dict as an Event without re-validating it.
+def from_stored(d: dict[str, Any]) -> StoredEvent:
+    """Wrap a stored, CRC-checked dict (it has a seq) as a StoredEvent without
+    re-validating it.
 
     The read paths use ``_fast.from_stored`` (same result, fewer cycles)."""
+    ev = StoredEvent.__new__(StoredEvent)
+    object.__setattr__(ev, "_d", d)
+    return ev
+
+
+def _unpickled(d: dict[str, Any]) -> Event:
+    """An Event not stored yet (no seq), as a pickle brings it back."""
     ev = Event.__new__(Event)
     object.__setattr__(ev, "_d", d)
     return ev

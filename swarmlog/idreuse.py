@@ -20,13 +20,15 @@ Only the retry path pays for this (the check runs when an id is found stored).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from swarmlog.envelope import Event
 from swarmlog.errors import EventIdReused
 from swarmlog.redaction import MEMBER
+
+Stored = TypeVar("Stored", bound=Event)
 
 FIELDS = ("swarm", "agent", "session", "thread", "type", "key", "body", "causes")
 """The envelope fields a writer chooses, in envelope order."""
@@ -57,7 +59,7 @@ def differing(asked: Mapping[str, Any], stored: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def check(asked: Event, stored: Event) -> Event:
+def check(asked: Event, stored: Stored) -> Stored:
     """``stored`` when ``asked`` is a retry of it; else raise EventIdReused."""
     fields = differing(asked.envelope, stored.envelope)
     if fields:

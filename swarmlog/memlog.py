@@ -42,6 +42,7 @@ from swarmlog.envelope import (
     DEFAULT_LIMITS,
     Event,
     Limits,
+    StoredEvent,
     check_crc,
     decode,
     encode,
@@ -180,12 +181,12 @@ class MemoryLog(Log):
 
     # ------------------------------------------------------------------ append
 
-    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
+    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> StoredEvent:
         return self.append_many([event], expect)[0]
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
-    ) -> list[Event]:
+    ) -> list[StoredEvent]:
         """Append a batch: validate everything, then under the lock (in this order)
         answer known ids with their stored originals (refusing the whole batch if one
         of them asks for other content: idreuse.py), check the expectations (only if
@@ -266,7 +267,7 @@ class MemoryLog(Log):
         with self._shared.changed:
             return self._shared.versions.get(key, 0)
 
-    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
+    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
         self._check_open()
         records = self._snapshot(from_seq, to_seq)
         for line in records:
@@ -279,7 +280,9 @@ class MemoryLog(Log):
             end = len(records) if to_seq is None else min(to_seq, len(records))
             return records[max(1, from_seq) - 1 : max(0, end)]
 
-    def follow(self, from_seq: int = 1, timeout: float | None = None) -> Iterator[Event]:
+    def follow(
+        self, from_seq: int = 1, timeout: float | None = None
+    ) -> Iterator[StoredEvent]:
         """Yield from ``from_seq`` on; wait on the condition when caught up.
 
         Returns when ``timeout`` seconds pass with nothing new, or when this handle closes.

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from swarmlog import Event, Log, LogUnavailable, SwarmlogError
+from swarmlog import Event, Log, LogUnavailable, StoredEvent, SwarmlogError
 
 RETRIES = 2
 """Extra attempts with the same events after an ambiguous failure."""
@@ -60,13 +60,13 @@ class PendingAppends:
     def __len__(self) -> int:
         return len(self._pending)
 
-    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
+    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> StoredEvent:
         """Append one event idempotently; return the stored event."""
         return self.append_many([event], expect)[0]
 
     def append_many(
         self, events: Sequence[Event], expect: Mapping[str, int] | None = None
-    ) -> list[Event]:
+    ) -> list[StoredEvent]:
         """Append a batch idempotently (all or nothing); return the stored events."""
         fp = None
         prior = None

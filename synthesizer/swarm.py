@@ -15,7 +15,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from swarmlog import CheckpointInfo, Event, InvalidEvent, Log, SwarmlogError, open_log
+from swarmlog import (
+    CheckpointInfo,
+    Event,
+    InvalidEvent,
+    Log,
+    StoredEvent,
+    SwarmlogError,
+    open_log,
+)
 from swarmlog.names import check_name
 from synthesizer import events as T
 from synthesizer.board import Board
@@ -320,17 +328,17 @@ class Swarm:
         """A handle that writes as agent ``name`` (in a session and thread, if given)."""
         return Agent(self, name, session, thread)
 
-    def tick(self, agent: str = "swarm") -> Event:
+    def tick(self, agent: str = "swarm") -> StoredEvent:
         """Append one ``pool.tick``: one decay step for every fact's strength."""
         return self.appends.append(Event(agent=agent, type=T.POOL_TICK, body={}))
 
-    def start_session(self, session: str, agent: str = "swarm") -> Event:
+    def start_session(self, session: str, agent: str = "swarm") -> StoredEvent:
         """Append ``session.started``."""
         return self.appends.append(
             Event(agent=agent, session=session, type=T.SESSION_STARTED, body={})
         )
 
-    def end_session(self, session: str, agent: str = "swarm") -> Event:
+    def end_session(self, session: str, agent: str = "swarm") -> StoredEvent:
         """Append ``session.ended``: working facts of the session above 1.5 energy promote.
 
         With ``promotion.when=session_end`` the ended sessions' facts are then harvested
@@ -350,14 +358,22 @@ class Swarm:
         category: str | None = None,
         **options: Any,
     ) -> list[Hit]:
-        """Rank facts for a query without logging a recall (operators, the CLI); possible
-        duplicates grouped as in ``Agent.recall`` unless ``grouped=False``."""
+        """Rank facts for a query without logging a recall (operators, the CLI): the hybrid
+        ranking of ``Agent.recall`` (``mode=`` as there); possible duplicates grouped as
+        in ``Agent.recall`` unless ``grouped=False``."""
         from synthesizer.search.recall import recall
 
         state = self.refresh()
         vec = self.index.embedder.embed([query])[0]
         return recall(
-            state, self.index, vec, limit=limit, category=category, now=time.time(), **options
+            state,
+            self.index,
+            vec,
+            limit=limit,
+            category=category,
+            now=time.time(),
+            text=query,
+            **options,
         )
 
 
@@ -387,8 +403,10 @@ class Agent:
         embedding: Sequence[float] | np.ndarray | None = None,
         embedder: str | None = None,
         causes: list[int] | None = None,
-    ) -> Event:
-        """Share a memory (``memory.shared``); the synthesizer makes it a fact or evidence."""
+    ) -> StoredEvent:
+        """Share a memory (``memory.shared``); the synthesizer makes it a fact or evidence.
+
+        Returns the stored event: its ``seq`` (an int) is the memory's place in the log."""
         body: dict[str, Any] = {"content": content, "category": category, "importance": importance}
         if subject is not None:
             body["subject"] = subject
@@ -447,8 +465,13 @@ class Agent:
         embedder: str | None = None,
         log: bool = True,
         grouped: bool = True,
+        mode: str = "hybrid",
     ) -> list[Hit]:
         """Facts relevant to ``query``, best first; logs ``memory.recalled`` with the hits.
+
+        The ranking is hybrid: the query's words and identifiers (BM25, an identifier
+        held whole ranks first) fused with the dense cosine, × strength × importance;
+        ``mode="dense"`` ranks by the cosine alone, ``mode="lexical"`` by the words alone.
 
         Facts linked as possible duplicates show as one hit, the best-ranked wording,
         naming the others (with their agents) in ``hit.also``; ``grouped=False`` lists
@@ -488,6 +511,8 @@ class Agent:
             min_score=min_score,
             now=time.time(),
             grouped=grouped,
+            text=query,
+            mode=mode,
         )
         hits = recall(state, self.swarm.index, vec, q)
         if log:
@@ -512,7 +537,7 @@ class Agent:
         self.swarm.appends.append(self._event(T.MEMORY_REINFORCED, {"target": fact_id}))
         return True
 
-    def feedback(self, fact_id: str, usefulness: float) -> Event:
+    def feedback(self, fact_id: str, usefulness: float) -> StoredEvent:
         """Record usefulness in [-1, 1] (finite; clamped by the fold) for a fact."""
         if isinstance(usefulness, bool) or not isinstance(usefulness, (int, float)):
             raise InvalidEvent(f"usefulness must be a number, got {usefulness!r}")

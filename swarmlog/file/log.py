@@ -58,7 +58,7 @@ from swarmlog._fast import (
 from swarmlog.checkpoint import CheckpointStore, FileCheckpointStore
 from swarmlog.clock import Clock, split_ts
 from swarmlog.contract import Log, VerifyReport
-from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits
+from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits, StoredEvent
 from swarmlog.errors import DurabilityError, InvalidEvent, LogUnavailable, SwarmlogError
 from swarmlog.file import archive, chainwalk, lockfile, redact
 from swarmlog.file import segment as seg
@@ -273,7 +273,7 @@ class FileLog(SegmentReader, AloneView, Log):
 
     # ------------------------------------------------------------------ append
 
-    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
+    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> StoredEvent:
         """Append one event (the hot path: one flock pair, one lseek, one write).
 
         The event is serialized once, outside the flock. Under it, a writer alone (the
@@ -434,7 +434,7 @@ class FileLog(SegmentReader, AloneView, Log):
 
     def _combined(
         self, event: Event, src: dict[str, Any], seq: int, known: bool, ts: float, segf: int
-    ) -> Event:
+    ) -> StoredEvent:
         """The event a combiner appended for us (we hold no lock): as ``append`` returns."""
         if self.durability == "fsync":
             combine.sync_done(self, seq, segf)
@@ -478,7 +478,7 @@ class FileLog(SegmentReader, AloneView, Log):
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
-    ) -> list[Event]:
+    ) -> list[StoredEvent]:
         evs = list(events)
         if self._failed:
             raise DurabilityError(self._failed)
@@ -564,7 +564,9 @@ class FileLog(SegmentReader, AloneView, Log):
         it = iter(out if fresh else ())
         return [olds[s] if s is not None else next(it) for s in known]
 
-    def _check_known(self, evs: list[Event], known: list[int | None]) -> dict[int, Event]:
+    def _check_known(
+        self, evs: list[Event], known: list[int | None]
+    ) -> dict[int, StoredEvent]:
         """The stored originals of a batch's known ids, by seq (under the lock, before
         anything of the batch is written); EventIdReused if one asks for other content."""
         return {
@@ -620,7 +622,7 @@ class FileLog(SegmentReader, AloneView, Log):
             self._catch_up(locked=False)
             return self._versions.get(key, 0)
 
-    def _read_one(self, seq: int) -> Event:
+    def _read_one(self, seq: int) -> StoredEvent:
         for ev in self.read(seq, seq):
             return ev
         raise SwarmlogError(f"seq {seq} is not in the log")

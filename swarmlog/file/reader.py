@@ -17,7 +17,7 @@ from typing import Any
 
 from swarmlog._fast import from_stored
 from swarmlog.contract import ChangeWaiter
-from swarmlog.envelope import Event
+from swarmlog.envelope import StoredEvent
 from swarmlog.errors import CorruptionError
 from swarmlog.file import archive
 from swarmlog.file import segment as seg
@@ -45,7 +45,7 @@ class SegmentReader(SegmentWriter):
         except FileNotFoundError:
             return None
 
-    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
+    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
         for batch in self.read_batches(from_seq, to_seq):
             yield from map(from_stored, batch)
 
@@ -132,7 +132,9 @@ class SegmentReader(SegmentWriter):
         hints = self._hints.setdefault(first, {})
         return seg.seek_seq(fd, size, first, from_seq, hints), from_seq
 
-    def follow(self, from_seq: int = 1, timeout: float | None = None) -> Iterator[Event]:
+    def follow(
+        self, from_seq: int = 1, timeout: float | None = None
+    ) -> Iterator[StoredEvent]:
         """Yield events from ``from_seq`` on as they are appended (see Log.follow).
 
         A ``FollowCursor`` keeps (segment, offset, next seq) between wake-ups, so a

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 
 from swarmlog import idreuse
-from swarmlog.envelope import Event
+from swarmlog.envelope import Event, StoredEvent
 from swarmlog.errors import InvalidEvent, LogUnavailable, SwarmlogError, VersionConflict
 from swarmlog.jetstream.client import NoResponders, Raw, Unreachable
 from swarmlog.jetstream.proto import (
@@ -35,12 +35,12 @@ from swarmlog.jetstream.stampfeed import stamp_filter
 class JsAppender(JsReader):
     """Appending to the stream (it reads its fresh appends back for the server's time)."""
 
-    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> Event:
+    def append(self, event: Event, expect: Mapping[str, int] | None = None) -> StoredEvent:
         return self.append_many((event,), expect)[0]
 
     def append_many(
         self, events: Iterable[Event], expect: Mapping[str, int] | None = None
-    ) -> list[Event]:
+    ) -> list[StoredEvent]:
         evs = list(events)
         exp = check_expect(dict(expect)) if expect else {}
         if not evs:
@@ -76,7 +76,7 @@ class JsAppender(JsReader):
             out = [self._decode(back[ev.seq or 0]) if ev.seq in back else ev for ev in out]
         return out
 
-    def _append_sync(self, p: Prepared, exp: dict[str, int]) -> Event | None:
+    def _append_sync(self, p: Prepared, exp: dict[str, int]) -> StoredEvent | None:
         """One event published on the caller's thread (syncpath/fast.py), or None
         where the async path must append it (the connection busy or not usable, an
         expectation the server cannot check, any answer but "stored")."""

@@ -13,7 +13,7 @@ import weakref
 from typing import Any
 
 from swarmlog.checkpoint import CheckpointStore
-from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits, from_stored
+from swarmlog.envelope import DEFAULT_LIMITS, Limits, StoredEvent, from_stored
 from swarmlog.errors import CorruptionError, InvalidEvent, LogUnavailable, SwarmlogError
 from swarmlog.jetstream.client import JsClient, Raw
 from swarmlog.jetstream.loop import LoopThread
@@ -156,7 +156,7 @@ class JsCore:
 
     # ------------------------------------------------------------------ decoding
 
-    async def _get_event(self, seq: int) -> Event:
+    async def _get_event(self, seq: int) -> StoredEvent:
         raw = await self._c.get(seq)
         if raw is None:  # erased: its redaction record stands in (side.py)
             raw = self._side.get(seq)
@@ -166,7 +166,7 @@ class JsCore:
             raise SwarmlogError(f"seq {seq} is not in stream {self.stream}")
         return self._decode(raw)
 
-    def _decode(self, raw: Raw) -> Event:
+    def _decode(self, raw: Raw) -> StoredEvent:
         """The event stored as ``raw``; a message that is not a valid record on its
         subject becomes its stand-in, with one note (skip.py): a bad write by one
         publisher never halts a reader."""
@@ -178,7 +178,7 @@ class JsCore:
             return self._skip(raw, why)
         return from_stored(self.subjects.stamp(d, raw.subject))
 
-    def _skip(self, raw: Raw, reason: str) -> Event:
+    def _skip(self, raw: Raw, reason: str) -> StoredEvent:
         d = stand_in(raw, self.name, self.subjects, reason)
         note(self.stream, d, self._skipped)
         return from_stored(d)

@@ -37,7 +37,7 @@ from urllib.parse import unquote
 
 import orjson
 
-from swarmlog.envelope import Event, Limits, from_stored, validate_for_append
+from swarmlog.envelope import Event, Limits, StoredEvent, from_stored, validate_for_append
 from swarmlog.errors import InvalidEvent, LogUnavailable
 
 FORMAT = "swarmlog-jetstream/1"
@@ -147,7 +147,7 @@ class Prepared:
     subject: str
     d: dict[str, Any]
 
-    def stored(self, seq: int) -> Event:
+    def stored(self, seq: int) -> StoredEvent:
         return from_stored({"seq": seq, **self.d})
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
-from swarmlog.envelope import Event
+from swarmlog.envelope import StoredEvent
 from swarmlog.errors import LogUnavailable
 from swarmlog.jetstream.client import Raw
 from swarmlog.jetstream.core import JsCore, StreamCorruption
@@ -60,7 +60,7 @@ class JsReader(JsCore):
         have, _ = await asyncio.gather(self._c.last_on_subject(subject), self._side.refresh())
         return max(have, self._side.by_key.get(key, 0))
 
-    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
+    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[StoredEvent]:
         for raws in self._read_raw(from_seq, to_seq):
             for r in raws:
                 yield self._decode(r)
@@ -164,7 +164,9 @@ class JsReader(JsCore):
             )
         return stand
 
-    def follow(self, from_seq: int = 1, timeout: float | None = None) -> Iterator[Event]:
+    def follow(
+        self, from_seq: int = 1, timeout: float | None = None
+    ) -> Iterator[StoredEvent]:
         """Events from ``from_seq`` on via an ordered push consumer, each once, in order."""
         nxt = max(1, from_seq)
         sub = self._run(self._follow_open(nxt), 2 * self.timeout + 1, "follow")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -311,7 +311,7 @@ class Synthesizer:
                 break  # only newer raws, less than a batch: the next pass gathers them
         return total
 
-    def _fold_own(self, stored: list[Event]) -> None:
+    def _fold_own(self, stored: Sequence[Event]) -> None:
         """Fold the batch just appended from the stored events ``append_many`` returned.
 
         Why: reading it back would parse and CRC-check bytes this process just wrote. Only

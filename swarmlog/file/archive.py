@@ -145,7 +145,9 @@ KEYED = "k:"
 def chain_key() -> bytes | None:
     """The operator's chain key from the environment (``KEY_FILE_ENV``, else ``KEY_ENV``),
     as 32 bytes; None when neither is set. A key file that cannot be read, or is empty,
-    is a one-line error (a check must never quietly run without the key it was given)."""
+    is a one-line error (a check must never quietly run without the key it was given).
+    Both are read the same way, surrounding whitespace stripped (a key file's newline,
+    a variable's stray space), so one key text gives one key whichever carries it."""
     path = os.environ.get(KEY_FILE_ENV)
     if path:
         try:
@@ -158,9 +160,12 @@ def chain_key() -> bytes | None:
         if not raw:
             raise SwarmlogError(f"{KEY_FILE_ENV}={path}: the chain key file is empty")
     else:
-        raw = os.environ.get(KEY_ENV, "").encode()
-        if not raw:
+        text = os.environ.get(KEY_ENV, "")
+        if not text:
             return None
+        raw = text.encode("utf-8", "surrogateescape").strip()
+        if not raw:
+            raise SwarmlogError(f"{KEY_ENV} holds only whitespace: no chain key")
     return hashlib.blake2b(raw, digest_size=32, person=b"swarmlog-key").digest()
 
 

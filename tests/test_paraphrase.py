@@ -38,6 +38,11 @@ SAME_PAIRS = [
         "After the firmware update, the scanner reboots twice",
         "The scanner reboots twice after the firmware update",
     ),
+    # a nominalised subject read as a clause
+    (
+        "The contractor repaired the roof quickly",
+        "The repair of the roof by the contractor was quick",
+    ),
     # a negated antonym
     ("The east gate did not open this morning", "The east gate stayed shut this morning"),
 ]
@@ -53,6 +58,11 @@ APART_PAIRS = [
     (
         "After the firmware update, the scanner reboots twice",
         "The scanner reboots five times after the firmware update",
+    ),
+    # the nominalised subject with agent and object swapped
+    (
+        "The contractor repaired the roof quickly",
+        "The repair of the contractor by the roof was quick",
     ),
     # roles swapped around a verb
     ("The courier paid the supplier", "The supplier paid the courier"),

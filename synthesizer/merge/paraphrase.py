@@ -248,16 +248,60 @@ def regrouped(a: str, b: str) -> str | None:
     pa, pb = parse(a), parse(b)
     if (pa.by_at < 0) != (pb.by_at < 0):
         pa, pb = active(pa), active(pb)
-    pa, pb = _of_as_possessive(pa), _of_as_possessive(pb)
     if not pa.toks or not pb.toks:
         return None
-    got = _match(pa.toks, pb.toks)
-    if got is not None:
-        return _read(pa, pb, got)
-    got = _match(pa.toks, pb.toks, slot=True)
-    if got is None or _read(pa, pb, got) != "same":
+    oa, ob = _of_as_possessive(pa), _of_as_possessive(pb)
+    for x, y in ((oa, ob), (_denominalised(pa, pb), ob), (oa, _denominalised(pb, pa))):
+        if x is None or y is None:
+            continue
+        got = _match(x.toks, y.toks)
+        if got is not None:
+            verdict = _read(x, y, got)
+            if verdict is not None:
+                return verdict
+        got = _match(x.toks, y.toks, slot=True)
+        if got is not None and _read(x, y, got) == "same":
+            return "contradicts"
+    return None
+
+
+def _denominalised(p: Parsed, other: Parsed) -> Parsed | None:
+    """``p`` with a nominalised subject read as a clause, when its head is derived from
+    ``other``'s verb: "the delivery of the servers by the vendor (was late)" as "the
+    vendor delivery the servers (late)", "the board's approval of the budget" as "the
+    board approval the budget": the agent (after "by", or before the noun) first, the
+    noun in the verb's place, what follows "of" after it. None when there is no such
+    noun, or a negation (kept out: what it denies would move)."""
+    if p.negated or any(w in NEGATIONS for w in p.words):
         return None
-    return "contradicts"
+    verb = next((t for t in other.toks if t.pos >= other.verb_at), None)
+    if verb is None or verb.name:
+        return None
+    subject = [t for t in p.toks if t.pos < p.verb_at]
+    head = next(
+        (
+            k
+            for k, t in enumerate(subject)
+            if _plain(t)
+            and (
+                key_base(t.key) == key_base(verb.key)
+                or relation(key_base(t.key), key_base(verb.key)) == "synonym"
+            )
+            and p.words[t.pos + 1 : t.pos + 2] in (("of",), ("by",))
+        ),
+        None,
+    )
+    if head is None:
+        return None
+    noun = subject[head]
+    words = p.words
+    by = next((k for k in range(noun.pos, p.verb_at) if words[k] == "by"), p.verb_at)
+    agent = [t for t in subject if t.pos > by] + subject[:head]
+    patient = [t for t in subject[head + 1 :] if t.pos < by]
+    rest = [t for t in p.toks if t.pos >= p.verb_at]
+    order = [*agent, noun, *patient, *rest]
+    toks = tuple(Tok(t.key, t.text, t.name, k) for k, t in enumerate(order))
+    return Parsed(toks, tuple(t.text for t in order), False, len(agent), -1)
 
 
 def _read(pa: Parsed, pb: Parsed, got: Matched) -> str | None:

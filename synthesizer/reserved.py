@@ -20,6 +20,16 @@ RESERVED = frozenset(
 )
 """Writer names the project uses itself; no agent may take one."""
 
+RESERVED_PREFIXES = ("mcp:",)
+"""Prefixes of writer names the project makes itself (the MCP server's synthesizer is
+``mcp:<agent|team|client>:<pid>`` in the lease); no agent name may start with one,
+whoever chose it (``--agent``, a team member, the MCP client's own name)."""
+
+
+def is_reserved(name: str) -> bool:
+    """Whether ``name`` is reserved: one of ``RESERVED`` or starting with a reserved prefix."""
+    return name in RESERVED or name.startswith(RESERVED_PREFIXES)
+
 
 class ReservedName(InvalidEvent):
     """An agent named itself with a reserved name."""
@@ -27,11 +37,11 @@ class ReservedName(InvalidEvent):
 
 def check_agent(name: str) -> str:
     """``name`` unless it is reserved (ReservedName, one line)."""
-    if name in RESERVED:
+    if is_reserved(name):
         raise ReservedName(
             f"agent name {name!r} is reserved (the project writes as it); choose another"
         )
     return name
 
 
-__all__ = ["RESERVED", "ReservedName", "check_agent"]
+__all__ = ["RESERVED", "RESERVED_PREFIXES", "ReservedName", "check_agent", "is_reserved"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from swarmlog import DEFAULT_LIMITS
 from swarmlog.names import check_name
+from synthesizer.reserved import is_reserved
 
 RESERVED = frozenset({"synthesizer", "operator", "langgraph"})
 """Agent names the swarm writes as itself: no MCP caller may take them."""
@@ -41,7 +42,7 @@ def check_agent_name(name: str) -> str:
         check_name("agent", name)
     except ValueError as e:
         raise GuardError(str(e)) from None
-    if name in RESERVED or name.startswith("mcp:"):
+    if is_reserved(name):
         raise GuardError(f"agent name {name!r} is reserved for the swarm itself; pick another")
     return name
 

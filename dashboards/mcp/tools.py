@@ -230,8 +230,10 @@ def agent_name(given: str | None, client: str | None) -> str:
 
     A client calling itself by a reserved name (``synthesizer``, ``operator``, ...:
     synthesizer/reserved.py) gets ``mcp-`` before it; an explicit ``--agent`` with one is
-    refused when the server writes as it."""
-    from synthesizer.reserved import RESERVED
+    refused when the server writes as it. A client name with a reserved prefix (``mcp:``,
+    the server's own writer names) is refused as ``--agent`` would refuse it
+    (ToolInputError): it would pass for the server itself."""
+    from synthesizer.reserved import RESERVED, RESERVED_PREFIXES
 
     if given:
         return given
@@ -239,6 +241,11 @@ def agent_name(given: str | None, client: str | None) -> str:
         cleaned = "".join(
             "-" if c in "/\\" or c.isspace() or not c.isprintable() else c for c in client.strip()
         )[:128]
+        if cleaned.startswith(RESERVED_PREFIXES):
+            raise ToolInputError(
+                f"client name {cleaned!r} is reserved for the swarm itself (prefix"
+                f" {cleaned[: cleaned.index(':') + 1]!r}); start the server with --agent NAME"
+            )
         if cleaned.strip("-.") and cleaned not in (".", ".."):
             return "mcp-" + cleaned if cleaned in RESERVED else cleaned
     return "mcp-client"

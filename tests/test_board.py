@@ -318,6 +318,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_board_show_cas_and_exit_codes(tmp_path: Path) -> None:
     root = str(tmp_path / "swarm")
     with Swarm.open(root) as sw:

@@ -20,10 +20,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from synthesizer import events as T
 from synthesizer.swarm import Swarm
 from tests.boardworkers import check_register, read_rows
 from tests.conftest import LogTarget
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITERS = 8

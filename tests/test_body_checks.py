@@ -182,6 +182,7 @@ def bodies(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     return type_name, {k: draw(_values) for k in keys}
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(bodies())
 def test_generated_bodies_get_the_same_verdict_and_message(

@@ -123,6 +123,7 @@ def _masks_equal(w_of: Callable[[], tuple[FactIndex, SwarmState]]) -> Callable[[
     # the 20,000-memory swarm folds twice (~270 s on 2 idle cores): its own time limit
     [("quality", 64), pytest.param("swarm", 2000, marks=pytest.mark.timeout(1200))],
 )
+@pytest.mark.slow
 def test_decisions_equal_with_and_without_the_candidate_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, chunk: int
 ) -> None:
@@ -139,6 +140,7 @@ def test_decisions_equal_with_and_without_the_candidate_step(
         assert int(fast[-1][2]) > 0  # some facts were promoted: the retro floor was exercised
 
 
+@pytest.mark.slow
 def test_fast_masks_equal_the_reference_after_every_pass(tmp_path: Path) -> None:
     memories = _swarm_memories(3000)
     log = open_log(tmp_path / "s")

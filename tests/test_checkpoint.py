@@ -59,6 +59,7 @@ def test_corrupt_checkpoints_skipped_with_warning(
     assert st.latest() is None
 
 
+@pytest.mark.slow
 def test_save_is_atomic_under_sigkill(tmp_path: Path) -> None:
     """A saver killed mid-write never leaves a listed checkpoint that fails to load."""
     d = tmp_path / "ck"

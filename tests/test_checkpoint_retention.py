@@ -17,10 +17,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from swarmlog import Event, FileLog, open_log
 from synthesizer.config import SynthConfig, SynthSettings
 from synthesizer.replay import load_checkpoint, save_checkpoint, state_at
 from synthesizer.worker.synth import Synthesizer
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
 
 REPO = Path(__file__).resolve().parent.parent
 KEEP = 3

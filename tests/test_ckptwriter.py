@@ -88,6 +88,7 @@ def test_background_checkpoint_while_deciding_equals_replay(
     log.close()
 
 
+@pytest.mark.slow
 def test_kill_9_during_background_checkpoint_keeps_the_previous(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

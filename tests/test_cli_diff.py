@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import orjson
+import pytest
 import typer.main
 
 from tests.cli_util import run_cli
@@ -86,6 +87,7 @@ def test_every_option_has_help() -> None:
     assert "DESIGN" not in r.out
 
 
+@pytest.mark.slow
 def test_diff_between_seqs_and_times(cli_root: str) -> None:
     _fill(cli_root, 4)  # seq 1-4 memories, then the synthesizer's decisions
     last = orjson.loads(run_cli("--root", cli_root, "replay", "--json").out)["seq"]

@@ -285,6 +285,7 @@ def _same_swarm(root: Path) -> str:
         return sorted(sw.state().facts)[0]
 
 
+@pytest.mark.slow
 def test_fast_path_and_typer_give_the_same_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -314,6 +315,7 @@ def test_fast_path_and_typer_give_the_same_results(
     ]
 
 
+@pytest.mark.slow
 def test_plain_lines_skip_typers_parser(swarm_root: tuple[str, str]) -> None:
     root, fid = swarm_root
     _, mods = _modules("--root", root, "tail")

@@ -32,6 +32,7 @@ def test_init_is_idempotent_and_reports_json(target: LogTarget) -> None:
     assert r.code == 0 and orjson.loads(r.out)["last_seq"] == 0
 
 
+@pytest.mark.slow
 def test_append_single_and_tail(target: LogTarget) -> None:
     w = where(target)
     r = run_cli(*w, "append", "--agent", "a1", "--session", "s1", "--category", "insight",
@@ -116,6 +117,7 @@ def test_bad_single_appends(target: LogTarget) -> None:
     log.close()
 
 
+@pytest.mark.slow
 def test_tail_follow_sees_new_events(target: LogTarget) -> None:
     env = dict(os.environ)
     cmd = [sys.executable, "-m", "dashboards", *where(target), "tail", "--follow", "--from", "1",
@@ -130,6 +132,7 @@ def test_tail_follow_sees_new_events(target: LogTarget) -> None:
     assert seqs == [1, 2, 3]
 
 
+@pytest.mark.slow
 def test_unreachable_or_missing_log_is_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     r = run_cli("--root", str(tmp_path / "none"), "tail")
     assert r.code == 1 and "swarmlog init" in r.err and r.err.count("\n") == 1

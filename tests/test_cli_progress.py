@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from synthesizer.swarm import Swarm
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
 
 ROOT = Path(__file__).resolve().parent.parent
 

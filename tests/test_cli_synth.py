@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from tests.cli_util import run_cli
 
@@ -12,6 +13,7 @@ def _share(root: str, agent: str, text: str) -> None:
     assert r.code == 0, r.err
 
 
+@pytest.mark.slow
 def test_synth_search_reinforce_replay(cli_root: str) -> None:
     for a in ("a1", "a2", "a3"):
         _share(cli_root, a, "The export job drops archived projects")

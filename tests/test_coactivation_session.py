@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from swarmlog import FileLog
 from synthesizer import Swarm
 from synthesizer import events as T
@@ -52,6 +54,7 @@ def test_session_end_and_forget_drop_the_session() -> None:
     assert st.state.accessed == {}
 
 
+@pytest.mark.slow
 def test_swarm_sessions_cluster_and_replay_from_a_checkpoint(tmp_path: Path) -> None:
     root = tmp_path / "s"
     with Swarm.open(root) as swarm:

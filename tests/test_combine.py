@@ -133,6 +133,7 @@ here whatever this machine's core count."""
         MANY,
     ],
 )
+@pytest.mark.slow
 def test_eight_processes_combined_equal_one_by_one(
     tmp_path: Path, wait: str, sticky: str, nap: str
 ) -> None:
@@ -173,6 +174,7 @@ def _bytes(root: Path) -> bytes:
         (2, *MANY),
     ],
 )
+@pytest.mark.slow
 def test_kill_a_combiner_loses_nothing(
     tmp_path: Path, step: int, wait: str, sticky: str, nap: str
 ) -> None:
@@ -202,6 +204,7 @@ def test_kill_a_combiner_loses_nothing(
     check(root, [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wait", WAITS)
 def test_fsync_writers_combined(tmp_path: Path, wait: str) -> None:
     root = tmp_path / "log"
@@ -215,6 +218,7 @@ def test_fsync_writers_combined(tmp_path: Path, wait: str) -> None:
         assert log._words()[2] >= log.last_seq  # (the durable mark covers every ack)
 
 
+@pytest.mark.slow
 def test_fsync_and_page_cache_writers_combined(tmp_path: Path) -> None:
     """Writers of both durabilities on one log combine each other's posts; every fsync
     writer's acknowledged seq is covered by the durable mark when its append returns

@@ -143,6 +143,7 @@ def _both(tmp: Any, rounds: list[list[int]], seg: int) -> list[bool]:
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.slow
 @given(rounds=ROUNDS, small=st.booleans())
 def test_a_fused_batch_leaves_what_the_reference_leaves(
     tmp_path_factory: pytest.TempPathFactory,

@@ -99,6 +99,7 @@ def test_archive_over_the_limit_fails_clearly_and_changes_nothing(tmp_path: Path
     assert [e.seq for e in log.read()] == list(range(1, 201))
 
 
+@pytest.mark.slow
 def test_cli_compact_over_the_limit_says_file_too_large(tmp_path: Path) -> None:
     from synthesizer.configlog import change_config
 

@@ -31,7 +31,7 @@ from synthesizer import Swarm
 from tests.cli_util import run_cli
 from tests.test_disk_full import tmpfs  # noqa: F401 (the fixture)
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 MARK = "ZQXTMPSECRET"
 

@@ -187,6 +187,7 @@ _value = (
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_leaves()), _value), max_size=4))
 def test_generated_settings(items: list[tuple[tuple[str, ...], Any]]) -> None:

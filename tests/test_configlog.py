@@ -67,6 +67,7 @@ def _cli_json(*args: str) -> dict:  # type: ignore[type-arg]
 # ---------------------------------------------------------------- acceptance 2
 
 
+@pytest.mark.slow
 def test_init_set_capacity_is_what_every_process_folds_under(log_target: LogTarget) -> None:
     where = _where(log_target)
     r = run_cli(*where, "init", "--set", "pool.capacity=5")
@@ -110,6 +111,7 @@ def test_conflicting_config_on_open_is_a_one_line_error(log_target: LogTarget) -
         assert sw.log.last_seq == 1
 
 
+@pytest.mark.slow
 def test_config_set_mid_log_takes_effect_from_its_seq(log_target: LogTarget) -> None:
     where = _where(log_target)
     sw = Swarm.open(log_target.target)
@@ -324,6 +326,7 @@ op = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(op, min_size=1, max_size=30), cut=st.floats(0, 1))
 def test_replay_with_config_changes_from_any_checkpoint_is_one_digest(
@@ -385,6 +388,7 @@ class _Letters:
         return out / np.where(norms == 0, 1.0, norms)
 
 
+@pytest.mark.slow
 def test_config_set_embedder_switches_every_process_from_its_seq(tmp_path: Path) -> None:
     from synthesizer.search import embed
 

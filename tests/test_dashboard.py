@@ -148,6 +148,7 @@ def test_cli_dashboard_stats_and_markdown(tmp_path: Path) -> None:
     assert report.read_text() == markdown.render(m)  # (charts: tests/test_charts.py)
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     code, out = _cli("dashboard", "--root", str(tmp_path), "--format", "html")
     assert code == 1 and "--format must be one of terminal, markdown" in out
@@ -171,6 +172,7 @@ def test_cli_empty_swarm(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- --live
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_live_refreshes_when_another_process_appends(tmp_path: Path) -> None:
     root = tmp_path / "live"

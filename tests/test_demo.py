@@ -17,6 +17,8 @@ from swarmlog import open_log
 from synthesizer.replay import state_at
 from synthesizer.worker.synth import facts_digest
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -26,6 +26,7 @@ def test_two_agents_both_reach_the_claim_bug_in_three_steps() -> None:
         assert with_claim & {sc.bug_for(agent, k).id for k in (0, 1, 2)}, agent
 
 
+@pytest.mark.slow
 def test_demo_two_agents_three_steps_passes_its_checks(tmp_path: Path) -> None:
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
     r = subprocess.run(

@@ -179,12 +179,13 @@ class SharedMemoryPool(FacadeBase):
     def search(
         self, query: str, limit: int = 10, category: str | None = None
     ) -> list[MemorySearchResult]:
-        """Memories by ``cosine × importance × strength``, best first (ties by id)."""
+        """Memories by ``cosine × importance × strength``, best first (ties by id): the
+        dense ranking, since seed 000 defines relevance so (``Swarm.search`` is hybrid)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be a positive integer, got {limit!r}")
         if not self.refresh().facts:
             return []
-        hits = self.swarm.search(query, limit=limit, category=category)
+        hits = self.swarm.search(query, limit=limit, category=category, mode="dense")
         return [
             MemorySearchResult(self._memory(h.fact), h.relevance, h.similarity, h.strength)
             for h in hits

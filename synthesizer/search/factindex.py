@@ -26,6 +26,7 @@ import numpy as np
 
 from synthesizer import events as T
 from synthesizer.search.embed import Embedder, HashingEmbedder
+from synthesizer.search.lexical import LexicalIndex
 from synthesizer.search.vindex import VectorIndex, VectorSpace
 from synthesizer.state import SwarmState
 from synthesizer.state.facts import (
@@ -139,6 +140,7 @@ class FactIndex:
         self._ticks = 0  # pool.ticks observed since the last prepare
         self._rebuild = True
         self.rebuilds = 0  # full rebuilds done (a figure for tests and benchmarks)
+        self.lexical: LexicalIndex | None = None  # built on the first text recall
 
     def __len__(self) -> int:
         return len(self._where)
@@ -222,6 +224,7 @@ class FactIndex:
         idx = self.default
         idx.attach(ids, mat, weights, cols)  # (its rows are where _where finds them)
         self._codes = {name: i for i, name in enumerate(codes)}
+        self.lexical = None  # rebuilt from the state's facts when a text recall needs it
         self._mark = mark
         self._seq = self._observed = mark[2]
         self._dirty.clear()
@@ -255,7 +258,9 @@ class FactIndex:
         self._dirty.add(fid)
 
     def remove(self, fid: str) -> None:
-        """Drop a fact's vector if present."""
+        """Drop a fact's vector (and its words) if present."""
+        if self.lexical is not None:
+            self.lexical.remove(fid)
         where = self._where.pop(fid)
         if where is not None:
             idx = self.space.get(*where)
@@ -345,10 +350,21 @@ class FactIndex:
             self._write_rows(state, self._dirty)
             if self._ticks:
                 self._reweigh()
+        if self.lexical is not None:  # new, changed or dropped contents (all on a rebuild)
+            self.lexical.sync(state.facts, None if self._rebuild else self._dirty)
         self._dirty.clear()
         self._ticks = 0
         self._rebuild = False
         self._seq = self._observed = state.last_seq
+
+    def lexical_for(self, state: SwarmState) -> LexicalIndex:
+        """The lexical index of ``state``'s facts (call after ``prepare``): built from
+        their contents on first use, then kept current by ``prepare``."""
+        if self.lexical is None:
+            lex = LexicalIndex()
+            lex.sync(state.facts)
+            self.lexical = lex
+        return self.lexical
 
     def refresh_weights(self, state: SwarmState) -> None:
         """Alias of ``prepare`` (the name benchmarks and older callers use)."""

@@ -1,4 +1,12 @@
-"""Recall: rank live facts for a query — relevance = cosine × strength × importance weight.
+"""Recall: rank live facts for a query — hybrid relevance × strength × importance weight.
+
+With the query's text (``RecallQuery.text``) the ranking is hybrid: relevance is the
+cosine plus ``LEX_WEIGHT`` × the fact's BM25 score over the best BM25 score of the
+query (``lexical``), then × strength × importance weight as before; a fact holding a
+query identifier whole (``ORA-00942``, ``src/billing/invoice.py``, ``v2.14.3``) ranks
+before those that do not (the more of them, the earlier). Why: a dense embedding
+ranks look-alike identifiers almost alike, BM25 alone misses paraphrases. ``mode``
+picks ``dense`` (the cosine alone, what a vector-only query gets) or ``lexical``.
 
 Facts linked as possible duplicates (an open question to a judge) come back as one hit,
 their best-ranked wording, naming the others in ``also`` (``group_hits``);
@@ -27,11 +35,17 @@ from synthesizer import events as T
 from synthesizer.errors import check_choice
 from synthesizer.search import quantindex
 from synthesizer.search.factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
+from synthesizer.search.lexical import identifiers
 from synthesizer.search.prune import one_blas_thread
 from synthesizer.search.vindex import VectorIndex
 from synthesizer.state import SwarmState
 from synthesizer.state.facts import Fact
 from synthesizer.state.judging import SHOWN
+
+MODES = ("hybrid", "dense", "lexical")
+LEX_WEIGHT = 0.5  # the lexical share of relevance, beside a cosine in [0, 1]
+LEX_CANDIDATES = 256  # BM25's best facts fused with the dense scores (at least 4 × limit)
+_FIRST = 1e6  # per identifier held whole: a rank offset no relevance reaches
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,8 @@ class RecallQuery:
     now: float | None = None
     only: Collection[str] | None = None
     grouped: bool = True
+    text: str | None = None
+    mode: str = "hybrid"
 
     @property
     def selective(self) -> bool:
@@ -100,20 +116,55 @@ def recall(
         wider = replace(q, limit=q.limit + extra_wanted(state, q.limit), grouped=False)
         return group_hits(state, recall(state, index, query, wider), q.limit)
     check_choice("tier", q.tier, T.TIERS)
+    check_choice("mode", q.mode, MODES)
     index.prepare(state)
     eid = q.embedder_id or index.embedder.id
     idx = index.space.get(eid, int(query.shape[0]))
     if idx is None or not len(idx):
         return []
+    lex = _lexical(state, index, idx, q)
     if len(idx) >= quantindex.APPROX_MIN_ROWS and q.only is None and not q.thread_first:
         # a large index: score the estimated best rows exactly (quantindex); the exact
         # scan below only when fewer than `limit` of them pass the filters
         want = quantindex.candidate_count(len(idx), q.selective)
         rows = quantindex.candidates(idx, query, want)
-        hits = _ranked(state, index, idx, query, q, rows)
+        if lex is not None:
+            rows = np.union1d(rows, lex[0])
+        hits = _ranked(state, index, idx, query, q, rows, lex)
         if len(hits) >= q.limit or rows.shape[0] >= len(idx):
             return hits
-    return _ranked(state, index, idx, query, q, None)
+    return _ranked(state, index, idx, query, q, None, lex)
+
+
+_Lex = tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, normalised BM25, identifiers held
+
+
+def _lexical(state: SwarmState, index: FactIndex, idx: VectorIndex, q: RecallQuery) -> _Lex | None:
+    """The query's lexical side as index rows: BM25 over its best (in [0, 1]) and the
+    count of query identifiers each row holds whole; None for a dense recall."""
+    if q.mode == "dense" or not q.text:
+        return None
+    lexical = index.lexical_for(state)
+    want = max(LEX_CANDIDATES, 4 * q.limit)
+    found = lexical.scores(q.text, want)
+    held: dict[str, int] = {}
+    for ident in identifiers(q.text):
+        for fid in lexical.holding(ident, want):
+            held[fid] = held.get(fid, 0) + 1
+    top = max(found.values(), default=0.0)
+    rows, vals, ids = [], [], []
+    for fid in set(found) | set(held):
+        r = idx.row(fid)
+        if r is not None:
+            rows.append(r)
+            vals.append(found.get(fid, 0.0) / top if top > 0.0 else 0.0)
+            ids.append(held.get(fid, 0))
+    order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
+    return (
+        np.asarray(rows, dtype=np.int64)[order],
+        np.asarray(vals, dtype=np.float64)[order],
+        np.asarray(ids, dtype=np.float64)[order],
+    )
 
 
 def _ranked(
@@ -123,6 +174,7 @@ def _ranked(
     query: np.ndarray,
     q: RecallQuery,
     base: np.ndarray | None,
+    lex: _Lex | None = None,
 ) -> list[Hit]:
     """The ranking of ``recall`` over every live row, or over the rows ``base`` only."""
     if base is None:
@@ -140,8 +192,20 @@ def _ranked(
             return idx.column(name)[base]
 
         weights = idx.weights()[base]
-    score = cos * weights
-    ok = (cos > 0.0) & (col("status") <= LIVE_STATUS_MAX)
+    if lex is None:
+        score = cos * weights
+        ok = (cos > 0.0) & (col("status") <= LIVE_STATUS_MAX)
+        rank = score
+    else:
+        lexn, held = np.zeros(cos.shape[0]), np.zeros(cos.shape[0])
+        at_rows = lex[0] if base is None else np.searchsorted(base, lex[0])
+        lexn[at_rows], held[at_rows] = lex[1], lex[2]
+        if q.mode == "lexical":
+            score, found = lexn * weights, lexn > 0.0
+        else:
+            score, found = (cos + LEX_WEIGHT * lexn) * weights, (cos > 0.0) | (lexn > 0.0)
+        ok = (found | (held > 0.0)) & (col("status") <= LIVE_STATUS_MAX)
+        rank = score + held * _FIRST
     for name, value in (("category", q.category), ("thread", None if q.thread_first else q.thread)):
         if value is not None:
             code = index.code(value)
@@ -171,7 +235,7 @@ def _ranked(
         if not pos.shape[0]:
             return []
         rows = pos if base is None else base[pos]
-        top = idx.top(score[pos], want, rows)
+        top = idx.top(rank[pos], want, rows)
         # positions in cos/score: the row itself, or its place in the ascending `base`
         at = top if base is None else np.searchsorted(base, top).tolist()
         out = []

@@ -30,7 +30,6 @@ K1 = 1.2
 B = 0.75
 MIN_IDF = 0.2  # a term in more than ~4/5 of the documents is skipped (see ``scores``)
 
-_SPACE = re.compile(r"\s+")
 _EDGE = "\"'`()[]{}<>,;:!?*" + ".…"
 _PARTS = re.compile(r"[^\W_]+")  # letters/digits runs (splits on / . - _ and the rest)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -60,12 +59,8 @@ def _plain(word: str) -> str:
 
 def _raw_tokens(text: str) -> list[str]:
     """Whitespace-separated tokens stripped of surrounding punctuation (case kept)."""
-    out = []
-    for t in _SPACE.split(text):
-        t = t.strip(_EDGE)
-        if t:
-            out.append(t)
-    return out
+    edge = _EDGE
+    return [t for t in (w.strip(edge) for w in text.split()) if t]
 
 
 def _expand(raw: str) -> list[str]:
@@ -166,9 +161,15 @@ class LexicalIndex:
         self._len[slot] = n
         self._total += n
         post, arrays = self._post, self._arrays
+        if arrays:  # numpy copies of the postings this document joins are stale
+            for t in counts:
+                arrays.pop(t, None)
         for t, tf in counts.items():
-            post.setdefault(t, {})[slot] = tf
-            arrays.pop(t, None)
+            p = post.get(t)
+            if p is None:
+                post[t] = {slot: tf}
+            else:
+                p[slot] = tf
 
     def remove(self, fid: str) -> None:
         """Drop a fact: its terms leave the postings, an emptied term the vocabulary."""

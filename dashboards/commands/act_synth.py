@@ -22,7 +22,8 @@ def search(
     url: str | None,
     json: bool,
 ) -> None:
-    """Rank facts by cosine × strength × importance (does not log a recall)."""
+    """Rank facts for a query: its words and identifiers with the cosine, × strength ×
+    importance (does not log a recall)."""
     if limit < 1:
         fail(f"--limit must be >= 1, got {limit}")
     sw = open_swarm(ctx, root, url)

@@ -124,7 +124,7 @@ class LexicalIndex:
         self._ids: list[str | None] = []  # slot -> fact id (None: free)
         self._free: list[int] = []
         self._content: dict[str, str] = {}  # fact id -> the content indexed
-        self._terms: dict[str, Counter[str]] = {}  # fact id -> its term counts
+        self._terms: dict[str, tuple[str, ...]] = {}  # fact id -> its distinct terms
         self._post: dict[str, dict[int, int]] = {}  # term -> slot -> tf
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tf)
         self._len = np.zeros(1024, dtype=np.float64)  # slot -> document length
@@ -156,7 +156,7 @@ class LexicalIndex:
                 self._len = np.concatenate([self._len, np.zeros_like(self._len)])
         self._slot[fid] = slot
         self._content[fid] = content
-        self._terms[fid] = counts
+        self._terms[fid] = tuple(counts)
         n = sum(counts.values())
         self._len[slot] = n
         self._total += n

@@ -288,6 +288,7 @@ class SynthProgress(_SynthBody):
     pid: Annotated[int, Field(ge=0)] | None = None
     since: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] | None = None
     released: bool = False
+    lexicon: ShortText | None = None  # the merge rule's lexicon (merge.lexicon_identity)
 
 
 class JudgeAsked(_SynthBody):

@@ -9,6 +9,10 @@ itself, the holder released it, the holder's process is gone (same host, no such
 the holder's last batch is older than the lease timeout (then it takes over).
 
 A worker's name defaults to ``host:pid``: the workers of one process are one holder.
+Each mark also names the lexicon the merge rule decided with (``lexicon_identity``): a
+worker whose lexicon differs from the holder's last mark does not take the lease (two
+lexicons are two rules: the same pair would be decided two ways), unless told to
+(``accept_lexicon``, or ``SWARMLOG_ACCEPT_LEXICON=1``); its marks then record its own.
 Time here is the wall clock against the log's ``ts`` of the holder's last batch: the
 worker is not the fold, and this choice changes who writes, never what is decided.
 """
@@ -24,6 +28,7 @@ from datetime import UTC, datetime
 from swarmlog import Event, Log, VersionConflict
 from swarmlog.sidefile import alive
 from synthesizer import events as T
+from synthesizer.merge.lexicon import lexicon_identity
 
 LEASE_KEY = "synthesizer"
 """The CAS key every synthesizer batch expects (= ``events.SYNTH_AGENT``)."""
@@ -61,6 +66,7 @@ class Holder:
     released: bool
     host: str | None = None
     pid: int | None = None
+    lexicon: str | None = None
 
     def describe(self) -> str:
         """One line for an operator: who, since when, last batch."""
@@ -81,7 +87,15 @@ def _genuine(ev: Event) -> bool:
 class Lease:
     """One worker's view of the lease: the version it has folded and whether it may write."""
 
-    def __init__(self, log: Log, timeout_s: float, name: str | None = None) -> None:
+    def __init__(
+        self,
+        log: Log,
+        timeout_s: float,
+        name: str | None = None,
+        *,
+        lexicon: str | None = None,
+        accept_lexicon: bool | None = None,
+    ) -> None:
         if not timeout_s > 0:
             raise ValueError(f"lease timeout must be > 0 s, got {timeout_s}")
         self.log = log
@@ -93,6 +107,23 @@ class Lease:
         self.since: float | None = None
         """When this worker took the lease (log ts), or None while it does not hold it."""
         self._holder: tuple[int, Holder | None] = (-1, None)
+        self.lexicon = lexicon if lexicon is not None else lexicon_identity()
+        """The lexicon this worker's rule decides with (recorded in its marks)."""
+        if accept_lexicon is None:
+            accept_lexicon = os.environ.get("SWARMLOG_ACCEPT_LEXICON", "") == "1"
+        self.accept_lexicon = accept_lexicon
+
+    def lexicon_conflict(self) -> str | None:
+        """One line when the holder's last mark names another lexicon than this worker's
+        (and this worker was not told to proceed), else None."""
+        h = self.holder()
+        if h is None or not h.lexicon or h.lexicon == self.lexicon or self.accept_lexicon:
+            return None
+        return (
+            f"the swarm's verdicts were decided with lexicon {h.lexicon}, this worker has "
+            f"{self.lexicon}: not taking the lease (SWARMLOG_ACCEPT_LEXICON=1 proceeds and "
+            "records this one)"
+        )
 
     def holder(self) -> Holder | None:
         """The holder at ``version`` (None when no batch was ever written), read once."""
@@ -115,6 +146,7 @@ class Lease:
                         bool(b.get("released", False)),
                         b.get("host"),
                         b.get("pid"),
+                        b.get("lexicon"),
                     )
             self._holder = (v, h)
         return self._holder[1]
@@ -133,6 +165,8 @@ class Lease:
     def may_write(self, now: float | None = None) -> bool:
         """True when a batch from this worker may win: free, ours, released, the holder's
         process gone, or its last batch older than the timeout."""
+        if self.lexicon_conflict() is not None:
+            return False
         h = self.holder()
         if h is None or h.released or h.worker == self.worker or _gone(h.host, h.pid):
             return True
@@ -151,7 +185,7 @@ class Lease:
     def retake_in(self, now: float | None = None) -> float:
         """Seconds until the holder's lease times out (0 when it may be taken now)."""
         h = self.holder()
-        if h is None or self.may_write(now):
+        if h is None or self.may_write(now) or self.lexicon_conflict() is not None:
             return 0.0
         now = time.time() if now is None else now
         return max(0.0, self.timeout_s - (now - h.last_ts))
@@ -163,6 +197,7 @@ class Lease:
             "worker": self.worker,
             "host": self.host,
             "pid": self.pid,
+            "lexicon": self.lexicon,
         }
         if self.since is not None and not released:  # (a released lease has no tenure)
             body["since"] = self.since
@@ -176,7 +211,9 @@ class Lease:
         self.version = v = stored_mark.seq or self.version
         if self.since is None:
             self.since = stored_mark.ts
-        h = Holder(self.worker, self.since, stored_mark.ts, v, False, self.host, self.pid)
+        h = Holder(
+            self.worker, self.since, stored_mark.ts, v, False, self.host, self.pid, self.lexicon
+        )
         self._holder = (v, h)
 
     def lost(self) -> None:

@@ -228,6 +228,9 @@ class Synthesizer:
 
     def standby_note(self) -> str:
         """Why this worker is standing by: who holds the lease and when it may be retaken."""
+        conflict = self.lease.lexicon_conflict()
+        if conflict is not None:
+            return conflict
         h = self.lease.holder()
         if h is None:
             return "another synthesizer wrote first; standing by"

@@ -115,6 +115,7 @@ def test_checkpoint_on_a_full_disk_says_what_is_kept(tmpfs: Callable[[str], Path
         assert ck is not None and ck.seq == kept
 
 
+@pytest.mark.slow
 def test_synth_on_a_full_disk_reports_partial_progress(
     tmpfs: Callable[[str], Path], tmp_path: Path
 ) -> None:

@@ -92,6 +92,7 @@ _OFFLINE_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_offline_and_same_bytes_in_two_processes(minilm: MiniLMEmbedder) -> None:
     outs = []
     for _ in range(2):
@@ -217,6 +218,7 @@ def test_minilm_swarm_never_mixes_with_hashing_vectors(
     assert found.code == 0 and "The TTL of the cache is five minutes" in found.out
 
 
+@pytest.mark.slow
 def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
     minilm: MiniLMEmbedder, tmp_path: Path
 ) -> None:

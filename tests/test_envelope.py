@@ -81,6 +81,7 @@ def test_round_trip_bytes_identical(case: tuple[Event, int, int]) -> None:
     assert keys[0] == "seq" and keys[-1] == "crc"
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None)
 @given(events(), st.data())
 def test_any_single_byte_change_is_rejected(case: tuple[Event, int, int], data: Any) -> None:

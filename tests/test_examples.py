@@ -30,6 +30,7 @@ def test_multiprocess_team(tmp_path: Path) -> None:
     assert "researcher-1" in login and "researcher-2" in login and "login test" in login
 
 
+@pytest.mark.slow
 def test_langgraph_team_twice_on_one_root(tmp_path: Path) -> None:
     pytest.importorskip("langgraph.graph")
     first = _run("langgraph_team.py", tmp_path / "swarm")

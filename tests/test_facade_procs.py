@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from synthesizer import MemoryBank, MemoryEntry, MemoryStore, SharedMemoryPool
 from synthesizer.compat import events as FE
 from synthesizer.replay import state_at
 from tests.conftest import LogTarget
 from tests.facadeworkers import RACE_ID
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
 
 ROOT = Path(__file__).resolve().parent.parent
 RACERS = 8

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +30,7 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(reading=_t, last=_t, cap_ts=_t, cap_at=_ns, now_at=_ns)
 def test_fast_bounded_stamp_equals_the_plain_one(

@@ -110,6 +110,7 @@ def test_single_appends_write_the_reference_bytes(evs: list[Event]) -> None:
         assert [log.append(e).envelope for e in evs] == want  # retries: the stored ones
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(batches(), min_size=1, max_size=4), st.booleans())
 def test_batches_write_the_reference_bytes(groups: list[list[Event]], expect: bool) -> None:
@@ -158,6 +159,7 @@ def _split_ts(inner: bytes) -> tuple[bytes, bytes]:
     return inner[:i], inner[inner.index(b",", i) :]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(batches(swarm=True), min_size=1, max_size=4), st.booleans(), st.data())
 def test_chunk_decoding_equals_reference(

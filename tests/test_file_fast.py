@@ -238,6 +238,7 @@ def test_vectorized_growth_places_every_entry_where_probing_finds_it(
     m.close()
 
 
+@pytest.mark.slow
 def test_a_big_index_grown_with_numpy_holds_every_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,9 +17,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from swarmlog import Event, FileLog
 from swarmlog.envelope import check_crc
 from tests import logworkers as w
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
 
 SPAWN = mp.get_context("spawn")
 

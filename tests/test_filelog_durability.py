@@ -15,6 +15,7 @@ from tests import logworkers as w
 SPAWN = mp.get_context("spawn")
 
 
+@pytest.mark.slow
 def test_group_commit_four_processes(tmp_path: Path) -> None:
     root = tmp_path / "log"
     FileLog(root).close()

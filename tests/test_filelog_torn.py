@@ -36,6 +36,7 @@ def record_starts(data: bytes) -> list[int]:
     return starts
 
 
+@pytest.mark.slow
 def test_truncation_at_every_byte_of_last_three_records(tmp_path: Path) -> None:
     src = tmp_path / "src"
     data = build(src, 12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -124,6 +125,7 @@ def build(ops: list[Op]) -> list[Event]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS, cut=st.floats(0.0, 1.0))
 def test_checkpoint_anywhere_gives_same_digest(ops: list[Op], cut: float) -> None:
@@ -150,6 +152,7 @@ def test_checkpoint_anywhere_gives_same_digest(ops: list[Op], cut: float) -> Non
         assert f.tier in T.TIERS and f.status in T.STATUSES
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(ops=OPS)
 def test_stored_encoding_and_copy_do_not_change_the_digest(ops: list[Op]) -> None:
@@ -165,6 +168,7 @@ def test_stored_encoding_and_copy_do_not_change_the_digest(ops: list[Op]) -> Non
     assert fold(events, SwarmState(CFG)).digest() == direct.digest()
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(ops=OPS, sizes=st.lists(st.integers(1, 40), min_size=1, max_size=8))
 def test_folding_chunks_equals_folding_one_by_one(ops: list[Op], sizes: list[int]) -> None:

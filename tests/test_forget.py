@@ -220,6 +220,7 @@ def anchor_of(root: Path) -> tuple[int, str]:
     ],
     ids=["agent", "session", "thread"],
 )
+@pytest.mark.slow
 def test_forget_leaves_no_byte_and_keeps_the_rest(tmp_path: Path, flag: str, who: Any) -> None:
     root = tmp_path / "swarm"
     m = scenario(root, who, lambda sw: sw.agent("other", session="so"))
@@ -272,6 +273,7 @@ def test_rewritten_log_folds_to_the_facts_of_the_original_fold(tmp_path: Path) -
     assert facts_digest(rewritten) != "" and "ZQX" not in str(rewritten.to_dict())
 
 
+@pytest.mark.slow
 def test_forget_a_store_identity(tmp_path: Path) -> None:
     root = tmp_path / "swarm"
     secret, kept = marker("store"), marker("kept")

@@ -28,7 +28,7 @@ from synthesizer.replay import state_at
 from synthesizer.worker.synth import facts_digest
 from tests.cli_util import run_cli
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 MARK = "ZQXCRASHMARK"
 KILLS = 30

@@ -99,12 +99,14 @@ def _forget_and_check(root: Path, needles: list[bytes]) -> None:
         assert "the build cache lives in /var/cache/build" in facts
 
 
+@pytest.mark.slow
 def test_no_string_the_agent_chose_survives(tmp_path: Path) -> None:
     needles = [b"ZQXWORD", b"ZQXAGNT", b"ZQXSESS", b"ZQXTHRD"]
     _build(tmp_path / "s")
     _forget_and_check(tmp_path / "s", needles)
 
 
+@pytest.mark.slow
 def test_keys_and_event_ids_it_chose(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from swarmlog.file.view import snapshot as viewsnap
 

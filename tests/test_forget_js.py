@@ -35,6 +35,7 @@ def server(tmp_path: Path) -> Iterator[NatsServer]:
         srv.stop()
 
 
+@pytest.mark.slow
 def test_forget_on_jetstream_leaves_no_byte_of_the_agent(server: NatsServer) -> None:
     target = f"{server.url}/FORGETJS"
     store = server.dir / "js"

@@ -15,7 +15,7 @@ from swarmlog import Event, FileLog, open_log
 from swarmlog.redaction import TOMBSTONE, kind_of
 from synthesizer import Swarm
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 CTX = mp.get_context("fork")
 MARK = "ZQXLIVEMARK"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from swarmlog import FileLog
 from swarmlog.redaction import kind_of, redact_line
@@ -50,6 +51,7 @@ def _forge(root: Path, needle: bytes, body: dict[str, object], kind_type: bytes 
     return int(orjson.loads(new)["seq"])
 
 
+@pytest.mark.slow
 def test_the_plan_lists_exactly_what_forget_rewrote(tmp_path: Path) -> None:
     root = tmp_path / "s"
     _swarm(root)

@@ -21,7 +21,7 @@ from synthesizer import Swarm
 from synthesizer.replay import state_at
 from tests.cli_util import run_cli
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 WORDS = "the vault combination is orange seven falcon ninety"
 PARTIAL = "ORANGE seven falcon, ninety"  # four consecutive words, other case and commas

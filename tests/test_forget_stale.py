@@ -46,6 +46,7 @@ def _quoted(sw: Swarm) -> None:
     sw.board.cas(season.id, season.version, value=f"see {SECRET!r}")
 
 
+@pytest.mark.slow
 def test_a_swarm_folded_before_the_forget_checkpoints_the_rewritten_log(tmp_path: Path) -> None:
     root = tmp_path / "s"
     with Swarm.open(root) as live, Swarm.open(root) as operator:

@@ -17,7 +17,7 @@ import pytest
 from tests.cli_util import run_cli
 from tests.test_forget_crash import MARK, build, count_steps, forget_child, no_marker
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 def _note(root: Path) -> str | None:

@@ -22,7 +22,7 @@ from synthesizer.replay import state_at
 from synthesizer.state.erasure import REDACTED
 from tests.cli_util import run_cli
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 VICTIM = "Deploys are FROZEN on Fridays."
 OTHER = "deploys are frozen on fridays"

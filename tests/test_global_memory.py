@@ -47,6 +47,7 @@ PROMOTER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_two_swarms_promote_concurrently_into_one_global_fact(tmp_path: Path) -> None:
     a = _task(tmp_path / "a", "ana", [SHARED, "Feature flags are read at process start"])
     b = _task(tmp_path / "b", "bo", [SHARED, "The CDN caches images for one hour"])
@@ -93,6 +94,7 @@ def test_two_swarms_promote_concurrently_into_one_global_fact(tmp_path: Path) ->
         assert glob.log.last_seq == n_events  # nothing was appended by the re-runs
 
 
+@pytest.mark.slow
 def test_origin_changes_reach_the_global_memory(tmp_path: Path) -> None:
     g = tmp_path / "global"
     a = _task(tmp_path / "a", "ana", [SHARED, "Backups are kept for 30 days"])
@@ -120,6 +122,7 @@ def test_origin_changes_reach_the_global_memory(tmp_path: Path) -> None:
     a.close()
 
 
+@pytest.mark.slow
 def test_bootstrap_seeds_a_new_swarm_with_provenance(tmp_path: Path) -> None:
     g = tmp_path / "global"
     a = _task(tmp_path / "a", "ana", [SHARED, "Log lines are shipped through Fluent Bit"])
@@ -143,6 +146,7 @@ def test_bootstrap_seeds_a_new_swarm_with_provenance(tmp_path: Path) -> None:
     new.close()
 
 
+@pytest.mark.slow
 def test_global_replays_from_a_checkpoint_to_the_same_digest(tmp_path: Path) -> None:
     g = tmp_path / "global"
     a = _task(tmp_path / "a", "ana", [SHARED, "Releases are cut on Tuesdays"])
@@ -160,6 +164,7 @@ def test_global_replays_from_a_checkpoint_to_the_same_digest(tmp_path: Path) -> 
         assert any(f.origins for f in live.facts.values())
 
 
+@pytest.mark.slow
 def test_propagated_erasure_leaves_no_words_in_either_root(tmp_path: Path) -> None:
     g = tmp_path / "global"
     secret = "The vault passphrase is QUOKKA-PELICAN-7731"
@@ -258,6 +263,7 @@ def test_cli_promote_board_origins_and_init_bootstrap(tmp_path: Path) -> None:
     assert r.code == 0 and "1 fact(s) seeded" in r.out, r.err
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_jetstream_global_memory(nats_url: str, tmp_path: Path) -> None:
     stream = f"{nats_url}/GLOB{tmp_path.name[-10:].replace('-', '')}"
@@ -305,6 +311,7 @@ def test_end_session_harvests_in_the_background(tmp_path: Path) -> None:
         assert [f.content for f in glob.state().facts.values()] == [SHARED]
 
 
+@pytest.mark.slow
 def test_strongest_from_columns_equals_the_plain_loop(tmp_path: Path) -> None:
     from synthesizer.promotion.bootstrap import strongest
 

@@ -26,7 +26,7 @@ from swarmlog import Event, FileLog
 from tests import durabilityworkers as w
 
 SPAWN = mp.get_context("spawn")
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 def record_ends(root: Path) -> dict[int, tuple[int, int]]:

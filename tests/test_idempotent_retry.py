@@ -21,6 +21,8 @@ from swarmlog import LogUnavailable
 from synthesizer import Swarm
 from tests.natsserver import NatsServer, server_binary
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
+
 TIMEOUT = 0.5
 
 

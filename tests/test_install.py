@@ -49,6 +49,7 @@ def test_version_flag() -> None:
     assert meta.stdout.strip() == __version__  # pyproject reads swarmlog/version.py
 
 
+@pytest.mark.slow
 def test_wheel_builds_and_runs_outside_the_clone(tmp_path: Path) -> None:
     # `python -m build`: an sdist, then the wheel built from that sdist (so both are whole)
     try:

@@ -86,6 +86,7 @@ def test_expectations_overflow_use_a_stream_fence(log: JetStreamLog) -> None:
     assert log.last_seq == 3
 
 
+@pytest.mark.slow
 def test_non_atomic_stream_refuses_batches(target: str) -> None:
     lg = JetStreamLog(target)
     try:
@@ -207,6 +208,7 @@ def test_not_a_swarmlog_stream(log: JetStreamLog, nats_url: str) -> None:
         open_log(f"{nats_url}/FOREIGN")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)  # bounded: a hang fails the test instead of stalling CI
 def test_server_dies_mid_session(tmp_path: Path) -> None:
     srv = NatsServer(tmp_path)

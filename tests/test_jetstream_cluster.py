@@ -18,6 +18,8 @@ from swarmlog import Event, LogUnavailable, SwarmlogError, VerifyReport
 from swarmlog.jetstream import JetStreamLog, ensure_stream
 from tests.natsserver import NatsCluster
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
+
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[NatsCluster]:

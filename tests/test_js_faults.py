@@ -213,6 +213,7 @@ def test_a_corrupted_cached_side_file_is_fetched_again(
         assert not store.fetch("vec-2.bin")  # a cached file nothing vouches for
 
 
+@pytest.mark.slow
 def test_forged_seals_on_an_open_server_are_ignored_and_reported(nats_url: str) -> None:
     """Without per-agent users anybody may publish on the seal stream: a forged tip that
     claims records not stored yet, and bytes that are no seal, are skipped by the sealer

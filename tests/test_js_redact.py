@@ -81,6 +81,7 @@ def _envelopes(lg: JetStreamLog) -> list[dict[str, Any]]:
     return [dict(e.envelope) for e in lg.read()]
 
 
+@pytest.mark.slow
 def test_redact_leaves_no_marker_in_the_store_and_serves_every_seq(server: NatsServer) -> None:
     store = server.dir / "js"
     with JetStreamLog(_target(server)) as lg:

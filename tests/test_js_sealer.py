@@ -73,6 +73,7 @@ def wait_for(cond: object, limit: float) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_one_sealer_a_second_stands_by_and_takes_over_after_kill9(nats_url: str) -> None:
     target = f"{nats_url}/SEAL{os.getpid()}x{next(_n)}"
     with JetStreamLog(target) as probe:
@@ -105,6 +106,7 @@ def test_one_sealer_a_second_stands_by_and_takes_over_after_kill9(nats_url: str)
         assert rep.ok, rep.problems
 
 
+@pytest.mark.slow
 def test_verify_after_16_concurrent_writers_finds_the_chain_complete(nats_url: str) -> None:
     target = f"{nats_url}/SIXTEEN{os.getpid()}x{next(_n)}"
     JetStreamLog(target).close()

@@ -193,6 +193,7 @@ def test_loop_thread_run_hands_back_results_errors_and_timeouts() -> None:
         lt.run(value(), 5)
 
 
+@pytest.mark.slow
 def test_r3_stamps_come_once_from_the_leader(tmp_path: Any) -> None:
     """On a 3-node cluster the stamps come with the PubAcks too (no read-back), and
     the times are the replicas' common stored time."""

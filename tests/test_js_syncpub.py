@@ -180,6 +180,7 @@ def test_threads_share_the_handle(nats_url: str) -> None:
         assert log.verify().ok
 
 
+@pytest.mark.slow
 def test_server_restart_mid_publish_loses_nothing(tmp_path: Path) -> None:
     """nats-server killed (-9) and restarted under a writer appending in a loop: each
     append returns or says it may be stored; retried with the same event until it
@@ -231,6 +232,7 @@ def test_server_restart_mid_publish_loses_nothing(tmp_path: Path) -> None:
         srv.stop()
 
 
+@pytest.mark.slow
 def test_idle_connection_answers_the_servers_pings(tmp_path: Path) -> None:
     """A server that PINGs every second and drops a client after two unanswered ones:
     the idle sync connection is read by the loop thread, stays up, and the next append

@@ -155,6 +155,7 @@ def test_a_refused_connection_is_a_failure_not_a_hang() -> None:
         judge.answer(A, B)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chat", ["hang", "trickle"], indirect=True)
 def test_decisions_never_wait_for_a_misbehaving_judge(tmp_path: Path, chat: _Chat) -> None:
     target = str(tmp_path / "s")

@@ -397,6 +397,7 @@ def test_ttl_expires_items_and_reads_refresh_it(tmp_path: Path) -> None:
         assert it is not None and it.expires_at is None
 
 
+@pytest.mark.slow
 def test_conditional_puts_from_racing_processes_lose_no_increment(tmp_path: Path) -> None:
     root = tmp_path / "s"
     with SwarmStore(root) as s:

@@ -21,6 +21,7 @@ Two readings, each of which shows a rewording or finds nothing (never a guess):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -245,6 +246,9 @@ def regrouped(a: str, b: str) -> str | None:
     slot after the verb holding rival values; None when this reading shows nothing."""
     if lexicon() is None:
         return None
+    (na, la), (nb, lb) = content_count(a), content_count(b)
+    if abs(na - nb) > la + lb:
+        return None  # (cheap: a word would be left over whatever the matching)
     pa, pb = parse(a), parse(b)
     if (pa.by_at < 0) != (pb.by_at < 0):
         pa, pb = active(pa), active(pb)
@@ -353,6 +357,7 @@ def _denied(p: Parsed) -> set[int]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def content_count(text: str) -> tuple[int, int]:
     """(content words, light verbs and their particles): ``regrouped`` can match two
     statements only when their first counts differ by no more than their second."""

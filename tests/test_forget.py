@@ -156,6 +156,8 @@ def check_forgotten(
 ) -> None:
     markers = [v for k, v in m.items() if k not in ("season", "safari")]
     assert files_with(root, markers) == []
+    # lowercased too: a checkpoint's lexical index holds words folded to lower case
+    assert files_with(root, [x.lower() for x in markers]) == []
     log = FileLog(root)
     try:
         rep = log.verify()
@@ -226,6 +228,9 @@ def test_forget_leaves_no_byte_and_keeps_the_rest(tmp_path: Path, flag: str, who
     m = scenario(root, who, lambda sw: sw.agent("other", session="so"))
     name = {"--agent": "victim", "--session": "secret-session", "--thread": "secret-thread"}
     assert files_with(root, [m["alone"]]), "the marker is on disk before"
+    assert any(
+        f.startswith("checkpoints") and "lex-" in f for f in files_with(root, [m["alone"].lower()])
+    ), "and in a checkpoint's lexical index"
     before = envelope_list(root)
     anchor = anchor_of(root)
     r = run_cli("--root", str(root), "forget", flag, name[flag])

@@ -181,3 +181,29 @@ def test_replay_from_a_checkpoint_ranks_as_replay_from_the_start(tmp_path: Path)
             fresh[q] = _ranking(recall(scratch, index, vec, RecallQuery(limit=5, text=q)))
     assert live == again == fresh
     assert len(live["ORA-00942"]) >= 2  # the fact after the checkpoint is found too
+
+
+def test_a_checkpoint_carries_the_lexical_index_and_a_bad_file_is_not_used(
+    tmp_path: Path,
+) -> None:
+    queries = ["ORA-00942 export", "JIRA-4412", "gateway v2.15.0"]
+    with _swarm(tmp_path, "hash") as sw:
+        sw.checkpoint()
+        sw.agent("data-3").share("ORA-00942 also breaks the hourly export since the rename.")
+        sw.agent("pay-5").share("JIRA-4412 is fixed by rounding yen to whole units.")
+        sw.synthesize()
+        want = {q: _ranking(sw.agent("a").recall(q, log=False)) for q in queries}
+    with Swarm.open(tmp_path) as reopened:  # read from the checkpoint, then the tail
+        got = {q: _ranking(reopened.agent("a").recall(q, log=False)) for q in queries}
+        lex = reopened.index.lexical
+        assert lex is not None and lex.frozen > 0
+    assert got == want
+    (side,) = [p for p in tmp_path.rglob("lex-*.bin")]
+    data = bytearray(side.read_bytes())
+    data[-5] ^= 0xFF  # a flipped byte: the checkpoint's digest no longer holds
+    side.write_bytes(bytes(data))
+    with Swarm.open(tmp_path) as reopened:
+        got = {q: _ranking(reopened.agent("a").recall(q, log=False)) for q in queries}
+        lex = reopened.index.lexical
+        assert lex is not None and lex.frozen == 0  # built from the facts instead
+    assert got == want

@@ -23,7 +23,10 @@ fact) becomes private to it, page by page. Writes are atomic (temporary file, fs
 rename); a new checkpoint writes a new file and never touches a mapped one. Vector files
 whose checkpoint is gone are unlinked (an open mapping survives the unlink). Large
 indexes also get recall's one-bit codes beside them (``quantindex``), saved, mapped and
-pruned the same way.
+pruned the same way, and every checkpoint its lexical index (``lex-<seq>-<sha256>.bin``,
+``LexicalIndex.dump``), read on a process's first text recall instead of re-tokenizing
+every fact; an erasure drops it with its checkpoint, and the rebuilt one holds only what
+the rewritten log holds.
 
 On a JetStream log the checkpoint store's ``local_dir`` is a cache on this machine: the
 writer also ``publish``es the files to the object store, a reader ``fetch``es the ones
@@ -45,10 +48,12 @@ from swarmlog import CheckpointInfo, Log, sidefile
 from swarmlog.checkpoint import prune_side, side_header
 from synthesizer.search import quantindex
 from synthesizer.search.factindex import RANK_COLUMNS, FactIndex
+from synthesizer.search.lexical import LexicalIndex
 from synthesizer.state import SwarmState
 
 LOG = logging.getLogger("swarmlog.checkpoint")
 PREFIX, SUFFIX = "vec-", ".f32"
+LEX_PREFIX, LEX_SUFFIX = "lex-", ".bin"
 
 MAGIC = "swarmvec/1"
 HEADER = 4096
@@ -75,6 +80,11 @@ def file_name(info: CheckpointInfo) -> str | None:
     return _named(info, PREFIX, SUFFIX)
 
 
+def lexical_name(info: CheckpointInfo) -> str | None:
+    """The lexical index file checkpoint ``info`` names, if any."""
+    return _named(info, LEX_PREFIX, LEX_SUFFIX)
+
+
 def codes_name(info: CheckpointInfo) -> str | None:
     """The code file (quantindex) checkpoint ``info`` names, if any."""
     return _named(info, quantindex.PREFIX, quantindex.SUFFIX)
@@ -90,7 +100,7 @@ def checkpoint(
     """Checkpoint ``state`` with its vectors: the side files first, then the checkpoint
     naming them with their SHA-256 (``save_checkpoint_info``'s errors pass through, and
     the side files written for it are removed again), then stale side files pruned."""
-    from synthesizer.replay import save_checkpoint_info
+    from synthesizer.checkpoints.save import save_checkpoint_info
 
     side = write(log, index, state)
     try:
@@ -167,6 +177,10 @@ def _write(d: Path, index: FactIndex, state: SwarmState) -> dict[str, str]:
     bits = quantindex.save(d, seq, idx, cap)  # recall's codes, at scale
     if bits is not None:
         side[bits[0]] = bits[1]
+    lex = index.lexical_for(state).dump()
+    with sidefile.write(d, f"{LEX_PREFIX}{seq:020d}-", LEX_SUFFIX) as w:
+        w.file.write(lex)
+    side[w.name] = w.digest
     return side
 
 
@@ -197,12 +211,14 @@ def prune(log: Log, spare_newer: bool = False) -> int:
         for p in [
             *d.glob(f"{PREFIX}*{SUFFIX}"),
             *d.glob(f"{quantindex.PREFIX}*{quantindex.SUFFIX}"),
+            *d.glob(f"{LEX_PREFIX}*{LEX_SUFFIX}"),
         ]:
             seq = sidefile.seq_of(p.name)
             if seq is not None and seq > top:
                 keep.add(p.name)
     gone = log.checkpoints.unpublish(keep)
     gone += quantindex.prune(d, keep)
+    gone += prune_side(d, f"{LEX_PREFIX}*{LEX_SUFFIX}", keep)
     return gone + prune_side(d, f"{PREFIX}*{SUFFIX}", keep)
 
 
@@ -259,8 +275,23 @@ def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
     used = {vec: side[vec]}
     if bits is not None and quantindex.attach(d, bits, info.seq, index.default):
         used[bits] = side[bits]
+    lex = lexical_name(info)
+    if lex is not None and store.fetch(lex):
+        index.lexical_from(lambda: _read_lexical(d / lex))
+        used[lex] = side[lex]
     index.verify_later(lambda: _verified(d, used))
     return True
+
+
+def _read_lexical(path: Path) -> LexicalIndex | None:
+    """A checkpoint's lexical index, or None when it cannot be read (then built)."""
+    try:
+        return LexicalIndex.load(path.read_bytes())
+    except FileNotFoundError:  # pruned meanwhile (a newer checkpoint): build instead
+        return None
+    except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError) as e:
+        LOG.warning("swarmlog: lexical index %s not used (%s); built from the facts", path, e)
+        return None
 
 
 def _verified(d: Path, files: dict[str, str]) -> bool:

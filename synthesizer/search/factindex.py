@@ -141,6 +141,10 @@ class FactIndex:
         self._rebuild = True
         self.rebuilds = 0  # full rebuilds done (a figure for tests and benchmarks)
         self.lexical: LexicalIndex | None = None  # built on the first text recall
+        # a checkpoint's lexical index, read on first use, and the facts changed since
+        # (None: every fact, after a rebuild)
+        self._lex_file: Callable[[], LexicalIndex | None] | None = None
+        self._lex_since: set[str] | None = set()
 
     def __len__(self) -> int:
         return len(self._where)
@@ -180,6 +184,7 @@ class FactIndex:
             t, box = pending
             t.join()
             if not box[0]:
+                self._lex_file = None  # (a side file of the same checkpoint: not trusted)
                 self._space.drop(self.embedder.id, self.embedder.dim)
                 self._mark = (-1, -1, -1)
                 self._seq = -1
@@ -224,7 +229,8 @@ class FactIndex:
         idx = self.default
         idx.attach(ids, mat, weights, cols)  # (its rows are where _where finds them)
         self._codes = {name: i for i, name in enumerate(codes)}
-        self.lexical = None  # rebuilt from the state's facts when a text recall needs it
+        self.lexical = None  # read or rebuilt when a text recall needs it (lexical_from)
+        self._lex_file = None
         self._mark = mark
         self._seq = self._observed = mark[2]
         self._dirty.clear()
@@ -261,6 +267,8 @@ class FactIndex:
         """Drop a fact's vector (and its words) if present."""
         if self.lexical is not None:
             self.lexical.remove(fid)
+        elif self._lex_file is not None and self._lex_since is not None:
+            self._lex_since.add(fid)
         where = self._where.pop(fid)
         if where is not None:
             idx = self.space.get(*where)
@@ -352,18 +360,34 @@ class FactIndex:
                 self._reweigh()
         if self.lexical is not None:  # new, changed or dropped contents (all on a rebuild)
             self.lexical.sync(state.facts, None if self._rebuild else self._dirty)
+        elif self._lex_file is not None:  # noted for when the checkpoint's index is read
+            if self._rebuild:
+                self._lex_since = None
+            elif self._lex_since is not None:
+                self._lex_since.update(self._dirty)
         self._dirty.clear()
         self._ticks = 0
         self._rebuild = False
         self._seq = self._observed = state.last_seq
 
+    def lexical_from(self, read: Callable[[], LexicalIndex | None]) -> None:
+        """Take a checkpoint's lexical index (call right after ``attach_default``):
+        ``read`` is called on the first text recall; None from it (unreadable) means
+        build from the facts instead."""
+        self._lex_file, self._lex_since = read, set()
+
     def lexical_for(self, state: SwarmState) -> LexicalIndex:
-        """The lexical index of ``state``'s facts (call after ``prepare``): built from
+        """The lexical index of ``state``'s facts (call after ``prepare``): read from the
+        checkpoint (then brought up to date by the facts changed since) or built from
         their contents on first use, then kept current by ``prepare``."""
         if self.lexical is None:
-            lex = LexicalIndex()
-            lex.sync(state.facts)
-            self.lexical = lex
+            lex = self._lex_file() if self._lex_file is not None else None
+            if lex is None:
+                lex = LexicalIndex()
+                lex.sync(state.facts)
+            else:
+                lex.sync(state.facts, self._lex_since)
+            self.lexical, self._lex_file, self._lex_since = lex, None, set()
         return self.lexical
 
     def refresh_weights(self, state: SwarmState) -> None:

@@ -18,13 +18,15 @@ so a query is a few vector operations per query token.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
+import orjson
 
 K1 = 1.2
 B = 0.75
@@ -117,18 +119,30 @@ class HasContent(Protocol):
 
 
 class LexicalIndex:
-    """BM25 over documents named by fact id (see module docstring)."""
+    """BM25 over documents named by fact id (see module docstring).
+
+    Two layers: a frozen *base* (compressed postings, as ``load`` reads them from a
+    checkpoint's side file: a few array reads, no per-document work) and a mutable
+    *overlay* of dicts for what changed since. A base document that leaves (or changes)
+    is masked (``_live``), never reused; a full ``sync`` that drops base documents
+    compacts the index, so dropped words leave the base too."""
 
     def __init__(self) -> None:
         self._slot: dict[str, int] = {}  # fact id -> slot
-        self._ids: list[str | None] = []  # slot -> fact id (None: free)
-        self._free: list[int] = []
-        self._content: dict[str, str] = {}  # fact id -> the content indexed
-        self._terms: dict[str, tuple[str, ...]] = {}  # fact id -> its distinct terms
-        self._post: dict[str, dict[int, int]] = {}  # term -> slot -> tf
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tf)
-        self._len = np.zeros(1024, dtype=np.float64)  # slot -> document length
+        self._ids: list[str | None] = []  # slot -> fact id (None: free or dropped)
+        self._free: list[int] = []  # overlay slots to reuse
+        self._sig = np.zeros(1024, dtype=np.int64)  # slot -> digest of its content
+        self._len = np.zeros(1024, dtype=np.float64)  # slot -> document length (0: none)
+        self._live = np.zeros(1024, dtype=bool)
         self._total = 0
+        self._terms: dict[str, tuple[str, ...]] = {}  # overlay fact id -> distinct terms
+        self._post: dict[str, dict[int, int]] = {}  # overlay: term -> slot -> tf
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # its numpy copies
+        self._bvocab: dict[str, int] = {}  # base: term -> its postings' number
+        self._bptr = np.zeros(1, dtype=np.int64)  # base postings t: [ptr[t], ptr[t+1])
+        self._bslots = np.zeros(0, dtype=np.int64)
+        self._btf = np.zeros(0, dtype=np.float64)
+        self._bdocs = 0  # slots below this are base documents (never reused)
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -136,13 +150,33 @@ class LexicalIndex:
     def __contains__(self, fid: object) -> bool:
         return fid in self._slot
 
+    @property
+    def frozen(self) -> int:
+        """How many slots the base read from a checkpoint's file holds (0: built here)."""
+        return self._bdocs
+
     def vocabulary(self) -> set[str]:
-        """Every term some document holds (tests: erasure leaves no word behind)."""
-        return set(self._post)
+        """Every term some live document holds (tests: erasure leaves no word behind)."""
+        out = set(self._post)
+        for t, i in self._bvocab.items():
+            if self._live[self._bslots[self._bptr[i] : self._bptr[i + 1]]].any():
+                out.add(t)
+        return out
+
+    def _grow(self, slot: int) -> None:
+        if slot >= self._len.shape[0]:
+            size = max(2 * self._len.shape[0], slot + 1)
+            for name in ("_sig", "_len", "_live"):
+                old = getattr(self, name)
+                new = np.zeros(size, dtype=old.dtype)
+                new[: old.shape[0]] = old
+                setattr(self, name, new)
 
     def put(self, fid: str, content: str) -> None:
         """Index (or re-index, when its content changed) one fact's content."""
-        if self._content.get(fid) == content:
+        sig = _digest(content)
+        slot = self._slot.get(fid)
+        if slot is not None and self._sig[slot] == sig:
             return
         self.remove(fid)
         counts = Counter(terms(content))
@@ -152,13 +186,11 @@ class LexicalIndex:
         else:
             slot = len(self._ids)
             self._ids.append(fid)
-            if slot >= self._len.shape[0]:
-                self._len = np.concatenate([self._len, np.zeros_like(self._len)])
+            self._grow(slot)
         self._slot[fid] = slot
-        self._content[fid] = content
         self._terms[fid] = tuple(counts)
         n = sum(counts.values())
-        self._len[slot] = n
+        self._sig[slot], self._len[slot], self._live[slot] = sig, n, True
         self._total += n
         post, arrays = self._post, self._arrays
         if arrays:  # numpy copies of the postings this document joins are stale
@@ -172,57 +204,75 @@ class LexicalIndex:
                 p[slot] = tf
 
     def remove(self, fid: str) -> None:
-        """Drop a fact: its terms leave the postings, an emptied term the vocabulary."""
+        """Drop a fact: its terms leave the postings, an emptied term the vocabulary (a
+        base document is masked until the next compaction)."""
         slot = self._slot.pop(fid, None)
         if slot is None:
             return
-        counts = self._terms.pop(fid)
-        del self._content[fid]
-        for t in counts:
+        self._total -= int(self._len[slot])
+        self._len[slot], self._sig[slot], self._live[slot] = 0.0, 0, False
+        self._ids[slot] = None
+        if slot < self._bdocs:
+            return
+        for t in self._terms.pop(fid):
             p = self._post[t]
             del p[slot]
             if not p:
                 del self._post[t]
             self._arrays.pop(t, None)
-        self._total -= int(self._len[slot])
-        self._len[slot] = 0.0
-        self._ids[slot] = None
         self._free.append(slot)
 
     def sync(self, facts: Mapping[str, HasContent], names: Iterable[str] | None = None) -> None:
         """Bring the index to ``facts`` (fact id -> fact): only the facts ``names`` when
-        given (changed, new or gone), else every fact (a full comparison)."""
+        given (changed, new or gone), else every fact (a full comparison, then a
+        compaction if base documents left)."""
         if names is None:
-            for fid in [f for f in self._slot if f not in facts]:
+            gone = [f for f in self._slot if f not in facts]
+            for fid in gone:
                 self.remove(fid)
             todo: Iterable[str] = facts
         else:
-            todo = names
+            gone, todo = [], names
         for fid in todo:
             f = facts.get(fid)
             if f is None:
                 self.remove(fid)
             else:
                 self.put(fid, f.content)
+        if gone and self._bdocs and not self._live[: self._bdocs].all():
+            self._adopt(LexicalIndex.load(self.dump()))
+
+    def _adopt(self, other: LexicalIndex) -> None:
+        self.__dict__.update(other.__dict__)
 
     def _posting(self, t: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Slots and term frequencies of ``t`` (base and overlay), None when none."""
         arr = self._arrays.get(t)
         if arr is None:
             p = self._post.get(t)
-            if not p:
+            i = self._bvocab.get(t)
+            if not p and i is None:
                 return None
-            slots = np.fromiter(p.keys(), np.int64, len(p))
-            tfs = np.fromiter(p.values(), np.float64, len(p))
-            arr = self._arrays[t] = (slots, tfs)
+            parts_s, parts_t = [], []
+            if i is not None:
+                a, b = self._bptr[i], self._bptr[i + 1]
+                parts_s.append(self._bslots[a:b])
+                parts_t.append(self._btf[a:b])
+            if p:
+                parts_s.append(np.fromiter(p.keys(), np.int64, len(p)))
+                parts_t.append(np.fromiter(p.values(), np.float64, len(p)))
+            arr = self._arrays[t] = (np.concatenate(parts_s), np.concatenate(parts_t))
         return arr
 
     def scores(self, query: str, limit: int) -> dict[str, float]:
-        """The best ``limit`` documents for ``query`` by BM25 (fact id -> score > 0)."""
-        qterms = set(terms(query))
+        """The best ``limit`` documents for ``query`` by BM25 (fact id -> score > 0);
+        ties at the cut by fact id, so the choice never depends on slot order."""
+        qterms = sorted(set(terms(query)))
         n_docs = len(self._slot)
         if not qterms or not n_docs:
             return {}
         avg = self._total / n_docs if self._total else 1.0
+        live = self._live
         acc = np.zeros(len(self._ids), dtype=np.float64)
         hit = False
         for t in qterms:
@@ -230,7 +280,12 @@ class LexicalIndex:
             if arr is None:
                 continue
             slots, tf = arr
+            if self._bdocs:  # masked base documents neither count nor score
+                keep = live[slots]
+                slots, tf = slots[keep], tf[keep]
             df = slots.shape[0]
+            if not df:
+                continue
             idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             if idf < MIN_IDF and len(qterms) > 1:
                 continue  # in nearly every document: it moves no ranking, costs a pass
@@ -240,15 +295,113 @@ class LexicalIndex:
         if not hit:
             return {}
         found = np.flatnonzero(acc > 0.0)
-        if found.shape[0] > limit:
-            found = found[np.argpartition(acc[found], -limit)[-limit:]]
         ids = self._ids
-        return {str(ids[s]): float(acc[s]) for s in found.tolist()}
+        if found.shape[0] > limit:
+            cut = np.partition(acc[found], -limit)[-limit]
+            above = found[acc[found] > cut]
+            tied = sorted((str(ids[s]), s) for s in found[acc[found] == cut].tolist())
+            found = np.concatenate([above, [s for _, s in tied[: limit - above.shape[0]]]])
+        return {str(ids[s]): float(acc[s]) for s in found.astype(np.int64).tolist()}
 
     def holding(self, term: str, limit: int) -> list[str]:
-        """Fact ids (at most ``limit``) whose content holds ``term`` whole."""
-        p = self._post.get(term)
-        if not p:
+        """Fact ids (at most ``limit``, by id) whose content holds ``term`` whole."""
+        arr = self._posting(term)
+        if arr is None:
             return []
         ids = self._ids
-        return [str(ids[s]) for s in list(p)[:limit]]
+        return sorted(str(ids[s]) for s in arr[0].tolist() if self._live[s])[:limit]
+
+    # ------------------------------------------------------------------ checkpoint file
+
+    def dump(self) -> bytes:
+        """The live documents as one compact blob (a checkpoint's side file): a JSON
+        header, then the arrays; ``load`` reads it back."""
+        live_slots = [s for s, f in enumerate(self._ids) if f is not None]
+        renum = np.full(len(self._ids) + 1, -1, dtype=np.int64)
+        renum[live_slots] = np.arange(len(live_slots))
+        by_term: dict[str, list[np.ndarray]] = {}
+        for t, i in self._bvocab.items():
+            a, b = self._bptr[i], self._bptr[i + 1]
+            s = self._bslots[a:b]
+            keep = self._live[s]
+            if keep.any():
+                by_term[t] = [renum[s[keep]], self._btf[a:b][keep]]
+        for t, p in self._post.items():
+            s = renum[np.fromiter(p.keys(), np.int64, len(p))]
+            tf = np.fromiter(p.values(), np.float64, len(p))
+            if t in by_term:
+                by_term[t] = [
+                    np.concatenate([by_term[t][0], s]),
+                    np.concatenate([by_term[t][1], tf]),
+                ]
+            else:
+                by_term[t] = [s, tf]
+        vocab = sorted(by_term)
+        counts = np.array([by_term[t][0].shape[0] for t in vocab], dtype=np.int64)
+        ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        slots = np.concatenate([by_term[t][0] for t in vocab]) if vocab else np.zeros(0)
+        tfs = np.concatenate([by_term[t][1] for t in vocab]) if vocab else np.zeros(0)
+        arrays = {
+            "ptr": ptr,
+            "slots": slots.astype(np.int32),
+            "tf": tfs.astype(np.int32),
+            "len": self._len[live_slots].astype(np.int32),
+            "sig": self._sig[live_slots].astype(np.int64),
+        }
+        names = orjson.dumps({"vocab": vocab, "ids": [self._ids[s] for s in live_slots]})
+        offsets: dict[str, list[Any]] = {}
+        at = 0
+        for name, arr in arrays.items():
+            offsets[name] = [at, arr.dtype.str, int(arr.shape[0])]
+            at += arr.nbytes
+        header = orjson.dumps({"magic": LEX_MAGIC, "arrays": offsets, "names": [at, len(names)]})
+        body = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
+        return len(header).to_bytes(8, "little") + header + body + names
+
+    @classmethod
+    def load(cls, data: bytes) -> LexicalIndex:
+        """An index from ``dump``'s bytes; ValueError (or KeyError, TypeError) when they
+        are not well formed."""
+        hlen = int.from_bytes(data[:8], "little")
+        header = orjson.loads(data[8 : 8 + hlen])
+        if header.get("magic") != LEX_MAGIC:
+            raise ValueError("not a lexical index")
+        base = 8 + hlen
+        got: dict[str, np.ndarray] = {}
+        for name, (off, dtype, n) in header["arrays"].items():
+            got[name] = np.frombuffer(data, dtype=np.dtype(dtype), count=n, offset=base + off)
+        off, size = header["names"]
+        names = orjson.loads(data[base + off : base + off + size])
+        vocab, ids = names["vocab"], names["ids"]
+        n = len(ids)
+        ptr = got["ptr"]
+        if ptr.shape[0] != len(vocab) + 1 or got["len"].shape[0] != n or got["sig"].shape[0] != n:
+            raise ValueError("lexical index: arrays of different lengths")
+        if got["slots"].shape[0] != int(ptr[-1]) or (n and int(got["slots"].max(initial=0)) >= n):
+            raise ValueError("lexical index: postings out of range")
+        self = cls()
+        self._ids = list(ids)
+        self._slot = {f: i for i, f in enumerate(ids)}
+        if len(self._slot) != n:
+            raise ValueError("lexical index: a fact twice")
+        self._grow(max(n, 1))
+        self._len[:n] = got["len"]
+        self._sig[:n] = got["sig"]
+        self._live[:n] = True
+        self._total = int(got["len"].sum())
+        self._bvocab = {t: i for i, t in enumerate(vocab)}
+        self._bptr = ptr.astype(np.int64)
+        self._bslots = got["slots"].astype(np.int64)
+        self._btf = got["tf"].astype(np.float64)
+        self._bdocs = n
+        return self
+
+
+LEX_MAGIC = "swarmlex/1"
+
+
+def _digest(content: str) -> int:
+    """A 63-bit digest of a content (whether a fact's words changed since indexed)."""
+    h = hashlib.blake2b(content.encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") >> 1

@@ -178,9 +178,11 @@ def _match(xs: tuple[Tok, ...], ys: tuple[Tok, ...], slot: bool = False) -> Matc
                     ok = False
                 else:
                     bx, by = key_base(x.key), key_base(y.key)
-                    ok = relation(bx, by) == want or (
-                        want == "synonym" and bx.split("_")[0] == by.split("_")[0]
-                    )  # a collocation beside its verb alone ("fall in" / "fall")
+                    ok = (
+                        relation(bx, by) == want
+                        or relation(x.text, y.text) == want  # the words as written
+                        or (want == "synonym" and bx.split("_")[0] == by.split("_")[0])
+                    )  # (a collocation beside its verb alone: "fall in" / "fall")
                 if ok:
                     pairs.append((i, j))
                     free_x.remove(i)

@@ -509,6 +509,9 @@ def _judge_span(
         return "antonym"
     if len(wx) == len(wy) == 1:
         rel = rels[0]
+        if rel != "synonym" and relation(wx[0].text, wy[0].text) == "synonym":
+            rel = "synonym"  # the words as written ("gifted" / "talented": an adjective
+            # each, though "gifted" is also "gift" inflected, the lemma the key holds)
         if rel == "synonym":
             return "rewording"
         if rel == "sibling":

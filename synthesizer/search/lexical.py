@@ -8,12 +8,14 @@ itself, its path tails (``billing/invoice.py``, ``invoice.py``) and its parts (`
 ``00942``; ``MaxPoolSize`` gives itself and ``max``, ``pool``, ``size``. Short numeric
 parts (``14`` of ``v2.14.3``) are left out: they match everything.
 
-A derived view like the vectors: it holds the contents of ``state.facts`` only, built
-from them on first use and kept current by ``FactIndex`` (new, changed and dropped
-facts). It writes no file; a dropped fact's words leave the vocabulary at once (a
-token with no document left is deleted), so erasure leaves nothing behind in it.
-Postings are dicts (slot -> term frequency) with a numpy copy made per token on demand,
-so a query is a few vector operations per query token.
+A derived view like the vectors: it holds the contents of ``state.facts`` only, read
+from a checkpoint's side file (``dump`` / ``load``, written by
+``synthesizer.checkpoints.vectors``) or built from the contents on first use, and kept
+current by ``FactIndex`` (new, changed and dropped facts). A dropped fact's words leave
+the vocabulary (a term with no document left is deleted; a full sync compacts the
+checkpoint's base), so erasure leaves nothing behind in it. Postings are arrays (the
+base) and dicts (slot -> term frequency, what changed since) with a numpy copy made per
+term on demand, so a query is a few vector operations per query term.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The vector index of live facts, kept in step with a SwarmState.
 
-The fold never embeds (DESIGN 4): vectors are derived outside it — from a fact's own
+The fold never embeds (docs/design.md §4): vectors are derived outside it — from a fact's own
 vector when an agent supplied one, else from its content with the local embedder — and
 cached here per fact. ``sync`` adds new facts and drops evicted ones.
 
@@ -365,6 +365,8 @@ class FactIndex:
                 self._lex_since = None
             elif self._lex_since is not None:
                 self._lex_since.update(self._dirty)
+                if len(self._lex_since) > len(state.facts) + 1024:  # (a long-lived worker)
+                    self._lex_since = None  # a full comparison then costs no more
         self._dirty.clear()
         self._ticks = 0
         self._rebuild = False

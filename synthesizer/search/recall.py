@@ -16,8 +16,8 @@ A judge's ``different`` removes the link, and the facts show apart again.
 
 Filters: category, tier, thread (``thread_first`` ranks that thread's facts first, then
 the rest, as in seed 004), minimum similarity and minimum relevance, embedder namespace.
-Retracted and superseded facts, facts whose TTL passed and facts with no positive
-similarity are never returned. Ties break
+Retracted and superseded facts, facts whose TTL passed and facts with neither a positive
+similarity nor a word of the query (in a hybrid recall) are never returned. Ties break
 by fact id. Works on a FactIndex kept in step with a SwarmState. Above
 ``quantindex.APPROX_MIN_ROWS`` rows the candidates come from one-bit codes and are
 re-ranked exactly (see ``quantindex``); below it every row is scored.

@@ -52,11 +52,18 @@ class _Chat:
         self.mode = mode
         self.verdict = verdict
         self.requests: list[dict] = []
+        self.finished = 0  # requests the stub has finished answering (or giving up on)
         self.closing = threading.Event()
         chat = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
+                try:
+                    self._answer()
+                finally:
+                    chat.finished += 1
+
+            def _answer(self) -> None:
                 n = int(self.headers["Content-Length"])
                 body = json.loads(self.rfile.read(n))
                 chat.requests.append({"path": self.path, **body})
@@ -133,10 +140,10 @@ def test_an_http_judge_merges_an_unsure_pair(tmp_path: Path, chat: _Chat) -> Non
 def test_one_deadline_and_a_size_cap_bound_every_call(chat: _Chat) -> None:
     judge = judge_for(chat.url, "m", deadline_s=1.5)
     assert judge is not None
-    t0 = time.monotonic()
     with pytest.raises(JudgeError):
         judge.answer(A, B)
-    assert time.monotonic() - t0 < 4.0
+    if chat.mode != "huge":  # the client gave up first: the stub was still trickling or
+        assert chat.finished == 0  # holding the request (30 s) when the call ended
 
 
 @pytest.mark.parametrize("chat", ["hedge"], indirect=True)
@@ -165,21 +172,18 @@ def test_decisions_never_wait_for_a_misbehaving_judge(tmp_path: Path, chat: _Cha
     log = open_log(target)
     try:
         worker = Synthesizer(log)
-        judge = judge_for(chat.url, "m", deadline_s=3.0)
-        thread = JudgeThread(log, worker.state.copy(), judge=judge, poll_s=0.05).start()
-        t0 = time.monotonic()
+        judge = judge_for(chat.url, "m", deadline_s=120.0)  # in flight for the whole test
+        thread = JudgeThread(log, source=lambda: worker.state, judge=judge, poll_s=0.05).start()
         assert worker.run_once() >= 3  # two facts and the question, at once
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + 60.0
         while not chat.requests and time.monotonic() < deadline:
             time.sleep(0.05)
         assert chat.requests  # the judge is being asked (and misbehaving) ...
         with Swarm.open(target) as sw:
             sw.agent("a3").share("The release notes mention the new flag")
-        assert worker.run_once() >= 1  # ... while more memories are decided
-        assert time.monotonic() - t0 < 2.5
-        t1 = time.monotonic()
-        thread.stop(timeout=5.0)
-        assert time.monotonic() - t1 < 4.0  # the call in flight ends at its deadline
+        assert worker.run_once() >= 1  # ... while more memories are decided,
+        assert chat.finished == 0 and thread.worker.answered == 0  # the call still open
         assert worker.state.judging.open  # no answer: the question stays open
+        thread.stop(timeout=0.1)  # (a daemon: the call ends when the stub closes)
     finally:
         log.close()

@@ -78,8 +78,10 @@ def synth(
                 f"following from seq {worker.state.last_seq} as {worker.lease.worker}", err=True
             )
             judging = _judge_thread(log, worker)
-            try:
-                worker.run(stop=lambda: stopping, idle_exit=idle_exit)
+            from synthesizer.worker.follow import Follower
+
+            try:  # (a full or failing disk is waited out: follow.py)
+                Follower(worker).run(stop=lambda: stopping, idle_exit=idle_exit)
             except KeyboardInterrupt:
                 pass
             judging.stop(timeout=1.0)  # a judge call in flight is abandoned (daemon)
@@ -118,7 +120,9 @@ def _judge_thread(log: Log, worker: Synthesizer) -> JudgeThread:
     decision), answering while this worker holds the lease."""
     from synthesizer.worker.judging import JudgeThread
 
-    return JudgeThread(log, worker.state.copy(), active=lambda: not worker.standing_by).start()
+    return JudgeThread(
+        log, source=lambda: worker.state, active=lambda: not worker.standing_by
+    ).start()
 
 
 def _judge_once(log: Log, worker: Synthesizer) -> None:

@@ -1,4 +1,4 @@
-"""The synthesizer under a swarm's steady load (issue 25), measured from the log itself.
+"""The synthesizer under a swarm's steady load, measured from the log itself.
 
     .venv/bin/python scripts/bench/load_bench.py [--rows 8x25@50000,8x50@100000]
         [--seconds 30] [--compare DIR] [--no-write]
@@ -247,6 +247,26 @@ def run_one(
 # ---------------------------------------------------------------- main
 
 
+def _hanging_judge() -> str:
+    """A chat-completions URL on loopback that accepts connections and never answers
+    (each connection held open until the process ends): a judge that hangs."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            conn, _ = srv.accept()
+            held.append(conn)  # read nothing, answer nothing
+
+    threading.Thread(target=accept, daemon=True).start()
+    return f"http://127.0.0.1:{srv.getsockname()[1]}/v1/chat/completions"
+
+
 def _row(spec: str) -> tuple[int, float, int]:
     try:
         left, facts = spec.split("@")
@@ -286,6 +306,12 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="a setting recorded in each run's copy (e.g. synthesizer.contest_floor=0.9)",
     )
+    ap.add_argument(
+        "--hanging-judge",
+        action="store_true",
+        help="run each row twice: without a judge, then with a judge endpoint that accepts "
+        "connections and never answers (synthesizer.judge=its URL)",
+    )
     args = ap.parse_args()
     cached_bytecode()
     import scale_bench
@@ -298,8 +324,14 @@ def main() -> None:
         trees: list[tuple[str, Path | None]] = [("this tree", None)]
         if args.compare:
             trees.append((args.compare_label, Path(args.compare).resolve()))
-        for label, tree in trees:
-            r = run_one(swarm, agents, rate, args.seconds, args.drain, tree, args.config)
+        runs = [(label, tree, args.config) for label, tree in trees]
+        if args.hanging_judge:
+            url = _hanging_judge()
+            runs.append(
+                ("this tree, hanging judge", None, [*args.config, f"synthesizer.judge={url}"])
+            )
+        for label, tree, config in runs:
+            r = run_one(swarm, agents, rate, args.seconds, args.drain, tree, config)
             r.update(row=spec, tree=label, config=args.config)
             results.append(r)
             print(json.dumps(r), flush=True)
@@ -324,7 +356,7 @@ def main() -> None:
     if not args.no_write:
         write_table(
             "load",
-            "The synthesizer under a steady load (load_bench, issue 25)",
+            "The synthesizer under a steady load (load_bench, the synthesizer-load work)",
             header,
             rows,
             notes=(

@@ -93,7 +93,8 @@ class JudgeWorker:
         now = self.clock()
         out: list[tuple[str, str, str]] = []
         facts = state.facts
-        for qid, (a, b, *_) in state.judging.open.items():
+        for qid, (a, b, *_) in list(state.judging.open.items()):  # (a snapshot: another
+            # thread may be folding into ``state``)
             if self._retry_at.get(qid, 0.0) > now:
                 continue
             fa, fb = facts.get(a), facts.get(b)
@@ -156,26 +157,35 @@ class JudgeWorker:
 
 
 class JudgeThread:
-    """A ``JudgeWorker`` on its own thread with its own folded state (``synth --follow``).
+    """A ``JudgeWorker`` on its own thread (``synth --follow``).
 
-    Why its own state: the decision loop mutates its state while it folds; the judge
-    reads a copy folded here from the log, so neither waits for the other.
+    It reads open questions and the two facts' words from a state it is given, either a
+    copy it folds from the log itself (``state``), or the decision loop's own state
+    (``source``, called each round: nothing is folded twice, which in one process would
+    make the decision loop share the interpreter with a second fold of every event). A
+    snapshot of the open questions is taken at each round; answers go to the log and
+    the decision loop folds them, so neither waits for the other.
     """
 
     def __init__(
         self,
         log: Log,
-        state: SwarmState,
+        state: SwarmState | None = None,
         *,
+        source: Callable[[], SwarmState] | None = None,
         judge: Judge | None = None,
         active: Callable[[], bool] | None = None,
         poll_s: float = 0.5,
     ) -> None:
-        """Judge over ``log`` from ``state`` (a state of its own: a copy); ``active``
-        says whether to answer now (the CLI: while its worker holds the lease)."""
+        """Judge over ``log`` from ``state`` (a copy folded here) or from ``source()``
+        (a state folded elsewhere, read only); ``active`` says whether to answer now
+        (the CLI: while its worker holds the lease)."""
+        if (state is None) == (source is None):
+            raise ValueError("JudgeThread needs a state to fold or a source to read, not both")
         self.worker = JudgeWorker(log, judge)
         self.log = log
         self.state = state
+        self.source = source
         self.active = active
         self.poll_s = poll_s
         self._stop = threading.Event()
@@ -189,18 +199,20 @@ class JudgeThread:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                fold_into(self.state, self.log)
-                if self._wanted():
-                    self.worker.run_once(self.state, stop=self._stop.is_set)
+                if self.state is not None:
+                    fold_into(self.state, self.log)
+                state = self.state if self.state is not None else self.source()  # type: ignore[misc]
+                if self._wanted(state):
+                    self.worker.run_once(state, stop=self._stop.is_set)
             except Exception as e:  # keep judging after a transient log error
                 LOG.warning("judge worker: %s", e)
             self._stop.wait(self.poll_s)
 
-    def _wanted(self) -> bool:
+    def _wanted(self, state: SwarmState) -> bool:
         """Whether to ask now: answering, a judge configured, questions open."""
         if self.active is not None and not self.active():
             return False
-        return bool(self.state.judging.open) and self.worker.judge_of(self.state) is not None
+        return bool(state.judging.open) and self.worker.judge_of(state) is not None
 
     def stop(self, timeout: float = 5.0) -> bool:
         """Ask the thread to stop and wait up to ``timeout`` s; True when it stopped (a

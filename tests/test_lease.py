@@ -21,6 +21,8 @@ import pytest
 from swarmlog import Event, open_log
 from tests.conftest import LogTarget
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
+
 
 def where(t: LogTarget) -> list[str]:
     return ["--url", t.target] if t.backend == "nats" else ["--root", t.target]

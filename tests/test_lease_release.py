@@ -23,7 +23,7 @@ import pytest
 
 from swarmlog import Event, open_log
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 TIMEOUT_S = 120.0
 BOUND_S = 60.0  # far below the lease timeout; a follower that stands by misses it

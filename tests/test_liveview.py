@@ -102,6 +102,7 @@ def test_full_dashboard_at_80_columns_has_one_line_per_fact(tmp_path: Path) -> N
     assert lines[start : start + len(ids)] == rows  # no wrapped continuation lines
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 @pytest.mark.timeout(120)
 def test_live_dashboard_in_a_real_80x24_terminal(tmp_path: Path) -> None:

@@ -287,6 +287,7 @@ log.close()
 """
 
 
+@pytest.mark.slow
 def test_sealers_at_once_lose_no_seal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Four processes sealing the head at once (``verify --key --seal``'s call, 25 times
     each): every seal is in the file and holds. The file is read, extended and renamed

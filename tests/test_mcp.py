@@ -137,6 +137,7 @@ def test_share_then_search_get_list(served: Served) -> None:
     run(served, body)
 
 
+@pytest.mark.slow
 def test_reinforce_feedback_update(served: Served) -> None:
     async def body(c: Client) -> None:
         fid = (await ok(c, "share_memory", content="builds need 4 GB of RAM"))["fact_id"]
@@ -274,6 +275,7 @@ async def _open(
     return s
 
 
+@pytest.mark.slow
 def test_stdio_server_names_the_agent_after_the_client(tmp_path: Path) -> None:
     async def main() -> None:
         async with AsyncExitStack() as stack:
@@ -304,6 +306,7 @@ def _child_pid(agent: str) -> int:
     raise AssertionError(f"no swarmlog mcp child for {agent}")
 
 
+@pytest.mark.slow
 def test_two_stdio_servers_share_one_memory_and_hand_over_the_synthesizer(tmp_path: Path) -> None:
     root = tmp_path / "swarm"
 
@@ -379,6 +382,7 @@ def test_the_cli_and_the_library_do_not_import_the_sdks() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
     root = tmp_path / "swarm"
     with Swarm.open(root) as swarm:

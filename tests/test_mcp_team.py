@@ -166,6 +166,7 @@ def test_share_without_any_synthesizer_returns_pending_at_once(tmp_path: Path) -
     _run(tmp_path / "s", body, synth=False, decide_wait=3600.0)
 
 
+@pytest.mark.slow
 def test_share_waits_for_a_decision_when_another_process_holds_the_lease(tmp_path: Path) -> None:
     root = tmp_path / "s"
     Swarm.open(root).close()
@@ -209,6 +210,7 @@ def test_read_events_hides_internal_fields_and_reports_the_real_last_seq(tmp_pat
     _run(tmp_path / "s", body)
 
 
+@pytest.mark.slow
 def test_cli_team_options(tmp_path: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -226,6 +228,7 @@ def test_cli_team_options(tmp_path: Path) -> None:
         assert r.returncode == 1 and len(lines) == 1 and why in lines[0], r.stderr
 
 
+@pytest.mark.slow
 def test_one_stdio_server_serves_a_parent_and_its_subagents(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("swarmlog")
     params = StdioServerParameters(

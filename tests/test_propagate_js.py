@@ -17,7 +17,7 @@ from tests.cli_util import run_cli
 from tests.natsserver import NatsServer
 from tests.test_js_redact import _hits
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 SECRET = "The vault passphrase is QUOKKA-PELICAN-7731"
 SHARED = "Deploys are frozen on Fridays after noon"

@@ -140,6 +140,7 @@ def big_swarm(path: Path, n: int) -> Swarm:
     return sw
 
 
+@pytest.mark.slow
 def test_below_threshold_is_the_exact_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with big_swarm(tmp_path / "s", 1500) as sw:
         monkeypatch.setattr(quantindex, "APPROX_MIN_ROWS", 1501)
@@ -150,6 +151,7 @@ def test_below_threshold_is_the_exact_path(tmp_path: Path, monkeypatch: pytest.M
         assert all(len(v) == 10 for v in below.values())
 
 
+@pytest.mark.slow
 def test_recall_at_10_against_exact_through_recall(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_threshold: None
 ) -> None:
@@ -218,6 +220,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_reopen_maps_the_saved_codes_and_recalls_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_threshold: None
 ) -> None:
@@ -272,6 +275,7 @@ def _smaps_shared(pid: int, name: str) -> int:
     return total
 
 
+@pytest.mark.slow
 def test_readers_share_the_code_file_and_survive_a_new_checkpoint(
     tmp_path: Path, small_threshold: None
 ) -> None:

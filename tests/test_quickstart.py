@@ -38,6 +38,7 @@ def test_configs_are_json_with_absolute_paths() -> None:
         assert "--agents" in args
 
 
+@pytest.mark.slow
 def test_the_claude_code_config_serves_a_team(tmp_path: Path) -> None:
     cfg = _configs()[0]
     exe = str(Path(sys.executable).with_name("swarmlog"))

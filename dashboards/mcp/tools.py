@@ -199,6 +199,9 @@ class Stats(BaseModel):
     synthesizer_holder: str | None = Field(
         None, description="While this server stands by: who holds the synthesizer lease"
     )
+    synthesizer_storage: str | None = Field(
+        None, description="A disk full or I/O error the synthesizer is waiting out"
+    )
 
 
 class EventItem(BaseModel):
@@ -511,6 +514,7 @@ class MemoryTools:
             synthesizer=st.role,
             synthesizer_decisions=st.decisions,
             synthesizer_holder=st.holder,
+            synthesizer_storage=st.storage,
         )
 
     def read_events(self, after_seq: int, limit: int, types: list[str] | None) -> EventPage:

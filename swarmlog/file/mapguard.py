@@ -69,13 +69,18 @@ def _on_sigbus(signum: int, info: int | None, ctx: int | None) -> None:
         for start, (n, fd, size, on_cut) in list(_guarded.items()):
             if start <= addr < start + n:
                 try:
-                    os.ftruncate(fd, size)
+                    if os.fstat(fd).st_size >= size:
+                        break  # (not cut: no page to be had, e.g. a full tmpfs; not healable)
+                    try:  # (blocks too where the disk has them: no later fault on a hole)
+                        os.posix_fallocate(fd, 0, size)
+                    except OSError:
+                        os.ftruncate(fd, size)
                 except OSError:
                     break
                 if on_cut is not None:
                     on_cut(start)
                 return
-    _restore()  # not ours: the previous handler meets the retried touch
+    _restore()  # not ours, or not healable: the previous handler meets the retried touch
 
 
 def _restore() -> None:

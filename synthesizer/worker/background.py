@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmlog import Log, SwarmlogError, open_log
+from synthesizer.worker.follow import Follower
 from synthesizer.worker.synth import Synthesizer
 
 
@@ -29,6 +30,9 @@ class SynthStatus:
     error: str | None = None
     holder: str | None = None
     """The lease holder as this worker last saw it (one line), while it stands by."""
+    storage: str | None = None
+    """The storage error (disk full, I/O error) the worker is waiting out, one line; None
+    while the log takes its writes (follow.py)."""
 
 
 class BackgroundSynth:
@@ -54,12 +58,14 @@ class BackgroundSynth:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._worker: Synthesizer | None = None
+        self._follower: Follower | None = None
         self._error: str | None = None
 
     def start(self) -> BackgroundSynth:
         """Open a log handle and start the worker thread (daemon: never blocks exit)."""
         log = open_log(self.target, **self.log_options)
         self._worker = Synthesizer(log, name=self.name, lease_timeout_s=self.lease_timeout_s)
+        self._follower = Follower(self._worker)
         self._thread = threading.Thread(
             target=self._run, args=(log,), name="swarmlog-synth", daemon=True
         )
@@ -67,10 +73,10 @@ class BackgroundSynth:
         return self
 
     def _run(self, log: Log) -> None:
-        worker = self._worker
-        assert worker is not None
+        worker, follower = self._worker, self._follower
+        assert worker is not None and follower is not None
         try:
-            worker.run(stop=self._stop.is_set, poll=self.poll)
+            follower.run(stop=self._stop.is_set, poll=self.poll)  # (waits out a full disk)
             worker.catch_up()
             worker.maybe_checkpoint(force=True)
             worker.release()  # the next server takes over at once, not after the timeout
@@ -86,12 +92,15 @@ class BackgroundSynth:
             return SynthStatus("off", 0)
         if not self._thread.is_alive():
             return SynthStatus("stopped", w.decisions, self._error)
+        storage = self._follower.condition if self._follower is not None else None
         if w.decisions == 0 and not w.standing_by:
-            return SynthStatus("ready", 0)
+            return SynthStatus("ready", 0, storage=storage)
         if w.standing_by:
             h = w.holder
-            return SynthStatus("standby", w.decisions, holder=h.describe() if h else None)
-        return SynthStatus("holding", w.decisions)
+            return SynthStatus(
+                "standby", w.decisions, holder=h.describe() if h else None, storage=storage
+            )
+        return SynthStatus("holding", w.decisions, storage=storage)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Ask the worker to finish its pass and wait for it."""

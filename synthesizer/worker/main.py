@@ -13,6 +13,7 @@ import signal
 import sys
 
 from swarmlog import open_log
+from synthesizer.worker.follow import Follower
 from synthesizer.worker.synth import Synthesizer
 
 
@@ -30,7 +31,7 @@ def serve(target: str, poll: float = 0.25) -> int:
     try:
         worker = Synthesizer(log, background_checkpoints=True)
         print("ready", flush=True)
-        worker.run(stop=lambda: stopping, poll=poll)
+        Follower(worker).run(stop=lambda: stopping, poll=poll)  # (waits out a full disk)
         worker.release()  # a clean stop: the next worker need not wait for the timeout
         worker.catch_up()
         worker.maybe_checkpoint(force=True)

@@ -289,8 +289,8 @@ class Slots:
         except OSError:
             return None
         try:
-            if os.fstat(fd).st_size < SIZE:
-                os.ftruncate(fd, SIZE)
+            if os.fstat(fd).st_size < SIZE:  # (a cut or new file: recreated, blocks and
+                os.posix_fallocate(fd, 0, SIZE)  # all: a full disk fails here, not as SIGBUS)
             m = mmap.mmap(fd, SIZE)
         except (OSError, ValueError):
             os.close(fd)

@@ -2,7 +2,7 @@
 
 Plain-Python checks (``events``) for the bodies agents write per action and for the
 configuration; the pydantic models of the other types (``body_models``, the facades'
-``facade_models``) are imported and built only when a body of one of them is first
+``compat/models.py``) are imported and built only when a body of one of them is first
 appended. So a log rejects malformed bodies of known types, in one line, and a process
 that appends or folds (an agent's ``append``, ``board``, ``reinforce``) never imports
 pydantic.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from swarmlog.envelope import lazy_model_check, register_check
 from synthesizer import events as T
-from synthesizer.compat import events as FE
+from synthesizer import seedvocab as FE
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

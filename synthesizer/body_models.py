@@ -6,7 +6,7 @@ one-line errors as these models (tests/test_body_checks.py compares them), so an
 does not import pydantic; the other types (the synthesizer's own events, the
 feedback, conflicts, erasures) are validated by these models, built the
 first time a body of that type is appended. The seeds' facade models
-(``facade_events``) build on the field types here.
+(``seedvocab.py``, ``compat/models.py``) build on the field types here.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from synthesizer.events import (
     JUDGE_ANSWERED,
     JUDGE_ASKED,
     MAX_CONTENT,
+    MAX_ORIGINS,
     MAX_SHORT_TEXT,
     MEMORY_FEEDBACK,
     MEMORY_RECALLED,
@@ -41,6 +42,7 @@ from synthesizer.events import (
     SESSION_ENDED,
     SESSION_STARTED,
     SYNTH_PROGRESS,
+    origin_problem,
 )
 
 # ---------------------------------------------------------------- field types
@@ -75,18 +77,14 @@ def _subject(v: str) -> str:
 
 
 def _origin(v: object) -> object:
-    """One origin dict (see synthesizer.state.origins)."""
-    from synthesizer.state.origins import problem
-
-    bad = problem(v)
+    """One origin dict (what it means: ``synthesizer/state/origins.py``)."""
+    bad = origin_problem(v)
     if bad:
         raise ValueError(bad)
     return v
 
 
 def _origins_bound(v: list[object]) -> list[object]:
-    from synthesizer.state.origins import MAX_ORIGINS
-
     if len(v) > MAX_ORIGINS:
         raise ValueError(f"at most {MAX_ORIGINS} origins")
     return v

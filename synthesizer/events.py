@@ -11,7 +11,7 @@ checked by their pydantic models in ``body_models`` (the schema of record), buil
 a body of such a type is first appended. tests/test_body_checks.py shows the plain
 checks accept and reject exactly what the models do, with the same messages. The fold
 never uses either: it reads the already-checked body dicts directly. The seeds' facade
-types are in ``facade_events``.
+types are in ``seedvocab.py``.
 """
 
 from __future__ import annotations
@@ -206,16 +206,61 @@ VECTOR = _list_of(_number(), _non_empty)
 STATUS = _one_of(*STATUSES)
 
 
-def _origin(v: Any) -> Errors:
-    from synthesizer.state.origins import problem
+MAX_ORIGINS = 64
+"""Origins one memory may carry (a bootstrapped fact carries its global fact's too)."""
+MAX_SEQS = 256
+"""Raw seqs one origin may list (the first ones: enough to find the raw events back)."""
 
-    bad = problem(v)
+_ORIGIN_TEXT_KEYS = ("swarm", "name", "fact")
+
+
+def _origin_text(v: Any, key: str) -> str | None:
+    if not isinstance(v, str) or not v or len(v) > 256 or not v.isprintable():
+        return f"origin {key} must be printable text of 1 to 256 characters"
+    return None
+
+
+def origin_problem(o: Any) -> str | None:
+    """Why ``o`` is not a valid origin dict, or None: ``{"swarm", "name", "fact"}`` short
+    printable text, ``seqs`` at most ``MAX_SEQS`` seqs, ``version`` >= 0, ``sig`` text.
+    (What an origin means, and how the fold keeps it: ``synthesizer/state/origins.py``.)"""
+    if not isinstance(o, dict):
+        return "an origin must be an object"
+    for key in _ORIGIN_TEXT_KEYS:
+        if key not in o:
+            return f"origin needs {key!r}"
+        bad = _origin_text(o[key], key)
+        if bad:
+            return bad
+    seqs = o.get("seqs", [])
+    if not isinstance(seqs, list) or len(seqs) > MAX_SEQS:
+        return f"origin seqs must be a list of at most {MAX_SEQS} seqs"
+    if not all(type(q) is int and q >= 1 for q in seqs):
+        return "origin seqs must be integers >= 1"
+    version = o.get("version", 0)
+    if type(version) is not int or version < 0:
+        return "origin version must be an integer >= 0"
+    if "sig" in o and _origin_text(o["sig"], "sig"):
+        return _origin_text(o["sig"], "sig")
+    return None
+
+
+def check_origins(v: list[Any]) -> None:
+    """Raise ValueError unless ``v`` is a list of valid origins (at most ``MAX_ORIGINS``)."""
+    if len(v) > MAX_ORIGINS:
+        raise ValueError(f"at most {MAX_ORIGINS} origins")
+    for o in v:
+        bad = origin_problem(o)
+        if bad:
+            raise ValueError(bad)
+
+
+def _origin(v: Any) -> Errors:
+    bad = origin_problem(v)
     return [("", bad)] if bad else []
 
 
 def _origins_bound(v: list[Any]) -> None:
-    from synthesizer.state.origins import MAX_ORIGINS
-
     if len(v) > MAX_ORIGINS:
         raise ValueError(f"at most {MAX_ORIGINS} origins")
 

@@ -2,7 +2,8 @@
 
 ``state_at(log, at_seq=k)`` equals the fold of the first k events whatever checkpoint it
 starts from (the determinism contract); ``at_time=T`` targets the last event (in seq
-order) whose ``ts`` is at most T.
+order) whose ``ts`` is at most T. Storing one is ``synthesizer/checkpoints/save.py``'s
+(``save_checkpoint``, ``ErasedSince``: re-exported here for callers).
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ from typing import Any
 
 from swarmlog import CheckpointInfo, Log
 from swarmlog.checkpoint import skip
-from swarmlog.errors import SwarmlogError
 from swarmlog.file import RetentionError
-from synthesizer.checkpoints import check as ckptcheck
+from synthesizer.checkpoints import check
+from synthesizer.checkpoints.save import ErasedSince, save_checkpoint, save_checkpoint_info
 from synthesizer.errors import InvalidOption
 from synthesizer.retention import CHECKPOINT_FORMAT, oldest_readable
 from synthesizer.state import SwarmState, fold_dicts
-from synthesizer.state import payload as statepayload
 from synthesizer.state._fast import paused_gc
 
 __all__ = [
@@ -27,14 +27,10 @@ __all__ = [
     "fold_into",
     "load_checkpoint",
     "save_checkpoint",
+    "save_checkpoint_info",
     "seq_at_time",
     "state_at",
 ]
-
-
-class ErasedSince(SwarmlogError):
-    """A state about to be checkpointed was folded from records redacted since: it may
-    hold erased words, so it is not stored (fold anew from the log and try again)."""
 
 
 def stamp(state: SwarmState, log: Log) -> None:
@@ -84,7 +80,7 @@ def load_checkpoint_info(
     """
     mark = log.redactions()  # before reading: a redaction after it makes the state stale
     for ck in log.checkpoints.candidates(at_or_below, CHECKPOINT_FORMAT):
-        state, why = ckptcheck.decode(ck)
+        state, why = check.decode(ck)
         if state is None:
             skip(ck.info.name, why)
             continue
@@ -134,47 +130,3 @@ def state_at(
     if state is None:
         state = SwarmState()
     return fold_into(state, log, target)
-
-
-def save_checkpoint(log: Log, state: SwarmState, pinned: bool = False) -> int:
-    """Store the state as a checkpoint at its last seq; returns that seq.
-
-    Keeps the newest ``synthesizer.checkpoint_keep`` checkpoints (plus pinned ones, which
-    retention never deletes); raises CheckpointNotWritten if it cannot store it.
-    """
-    return save_checkpoint_info(log, state, pinned).seq
-
-
-def save_checkpoint_info(
-    log: Log, state: SwarmState, pinned: bool = False, side: dict[str, str] | None = None
-) -> CheckpointInfo:
-    """``save_checkpoint``, returning what the store recorded (its identity); ``side``:
-    the side files written for it (name -> SHA-256, ``vecckpt.checkpoint``).
-
-    Raises ErasedSince, storing nothing, when the log was redacted after the state's fold
-    began (``state.redactions``): the state may hold words that are gone from the log. A
-    redaction finishing while the checkpoint is written deletes it again; one finishing
-    later deletes it itself (a forget drops the checkpoints after its first seq).
-    """
-    before = log.redactions()
-    if state.redactions is not None and before != state.redactions:
-        raise ErasedSince(
-            f"the log was redacted after this state was folded (redactions {state.redactions}"
-            f" -> {before}): not checkpointed; fold anew from the log"
-        )
-    info = log.checkpoints.save(
-        state.last_seq,
-        statepayload.encode(state),
-        CHECKPOINT_FORMAT,
-        state.config.digest(),
-        pinned=pinned,
-        keep=state.config.synthesizer.checkpoint_keep,
-        side=side,
-    )
-    if log.redactions() != before:
-        log.checkpoints.delete(info)
-        raise ErasedSince(
-            "the log was redacted while this state was checkpointed: checkpoint dropped;"
-            " fold anew from the log"
-        )
-    return info

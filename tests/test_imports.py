@@ -3,7 +3,9 @@
 Every module of the three packages is parsed (not imported), and every import statement
 anywhere in it counts: top level, inside functions (lazy imports) and under
 ``if TYPE_CHECKING:``. The layers are ``swarmlog`` <- ``synthesizer`` <- ``dashboards``:
-a package may import its own modules and the layers below it, never one above.
+a package may import its own modules and the layers below it, never one above. Inside
+``synthesizer`` the same holds floor by floor (``FLOORS``), with no whitelist, and no
+two subpackages or top-level modules import each other.
 
 Above ``swarmlog`` no private name of it (``_x``) is imported, and no attribute that
 only swarmlog defines under a private name (``event._d``) is read: what the other layers
@@ -17,16 +19,8 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("swarmlog", "synthesizer", "dashboards")  # each may import those before it
-
-# Known cycles that another branch removes, each as the import edge that closes it.
-# ``test_no_import_cycles`` leaves these edges out; ``test_known_cycle_is_gone`` is a
-# strict xfail per edge: when the fix lands it passes unexpectedly (and so fails), and
-# its line here is deleted.
-KNOWN_CYCLE_EDGES: list[tuple[str, str]] = []
 
 
 def _modules() -> dict[str, Path]:
@@ -140,19 +134,8 @@ def test_the_checker_sees_lazy_type_checking_and_relative_imports() -> None:
 
 
 def test_no_import_cycles() -> None:
-    graph = _edges()
-    for a, b in KNOWN_CYCLE_EDGES:
-        graph[a].discard(b)
-    cycles = _cycles(graph)
+    cycles = _cycles(_edges())
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in cycles)
-
-
-@pytest.mark.parametrize(
-    "edge", [pytest.param(e, marks=pytest.mark.xfail(strict=True)) for e in KNOWN_CYCLE_EDGES]
-)
-def test_known_cycle_is_gone(edge: tuple[str, str]) -> None:
-    a, b = edge
-    assert not [c for c in _cycles(_edges()) if a in c and b in c]
 
 
 def test_layers_import_downward_only() -> None:
@@ -222,20 +205,52 @@ def test_the_private_name_check_catches_event_d() -> None:
     )
 
 
-# -- the house (issue 23): the folder tree is the architecture, and these rules keep it so --
+# -- the house: the folder tree is the architecture, and these rules keep it so --
+# (docs/design.md §1, "Layers and floors")
 
 BACKENDS = ("swarmlog.file", "swarmlog.jetstream")
 CORE_FACES = {"swarmlog", "swarmlog.open"}  # the package face and ``open_log`` pick a backend
 FOLD = "synthesizer.state"
-FOLD_VOCABULARY = {  # what the fold reads besides itself and the core: names and settings
-    "synthesizer",
-    "synthesizer.config",
-    "synthesizer.configmodel",
-    "synthesizer.events",
-    "synthesizer.errors",
-    "synthesizer.compat.events",
-    "synthesizer.compat.nsprefix",
-}
+FLOORS: tuple[tuple[str, ...], ...] = (
+    # 1. vocabulary: names, settings, errors and small helpers that import no other floor
+    (
+        "synthesizer.configmodel",
+        "synthesizer.config",
+        "synthesizer.errors",
+        "synthesizer.events",
+        "synthesizer.seedvocab",
+        "synthesizer.body_models",
+        "synthesizer.reserved",
+        "synthesizer.retry",
+        "synthesizer.heapfreeze",
+        "synthesizer.storeview",
+    ),
+    # 2. the fold: pure, deterministic, reads only the vocabulary and the core
+    (FOLD,),
+    # 3. what reads the fold: search, the merge rule, the board, configuration in the log
+    ("synthesizer.search", "synthesizer.merge", "synthesizer.board", "synthesizer.configlog"),
+    # 4. history: checkpoints, retention, loading a state, erasure, what the dashboard counts
+    (
+        "synthesizer.checkpoints",
+        "synthesizer.retention",
+        "synthesizer.replay",
+        "synthesizer.backlog",
+        "synthesizer.metrics",
+        "synthesizer.forget",
+    ),
+    # 5. the synthesizer worker and promotion into a global memory
+    ("synthesizer.worker", "synthesizer.promotion"),
+    # 6. the faces: the agent API, the seeds' facades, integrations, the package face
+    (
+        "synthesizer.swarm",
+        "synthesizer.compat",
+        "synthesizer.integrations",
+        "synthesizer.bodies",
+        "synthesizer",
+    ),
+)
+"""The floors of ``synthesizer``, lowest first; each entry a subpackage or a module.
+A module imports its own unit, its floor and the floors below; never one above."""
 NONDETERMINISTIC = ("time", "random", "datetime", "secrets", "uuid")
 MAX_MODULES_PER_FOLDER = 20
 
@@ -288,12 +303,55 @@ def test_code_above_swarmlog_uses_the_core_and_the_backends_faces_only() -> None
     assert not bad, "a backend's inner module used above swarmlog:\n" + "\n".join(bad)
 
 
-def test_the_fold_imports_itself_the_core_and_its_vocabulary_only() -> None:
-    """So nothing from search/, worker/, merge/ … reaches ``apply`` (DESIGN 4)."""
+def _unit(mod: str) -> str | None:
+    """The floor entry ``mod`` belongs to (its subpackage or itself), None if none."""
+    entries = [u for floor in FLOORS for u in floor if _within(mod, u)]
+    return max(entries, key=len) if entries else None
+
+
+def _floor(mod: str) -> int:
+    unit = _unit(mod)
+    return next(i for i, floor in enumerate(FLOORS) if unit in floor)
+
+
+def test_every_synthesizer_module_stands_on_a_floor() -> None:
+    homeless = [m for m in MODULES if _within(m, "synthesizer") and _unit(m) is None]
+    assert not homeless, "modules on no floor (add them to FLOORS): " + ", ".join(homeless)
+
+
+def test_imports_run_down_the_floors_only() -> None:
+    """No whitelist: a module never imports one on a higher floor, lazily or not."""
+    bad = [
+        f"{m} (floor {_floor(m) + 1}) imports {t} (floor {_floor(t) + 1})"
+        for m, t in _imports_of(lambda m: _within(m, "synthesizer"))
+        if _within(t, "synthesizer") and _floor(t) > _floor(m)
+    ]
+    assert not bad, "imports up the floors:\n" + "\n".join(bad)
+
+
+def test_no_two_units_import_each_other() -> None:
+    """Subpackages and top-level modules form no cycle either (``replay`` and
+    ``checkpoints/``, say), even where no two modules do."""
+    graph: dict[str, set[str]] = {}
+    for m, t in _imports_of(lambda m: _within(m, "synthesizer") and m != "synthesizer"):
+        a, b = _unit(m), _unit(t) if _within(t, "synthesizer") else None
+        graph.setdefault(a or m, set())
+        if b and b != a and b != "synthesizer":
+            graph[a or m].add(b)
+            graph.setdefault(b, set())
+    cycles = _cycles(graph)
+    assert not cycles, "units that import each other: " + "; ".join(
+        " <-> ".join(sorted(c)) for c in cycles
+    )
+
+
+def test_the_fold_imports_itself_the_core_and_the_vocabulary_only() -> None:
+    """So nothing from search/, worker/, merge/, compat/ … reaches ``apply``
+    (docs/design.md §4, "The fold")."""
     bad = [
         f"{m} imports {t}"
         for m, t in _imports_of(lambda m: _within(m, FOLD))
-        if not (_within(t, FOLD) or _is_core(t) or t in FOLD_VOCABULARY)
+        if not (_within(t, FOLD) or _is_core(t) or (_within(t, "synthesizer") and _floor(t) == 0))
     ]
     assert not bad, "the fold imports beyond itself:\n" + "\n".join(bad)
 
@@ -315,6 +373,10 @@ def test_the_house_rules_catch_what_they_are_for() -> None:
     assert not _within("swarmlog.filex", "swarmlog.file")
     tree = ast.parse("import time\nfrom random import random\n")
     assert {n for n, _, _ in _imported(f"{FOLD}.loop", tree)} == {"time", "random"}
+    assert _unit("synthesizer.state.loop") == FOLD and _unit("synthesizer.replay") == (
+        "synthesizer.replay"
+    )
+    assert _floor("synthesizer.events") == 0 and _floor("synthesizer.worker.synth") == 4
 
 
 def test_no_folder_holds_more_than_twenty_modules() -> None:

@@ -5,7 +5,7 @@ at 100k facts), and a worker that writes it inline decides nothing meanwhile: th
 the decision latency under a steady load was that pause. ``fork`` gives the child an
 exact, frozen copy of the folded state and the vector index (copy-on-write pages: the
 parent's cost is copying its page tables, a few ms), so the parent goes on deciding while
-the child encodes and writes exactly what ``vecckpt.checkpoint`` would have written
+the child encodes and writes exactly what ``vectors.checkpoint`` would have written
 inline at that seq: the same bytes, hence the same digest.
 
 Crash safety is the store's: each file is written to a temporary name under a flock,
@@ -14,7 +14,7 @@ leaves the previous checkpoint the newest complete one; its temporary file is cl
 the next save. A child that dies after the checkpoint's rename but before its vector file
 leaves a checkpoint whose vectors a reader re-embeds (as after an inline crash there).
 
-Only for a ``FileLog`` in a process that owns its threads (the CLI worker, ``worker_main``):
+Only for a ``FileLog`` in a process that owns its threads (the CLI worker, ``worker/main.py``):
 a JetStream log's connection lives in a thread that a child would not have, and an
 in-memory log's checkpoints would be written into the child's memory. Elsewhere the
 worker writes inline, as before.
@@ -32,16 +32,16 @@ from typing import Protocol
 
 import orjson
 
+import synthesizer.state.payload  # noqa: F401  (imported before any fork)
 from swarmlog import CheckpointNotWritten, Log
 from swarmlog.file import FileLog
-from synthesizer.checkpoints import vectors as vecckpt
+from synthesizer.checkpoints import vectors
+from synthesizer.checkpoints.save import ErasedSince
 from synthesizer.config import SynthConfig
-from synthesizer.replay import ErasedSince
+from synthesizer.heapfreeze import freeze_heap
 from synthesizer.search import quantindex  # noqa: F401  (imported before any fork)
 from synthesizer.search.factindex import FactIndex
 from synthesizer.state import SwarmState
-from synthesizer.state import payload as statepayload  # noqa: F401  (before any fork)
-from synthesizer.worker.heapfreeze import freeze_heap
 
 LOG = logging.getLogger("synthesizer.worker")
 STALL_ENV = "SWARMLOG_TEST_CKPT_STALL"
@@ -66,7 +66,7 @@ def can_fork(log: Log) -> bool:
 
 def write_inline(log: Log, state: SwarmState, index: FactIndex) -> int:
     """Write the checkpoint of ``state`` with its side files here; return its seq."""
-    return vecckpt.checkpoint(log, state, index).seq
+    return vectors.checkpoint(log, state, index).seq
 
 
 def _child(log: Log, state: SwarmState, index: FactIndex, out: int) -> None:

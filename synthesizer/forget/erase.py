@@ -1,4 +1,4 @@
-"""Forgetting an identity end to end (DESIGN 7): intent, redaction plan, checkpoints.
+"""Forgetting an identity end to end (docs/design.md §9): intent, redaction plan, checkpoints.
 
 ``forget(swarm, Identity(agent="a"))`` (``Swarm.forget``, ``MemoryStore.forget``, ``swarmlog
 forget``) does, in this order:
@@ -49,9 +49,8 @@ from swarmlog.file import RetentionError
 from swarmlog.file import crash_step as step
 from swarmlog.redaction import Rewrite, is_tombstone, kind_of
 from synthesizer import events as T
-from synthesizer.compat import events as FE
-from synthesizer.compat import nsprefix
-from synthesizer.forget import planned as forgetplan
+from synthesizer import seedvocab as FE
+from synthesizer.forget import planned
 from synthesizer.forget.chosen import PSEUDONYM, REFS, Chosen, pseudonym
 from synthesizer.state.erasure import REDACTED
 
@@ -78,7 +77,7 @@ class ForgetError(SwarmlogError):
 @dataclass(frozen=True)
 class Identity:
     """Who to forget: an agent, a session, a thread, or a store namespace (``ns``: the
-    encoded ``MemoryIdentity``, facade_store.encode_identity)."""
+    encoded ``MemoryIdentity``, compat/store.py: encode_identity)."""
 
     agent: str | None = None
     session: str | None = None
@@ -95,7 +94,7 @@ class Identity:
             raise ForgetError(
                 "the synthesizer's events are derived: forget the agents whose memories it decided"
             )
-        if self.ns is not None and not nsprefix.pattern(self.ns):
+        if self.ns is not None and not FE.pattern(self.ns):
             raise ForgetError("a store identity to forget needs at least one field (tenant)")
 
     def describe(self) -> str:
@@ -116,10 +115,10 @@ class Identity:
 
     def owns(self, d: dict[str, Any]) -> bool:
         """Whether stored event ``d`` is the identity's own."""
-        if self.ns is not None:  # by prefix (seed 001, nsprefix.py)
+        if self.ns is not None:  # by prefix (seed 001, synthesizer/seedvocab.py)
             ns = d["body"].get("ns")
             return (
-                d["type"] in _STORE_TYPES and isinstance(ns, str) and nsprefix.covers(self.ns, ns)
+                d["type"] in _STORE_TYPES and isinstance(ns, str) and FE.covers(self.ns, ns)
             )
         if self.agent is not None:
             return d["agent"] == self.agent
@@ -130,7 +129,7 @@ class Identity:
 
 _STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
 _INTENTS = frozenset((T.IDENTITY_FORGOTTEN, FE.STORE_FORGOTTEN))
-_NEVER = _INTENTS | {T.SWARM_CONFIGURED, T.SYNTH_PROGRESS, forgetplan.PLANNED}
+_NEVER = _INTENTS | {T.SWARM_CONFIGURED, T.SYNTH_PROGRESS, planned.PLANNED}
 """Types never redacted for their words: erasure requests (names only: an agent forget
 gives them the agent's pseudonym) and the swarm's configuration."""
 
@@ -295,7 +294,7 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
             seq = d["seq"]
             b = d["body"]
             prev, p.last_id = p.last_id, d["id"]
-            if t == forgetplan.PLANNED:
+            if t == planned.PLANNED:
                 p.listed |= bool(p.intent) and b.get("request") == p.intent
                 continue
             if t in _INTENTS:
@@ -458,7 +457,7 @@ class _Quotes:
 
 QUOTE_WORDS = 4
 """A run of this many consecutive words of the identity's texts in another's text is a
-quote (issue 26: partial quotes), whatever the case and surrounding punctuation."""
+quote (a partial quote too), whatever the case and surrounding punctuation."""
 _WORD = re.compile(r"\S+")
 _PUNCT = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
 
@@ -514,7 +513,7 @@ def forget(
 ) -> Result:
     """Forget ``ident`` in ``swarm`` (see module docstring); safe to re-run. An identity
     with no event in the log is refused (a typo forgets nothing) unless ``force``."""
-    from synthesizer.checkpoints import vectors as vecckpt
+    from synthesizer.checkpoints import vectors
 
     log = swarm.log
     _allowed(swarm, ident, writer)
@@ -553,7 +552,7 @@ def forget(
     if not listed:  # the plan goes first: verify accepts only what it lists
         types = {q: p.types[q] for q in (*derived, *own)}
         types.update({q: ident.intent_type for q in last})
-        forgetplan.append(log, seq, alias if writer == ident.agent else writer, types)
+        planned.append(log, seq, alias if writer == ident.agent else writer, types)
         step()
     n = log.redact(derived) if derived else 0
     step()
@@ -566,7 +565,7 @@ def forget(
     if p.first:
         dropped = log.checkpoints.invalidate_after(p.first)
         step()
-        vecckpt.prune(log)
+        vectors.prune(log)
     reports = remove_reports(log)
     swarm._reload()
     ck = 0

@@ -40,8 +40,8 @@ from swarmlog import Log
 from swarmlog.file import RetentionError
 from swarmlog.redaction import SCRUBBED, TOMBSTONE, kind_of
 from synthesizer import events as T
-from synthesizer.compat import events as FE
-from synthesizer.forget import planned as forgetplan
+from synthesizer import seedvocab as FE
+from synthesizer.forget import planned
 from synthesizer.forget.chosen import PSEUDONYM, pseudonym
 from synthesizer.forget.erase import (
     _QUOTABLE,
@@ -154,7 +154,7 @@ def unexplained(log: Log) -> list[str]:
     intents: list[dict[str, Any]] = []
     requests: list[int] = []
     plans: dict[int, str] = {}  # seq -> type, as forget's plans list them
-    planned: set[int] = set()  # requests with a plan
+    with_plan: set[int] = set()  # requests with a plan
     out: list[str] = []
     prev = ""
     try:
@@ -162,10 +162,10 @@ def unexplained(log: Log) -> list[str]:
             for d in batch:
                 kind = kind_of(d)
                 prev, before = d["id"], prev
-                if d["type"] == forgetplan.PLANNED and kind is None:
-                    got = forgetplan.listed(d["body"])
+                if d["type"] == planned.PLANNED and kind is None:
+                    got = planned.listed(d["body"])
                     if got is not None:
-                        planned.add(got[0])
+                        with_plan.add(got[0])
                         plans.update(got[1])
                     continue
                 if d["type"] in _INTENTS and kind != TOMBSTONE:
@@ -186,7 +186,7 @@ def unexplained(log: Log) -> list[str]:
                     scrubbed.append(d)
     except RetentionError as e:
         return [f"{RETENTION_NOTE}: {e}"]
-    strict = bool(requests) and all(r in planned for r in requests)
+    strict = bool(requests) and all(r in with_plan for r in requests)
     bad = _against_plans([*tombs, *intents, *scrubbed], plans, strict)
     tombs, intents, scrubbed = (
         [d for d in ds if d["seq"] not in plans and not strict] for ds in (tombs, intents, scrubbed)

@@ -1,4 +1,4 @@
-"""Unfinished erasures: a forget request whose rewrite did not complete (issue 22, item 8).
+"""Unfinished erasures: a forget request whose rewrite did not complete.
 
 ``swarmlog forget`` appends its request (``identity.forgotten`` / ``memstore.forgotten``)
 before it rewrites anything. Killed (or stopped by a full disk) after that, the log is
@@ -20,7 +20,7 @@ from swarmlog import Log
 from swarmlog.file import RetentionError
 from swarmlog.redaction import kind_of
 from synthesizer import events as T
-from synthesizer.compat import events as FE
+from synthesizer import seedvocab as FE
 from synthesizer.forget.erase import ForgetError, Identity, plan
 from synthesizer.forget.redactions import requested
 
@@ -58,7 +58,7 @@ def unfinished(log: Log) -> list[str]:
                     if ident is not None:
                         latest[(ident, d["agent"])] = d["seq"]
     except RetentionError:
-        return []  # (history deleted: redactcheck notes that nothing is judged)
+        return []  # (history deleted: redactions.py notes that nothing is judged)
     if not latest:
         return []
     ckpts = [i.seq for i in log.checkpoints.list()]

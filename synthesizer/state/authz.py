@@ -1,4 +1,4 @@
-"""Who may write what: the fold's write rules (DESIGN 7), checked from stored events alone.
+"""Who may write what: the fold's write rules (docs/design.md §10), read from stored events.
 
 The log stores anything a writer with file access appends; these rules decide what the
 fold *honours*. A refused event stays in the log (it is history), its handler does not
@@ -46,10 +46,10 @@ from collections.abc import Callable
 from typing import Any
 
 from synthesizer import events as T
-from synthesizer.compat import events as FE
+from synthesizer import seedvocab as FE
 
 SwarmState = Any
-"""The fold's state (``foldstate.SwarmState``; not imported: handlers.py imports this module)."""
+"""The fold's state (``swarmstate.SwarmState``; not imported: handlers.py imports this module)."""
 
 Handler = Callable[[SwarmState, dict[str, Any]], None]
 
@@ -128,7 +128,7 @@ clash with a session's)."""
 
 
 STORE_WRITER = "memstore"
-"""The MemoryStore facade's writer (facade_store.STORE_AGENT)."""
+"""The MemoryStore facade's writer (compat/store.py: STORE_AGENT)."""
 
 
 def store_forget_ok(s: SwarmState, d: dict[str, Any]) -> bool:

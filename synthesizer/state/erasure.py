@@ -1,4 +1,4 @@
-"""Erasure in the fold: ``identity.forgotten`` (DESIGN 7).
+"""Erasure in the fold: ``identity.forgotten`` (docs/design.md §9).
 
 Drops the identity's pending raw memories and its evidence in facts (live ones and the
 evicted ones kept for revival), facts left without evidence (or of the forgotten
@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, Protocol
 
-from synthesizer.compat import events as FE
+from synthesizer import seedvocab as FE
 from synthesizer.events import MEMORY_SHARED
-from synthesizer.state import words as factwords
 from synthesizer.state.facts import Fact, RawMemory
+from synthesizer.state.words import Entry as WordsEntry
+from synthesizer.state.words import drop as drop_words
+from synthesizer.state.words import keep_only as keep_only_words
+from synthesizer.state.words import of as words_of
 
 STORE_KEYED = frozenset((FE.STORE_PUT, FE.STORE_DELETED))
 STORE_TYPES = frozenset(t for t, f in FE.FACADE_OF.items() if f == "store")
@@ -47,7 +50,7 @@ class ErasableState(Protocol):
     pending: dict[int, RawMemory]
     recalled: dict[str, set[int]]
     accessed: dict[str, dict[str, list[str]]]
-    words: dict[str, list[factwords.Entry]]
+    words: dict[str, list[WordsEntry]]
     owners: dict[str, str]
     metrics: Any
     ext: Any
@@ -96,7 +99,7 @@ def _unsign(s: ErasableState, f: Fact) -> None:
         del s.signatures[sig]
 
 
-def _reword(s: ErasableState, f: Fact, w: factwords.Entry) -> None:
+def _reword(s: ErasableState, f: Fact, w: WordsEntry) -> None:
     """A surviving fact the forgotten identity discovered takes the words (and what came
     with them: category, importance, subject, value, TTL, thread, session) of its
     earliest surviving evidence ``w``; its embedding and signature, derived from the
@@ -183,9 +186,9 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
         s._evict(fid, FORGOTTEN)
     for fid in _scrub(s.evicted.values(), hit, thread, agent, reword, changed):
         _unsign(s, s.evicted.pop(fid))
-        factwords.drop(s, fid)
+        drop_words(s, fid)
     for f in reword:
-        w = factwords.of(s, f.id, f.evidence[0])
+        w = words_of(s, f.id, f.evidence[0])
         if w is not None:
             _reword(s, f, w)
             continue
@@ -196,9 +199,9 @@ def on_forgotten(s: ErasableState, d: dict[str, Any]) -> None:
             s._evict(f.id, FORGOTTEN)
         else:
             s.evicted.pop(f.id, None)
-        factwords.drop(s, f.id)
+        drop_words(s, f.id)
     for f in changed:
-        factwords.keep_only(s, f)
+        keep_only_words(s, f)
     owners = s.owners
     if session is not None:
         owners.pop(session, None)

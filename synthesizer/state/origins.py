@@ -1,4 +1,6 @@
-"""Provenance across swarms: the ``origins`` of a promoted or bootstrapped fact (DESIGN 11).
+"""Provenance across swarms: the ``origins`` of a promoted or bootstrapped fact.
+
+(docs/design.md §12, global memory.)
 
 A task swarm promotes a fact into a global memory as a ``memory.shared`` whose body
 carries ``origins``: one dict per fact it stands for, ``{"swarm": origin swarm id,
@@ -20,56 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from synthesizer.events import MAX_ORIGINS, MAX_SEQS
+from synthesizer.events import check_origins as check_list
+from synthesizer.events import origin_problem as problem
 from synthesizer.state.facts import RETRACTED, Fact, RawMemory
-
-MAX_ORIGINS = 64
-"""Origins one memory may carry (a bootstrapped fact carries its global fact's too)."""
-MAX_SEQS = 256
-"""Raw seqs one origin may list (the first ones: enough to find the raw events back)."""
 
 WITHDRAWN_REASON = "origin withdrawn"
 """The ``history`` reason of a fact retracted because its last origin was withdrawn."""
-
-_TEXT_KEYS = ("swarm", "name", "fact")
-
-
-def _short_text(v: Any, key: str) -> str | None:
-    if not isinstance(v, str) or not v or len(v) > 256 or not v.isprintable():
-        return f"origin {key} must be printable text of 1 to 256 characters"
-    return None
-
-
-def problem(o: Any) -> str | None:
-    """Why ``o`` is not a valid origin dict, or None (used by the body checks)."""
-    if not isinstance(o, dict):
-        return "an origin must be an object"
-    for key in _TEXT_KEYS:
-        if key not in o:
-            return f"origin needs {key!r}"
-        bad = _short_text(o[key], key)
-        if bad:
-            return bad
-    seqs = o.get("seqs", [])
-    if not isinstance(seqs, list) or len(seqs) > MAX_SEQS:
-        return f"origin seqs must be a list of at most {MAX_SEQS} seqs"
-    if not all(type(q) is int and q >= 1 for q in seqs):
-        return "origin seqs must be integers >= 1"
-    version = o.get("version", 0)
-    if type(version) is not int or version < 0:
-        return "origin version must be an integer >= 0"
-    if "sig" in o and _short_text(o["sig"], "sig"):
-        return _short_text(o["sig"], "sig")
-    return None
-
-
-def check_list(v: list[Any]) -> None:
-    """Raise ValueError unless ``v`` is a list of valid origins (at most ``MAX_ORIGINS``)."""
-    if len(v) > MAX_ORIGINS:
-        raise ValueError(f"at most {MAX_ORIGINS} origins")
-    for o in v:
-        bad = problem(o)
-        if bad:
-            raise ValueError(bad)
 
 
 def entry(o: dict[str, Any], carrier: int) -> dict[str, Any]:

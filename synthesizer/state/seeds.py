@@ -1,9 +1,9 @@
-"""Fold handlers of the facades' events (types in ``synthesizer/compat/events.py``).
+"""Fold handlers of the facades' events (types in ``synthesizer/seedvocab.py``).
 
 ``handlers.py`` registers ``HANDLERS`` beside its own; like those, they use only the
 event (its ``seq``, ``ts``, ``agent``, body): no wall clock, no randomness. Pool and
 bank memories are the fold's own facts (strength, capacity, decay, eviction are the
-pool's); the store's entries live in ``SwarmState.ext`` (``facade_state.Facades``).
+pool's); the store's entries live in ``SwarmState.ext`` (``seedstate.Facades``).
 Store times are unix milliseconds, as in seed 001: the event's ``ts`` × 1000.
 """
 
@@ -13,8 +13,8 @@ import math
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
-from synthesizer.compat import events as FE
-from synthesizer.compat.nsprefix import covers
+from synthesizer import seedvocab as FE
+from synthesizer.seedvocab import covers
 from synthesizer.state.facts import Evidence, Fact, new_fact
 from synthesizer.state.pool import initial_strength
 from synthesizer.state.seedstate import MAX_PUT_SEQS, Facades
@@ -205,7 +205,7 @@ def _on_store_signature(s: _State, d: dict[str, Any]) -> None:
 
 def _on_store_forgotten(s: _State, d: dict[str, Any]) -> None:
     """memstore.forgotten: every entry, signature and feedback of that identity and of
-    every identity it is a prefix of (nsprefix.py)."""
+    every identity it is a prefix of (``synthesizer/seedvocab.py``)."""
     x = _ext(s, "store")
     req = d["body"]["ns"]
     for table in (x.store, x.sigs, x.feedback, x.gen):

@@ -28,11 +28,11 @@ from swarmlog import Event, Log, SwarmlogError, VersionConflict
 from swarmlog.envelope import prime_checks
 from swarmlog.file import compactable
 from synthesizer import events as T
-from synthesizer.checkpoints import vectors as vecckpt
-from synthesizer.checkpoints import writer as ckptwriter
+from synthesizer.checkpoints import vectors, writer
 from synthesizer.config import SynthConfig
 from synthesizer.configlog import settle_config
 from synthesizer.errors import SynthInterrupted
+from synthesizer.heapfreeze import freeze_heap
 from synthesizer.replay import fold_into, load_checkpoint, load_checkpoint_info, stamp
 from synthesizer.retention import NoLoadableCheckpoint, compact_by
 from synthesizer.search import prune
@@ -42,7 +42,6 @@ from synthesizer.state import SwarmState, fold_dicts
 from synthesizer.state.digests import facts_digest
 from synthesizer.state.facts import RETRACTED, RawMemory
 from synthesizer.worker.contest import Choice, TextContests
-from synthesizer.worker.heapfreeze import freeze_heap
 from synthesizer.worker.lease import LEASE_KEY, Holder, Lease
 from synthesizer.worker.pace import GATHER_S, Pace
 from synthesizer.worker.scorer import BatchScorer
@@ -121,8 +120,8 @@ class Synthesizer:
         random tag); ``lease_timeout_s`` overrides ``synthesizer.lease_timeout_s``, how
         long a holder's batches may stop before another worker takes the lease over;
         ``background_checkpoints`` lets a forked child write periodic checkpoints while
-        this worker decides (``ckptwriter``; for processes that own their threads: the
-        CLI worker, ``worker_main``); ``gather_s``: ``run``'s batching while busy (``pace``).
+        this worker decides (``writer``; for processes that own their threads: the
+        CLI worker, ``worker/main.py``); ``gather_s``: ``run``'s batching while busy (``pace``).
 
         Pruned scoring computes only the memory x fact cosines whose bound can reach a
         threshold, as canonical float32 values (see ``prune``): same facts, ids and
@@ -149,7 +148,7 @@ class Synthesizer:
             local = embedder if embedder is not None else embedder_for(self._embedder_name)
             index = FactIndex(local)
             if loaded is not None:  # the checkpoint's vectors, mapped: not re-embedded
-                vecckpt.attach(log, loaded[1], index)
+                vectors.attach(log, loaded[1], index)
         self.index = index
         self._lease_timeout = lease_timeout_s
         self.lease = Lease(log, self._lease_timeout_s(), name)
@@ -161,7 +160,7 @@ class Synthesizer:
         self._basis_rows = 0
         self._contests = TextContests(self, lambda: self.index.embedder)
         self.background_checkpoints = background_checkpoints
-        self.bg_checkpoint = ckptwriter.BackgroundCheckpoint()
+        self.bg_checkpoint = writer.BackgroundCheckpoint()
         self.pace = Pace(gather_s)
 
     @property
@@ -362,8 +361,8 @@ class Synthesizer:
     def maybe_checkpoint(self, force: bool = False) -> bool:
         """Checkpoint the state every ``checkpoint_every`` events (or now, if forced): at
         most once per ``len(facts) // FACTS_PER_CHECKPOINT_EVENT`` events, and with
-        ``background_checkpoints`` written by a forked child (see ``ckptwriter.cadence``)."""
-        return ckptwriter.cadence(self, force, FACTS_PER_CHECKPOINT_EVENT)
+        ``background_checkpoints`` written by a forked child (see ``writer.cadence``)."""
+        return writer.cadence(self, force, FACTS_PER_CHECKPOINT_EVENT)
 
     def after_checkpoint(self) -> None:
         """What follows a checkpoint written: compaction under an active retention (a

@@ -12,7 +12,7 @@ writing to (copying) the parent's pages, as the ``gc`` documentation advises.
 The cost: a reference cycle among frozen objects that later becomes garbage is never
 collected. The state's objects are freed by reference counting (no cycles), so this is
 bounded by what happened to be cyclic garbage at a freeze. Only for the worker process
-that owns its heap (the CLI's ``synth --follow``, ``worker_main``), not for a library
+that owns its heap (the CLI's ``synth --follow``, ``worker/main.py``), not for a library
 caller's process.
 """
 

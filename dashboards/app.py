@@ -2,7 +2,7 @@
 
 Every command module registers on ``app`` (``dashboards.cli`` imports them all and holds
 ``main``, which maps library errors to exit codes: 0 ok, 1 error, 2 usage, 3 CAS conflict,
-DESIGN 8). Commands stay thin: parse options, call the library, print.
+docs/design.md §13). Commands stay thin: parse options, call the library, print.
 
 The per-action commands are declared without typer (``spec``, ``act_*``) and
 registered here by ``register``, which builds the typer command from the declaration;

@@ -92,7 +92,7 @@ def open_target(
         from swarmlog.file import clean_temporaries
 
         place = log.local_dir()
-        if place is not None:  # temporaries of killed writers (issue 22, item 6)
+        if place is not None:  # temporaries of killed writers (docs/faults.md)
             clean_temporaries(place)
     return log
 

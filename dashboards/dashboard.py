@@ -86,7 +86,7 @@ def agents_table(m: SwarmMetrics) -> RenderableType:
 
 
 def metrics_panel(m: SwarmMetrics) -> RenderableType:
-    """The metrics of DESIGN 9 as a two-column grid in a panel."""
+    """The metrics (docs/design.md §13) as a two-column grid in a panel."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()

@@ -514,7 +514,7 @@ def _utc_seconds(whole: str) -> int:  # strptime is ~20 us; a stream's stamps sh
 
 
 def rfc3339_ns(stamp: str) -> int:
-    """``jsproto.rfc3339_ns``: nanoseconds of the server's RFC 3339 time stamp."""
+    """``jetstream.proto.rfc3339_ns``: nanoseconds of the server's RFC 3339 time stamp."""
     s = stamp.strip()
     if not s.endswith("Z"):
         raise ValueError(f"not a UTC time stamp: {stamp!r}")

@@ -1,4 +1,4 @@
-"""The log's clock (DESIGN 2): ``ts`` is stamped by the log when it assigns seq.
+"""The log's clock (docs/design.md §2): ``ts`` is stamped by the log when it assigns seq.
 
 A writer's ``Event(ts=…)`` is only its own claim: the log replaces it with
 ``max(clock(), last stored ts)``, so stored times never decrease along seq and no

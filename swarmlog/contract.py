@@ -1,4 +1,4 @@
-"""The Log contract every backend keeps (DESIGN 3), and what a caller may rely on.
+"""The Log contract every backend keeps (docs/design.md §3), and what a caller may rely on.
 
 Requirements a backend must meet (the tests in ``tests/test_log_contract.py`` check them):
 
@@ -149,7 +149,7 @@ class Log(abc.ABC):
         return _PollWaiter(self)
 
     def redact(self, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
-        """Erase content in place (DESIGN 7): rewrite the records at these seqs.
+        """Erase content in place (docs/design.md §9): rewrite the records at these seqs.
 
         ``changes[seq]`` is None to turn the event into a redaction tombstone (it keeps
         seq, id, type and a hash of the original, nothing of its content), or a body to

@@ -172,7 +172,7 @@ class Event:
 
         A reader sets it (envelope member ``author``, never part of the stored bytes) on
         a backend that authenticates writers: JetStream with per-agent subjects, from the
-        message's subject (``jssubjects``; ``""`` for a subject naming no agent). There an
+        message's subject (``subjects.py``; ``""`` for a subject naming no agent). There an
         event without it was published by its own ``agent``; one with it claims another
         agent, and the fold refuses it. FileLog never sets it: there the OS user who can
         write the log's directory is the trust boundary (docs/trust.md).

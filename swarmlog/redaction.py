@@ -1,4 +1,4 @@
-"""Redacted records: one record line rewritten in place of another (DESIGN 7, erasure).
+"""Redacted records: one record line rewritten in place of another (docs/design.md §9).
 
 ``Log.redact`` turns a record into a *tombstone* (body ``{}``) or a *scrubbed* record (a
 body given by the caller). Either keeps the whole envelope (seq, id, ts, swarm, agent,

@@ -1,4 +1,4 @@
-"""The Board (DESIGN 5): compare-and-swap over synthesized facts.
+"""The Board (docs/design.md §7): compare-and-swap over synthesized facts.
 
 Reads come from the swarm's live state (the ``refresh`` function it is given, usually
 ``Swarm.refresh``); every write is one

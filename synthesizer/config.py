@@ -137,7 +137,7 @@ class SynthSettings(Record):
 
 
 class RetentionConfig(Record):
-    """Bounded growth (issue 17): how much raw history the log keeps in its segments.
+    """Bounded growth (docs/retention.md): how much raw history the log keeps in its segments.
 
     0 turns a rule off; with every rule off (the default) nothing is ever compacted.
     With several on, history goes once any rule lets it go (each bounds growth), but
@@ -160,7 +160,7 @@ class RetentionConfig(Record):
 
 
 class PromotionConfig(Record):
-    """Knowledge that compounds (DESIGN 11): where this swarm's facts are promoted.
+    """Knowledge that compounds (docs/design.md §12): where this swarm's facts are promoted.
 
     ``target`` names the global memory (a directory or ``nats://…/STREAM``; empty: none);
     ``when`` is ``manual`` (``swarmlog promote``) or ``session_end`` (each ended

@@ -1,4 +1,4 @@
-"""The swarm's configuration, kept in its log (DESIGN 4): ``swarm.configured`` events.
+"""The swarm's configuration, kept in its log (docs/design.md §4): ``swarm.configured`` events.
 
 The first ``swarm.configured`` (``swarmlog init --set``, or the first ``Swarm.open(target,
 config=…)`` on an empty log) fixes the configuration; a later one (``swarmlog config

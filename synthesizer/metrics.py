@@ -1,9 +1,9 @@
-"""Swarm metrics (DESIGN 9) computed from a folded ``SwarmState``.
+"""Swarm metrics (docs/design.md §13) computed from a folded ``SwarmState``.
 
 Everything here is a pure read of the state: the counters the fold keeps in
 ``state.metrics`` plus one pass over the live facts. Of a state loaded from a checkpoint
-whose fact rows are still unparsed (``facttable``), that pass reads the columns saved with
-the rows instead (``factcols.Frame``): the same figures, no row parsed. The dashboards render a
+whose fact rows are still unparsed (``state/table.py``), that pass reads the columns saved with
+the rows instead (``columns.Frame``): the same figures, no row parsed. The dashboards render a
 ``SwarmMetrics``; ``to_dict()`` is the JSON form of ``swarmlog stats --json``.
 
 Definitions:

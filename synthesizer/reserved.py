@@ -1,4 +1,4 @@
-"""Names the project gives meaning to, refused for agents (issue 26, authorization).
+"""Names the project gives meaning to, refused for agents (docs/design.md §10).
 
 Why: the fold trusts some writer names: ``synthesizer`` writes the derived events (and
 cannot be forgotten: its events are derived), ``memstore`` writes the MemoryStore

@@ -6,7 +6,7 @@ same content would then store it twice, so every API path that appends (share, r
 reinforce, feedback, ticks, board writes) goes through ``PendingAppends``:
 
 - the call builds its events once and retries the *same* events (same ids) a few times:
-  the log returns the stored originals of any that landed (DESIGN 3, idempotency);
+  the log returns the stored originals of any that landed (docs/design.md §2: idempotency);
 - if it still has no answer, the events are remembered by their content, and the error
   says so: calling the same method again with the same arguments reuses those ids, so a
   caller's own retry cannot duplicate either. A success forgets them.

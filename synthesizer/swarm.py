@@ -1,4 +1,4 @@
-"""The agent-facing API (DESIGN 6): ``Swarm.open(target)`` and ``swarm.agent(name)``.
+"""The agent-facing API (docs/design.md §8): ``Swarm.open(target)`` and ``swarm.agent(name)``.
 
 A Swarm holds one log handle, a live state folded incrementally from it, and the vector
 index of its facts. Agents append events (share, recall, reinforce, feedback); the
@@ -157,7 +157,7 @@ class Swarm:
 
         The recall module is imported here too: a process builds the index to search it,
         and its first recall should not pay the import (a few ms: ~1x a 10k recall)."""
-        from synthesizer.checkpoints import vectors as vecckpt
+        from synthesizer.checkpoints import vectors
         from synthesizer.search import recall as _recall  # noqa: F401
         from synthesizer.search.factindex import FactIndex
 
@@ -166,7 +166,7 @@ class Swarm:
         if (
             ck is not None
             and ck.seq <= self._state.last_seq
-            and vecckpt.attach(self.log, ck, index)
+            and vectors.attach(self.log, ck, index)
         ):
             for batch in self.log.read_batches(ck.seq + 1, self._state.last_seq):
                 index.observe(batch)  # what changed since: rows rewritten, new facts embedded
@@ -245,15 +245,15 @@ class Swarm:
         Retention keeps the newest ``synthesizer.checkpoint_keep``; a ``pinned`` one is
         kept whatever the retention.
         """
-        from synthesizer.checkpoints import vectors as vecckpt
+        from synthesizer.checkpoints import vectors
 
         state = self.refresh()
         try:
-            info = vecckpt.checkpoint(self.log, state, self.index, pinned=pinned)
+            info = vectors.checkpoint(self.log, state, self.index, pinned=pinned)
         except ErasedSince:  # folded before an erasure: fold anew, then store that
             self._reload()
             state = self.refresh()
-            info = vecckpt.checkpoint(self.log, state, self.index, pinned=pinned)
+            info = vectors.checkpoint(self.log, state, self.index, pinned=pinned)
         return info.seq
 
     def forget(
@@ -267,7 +267,7 @@ class Swarm:
         force: bool = False,
         propagate: str | os.PathLike[str] | None = None,
     ) -> ForgetResult:
-        """Erase an agent, a session or a thread (DESIGN 7; how: synthesizer/forget/erase.py):
+        """Erase an agent, a session or a thread (docs/design.md §9; synthesizer/forget/erase.py):
         appends ``identity.forgotten`` as ``by``, rewrites the log so no word of the
         identity is left, rebuilds the checkpoints after it. Re-running finishes an
         interrupted forget. Forgetting another identity needs an operator (config
@@ -291,7 +291,7 @@ class Swarm:
         dry_run: bool = False,
     ) -> PromotionReport:
         """Promote this swarm's facts (tier at or above ``tier``, ``min_support`` agents,
-        active or contested) into the global memory at ``target`` (DESIGN 11; how:
+        active or contested) into the global memory at ``target`` (docs/design.md §12; how:
         ``synthesizer.promotion.promote``). Idempotent; changed facts are updated there."""
         from synthesizer.promotion.promote import promote
 

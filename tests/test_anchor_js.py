@@ -1,4 +1,4 @@
-"""``verify --expect SEQ:HASH`` on JetStream (issue 26, tamper evidence), real nats-server.
+"""``verify --expect SEQ:HASH`` on JetStream (trust work, tamper evidence), real nats-server.
 
 JetStream records hold no chain value (the seal stream does, swarmlog/jetstream/seal/chain.py): the
 anchor is

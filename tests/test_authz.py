@@ -1,4 +1,4 @@
-"""Who may write what (issue 16, DESIGN 7): forged synthesizer events, another agent's
+"""Who may write what (docs/design.md §10): forged synthesizer events, another agent's
 erasure and board writes without the CAS are stored but change nothing in the fold, and
 the dashboard counts them; the genuine writers (worker, board, operators) still work."""
 

@@ -1,4 +1,4 @@
-"""Issue 21 item 6 (seed 004): a MemoryBank's memories last until pruned or consolidated.
+"""The merge-rule work item 6 (seed 004): a MemoryBank's memories last until pruned or consolidated.
 
 On main they were facts of the pool like any other: 1,005 ``store_memory`` calls left
 1,000 (pool capacity), 60 pool ticks left none (decay below the eviction threshold), and

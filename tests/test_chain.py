@@ -1,4 +1,4 @@
-"""The hash chain (issue 16, tamper evidence): a record edited with a recomputed CRC, a
+"""The hash chain (trust work, tamper evidence): a record edited with a recomputed CRC, a
 record removed with the later seqs renumbered, both named by seq in ``verify``; the chain
 holds across rotation and across writer processes; ``verify --anchor`` prints the head."""
 

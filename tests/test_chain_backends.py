@@ -1,4 +1,4 @@
-"""The hash chain on MemoryLog and JetStreamLog (issue 16, acceptance 4; FileLog's is in
+"""The hash chain on MemoryLog and JetStreamLog (trust work, acceptance 4; FileLog's is in
 test_chain.py): every record links to the one before, an edited record (CRC recomputed)
 or a removed one is named by seq in ``verify``, concurrent JetStream appenders extend one
 chain (the expected-last-sequence guard), and a redacted record keeps its link."""

@@ -1,4 +1,4 @@
-"""Tamper evidence over the whole history (issue 26): archives are chain-walked, and only
+"""Tamper evidence over the whole history (trust work): archives are chain-walked, and only
 the retention manifest can excuse missing seqs.
 
 * deleting the oldest segment(s) of a log that was never compacted fails ``verify``

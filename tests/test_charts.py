@@ -1,4 +1,4 @@
-"""The markdown report's charts (issue 28): PNG files beside the report, embedded in it,
+"""The markdown report's charts (polish work): PNG files beside the report, embedded in it,
 drawn from the swarm (activity over time, strength distribution, per-agent
 contributions); without the charts extra the report says how to install it."""
 

@@ -1,4 +1,4 @@
-"""Bounded checkpoints (issue 10, acceptance 3): the newest K plus pinned ones, crash-safe.
+"""Bounded checkpoints (small-items work, acceptance 3): the newest K plus pinned ones, crash-safe.
 
 After 40 checkpoints written by the synthesizer at ``checkpoint_every=200`` at most K
 (+ pinned) files remain and a replay from the newest equals one from the start; a saver

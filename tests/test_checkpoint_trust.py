@@ -1,4 +1,4 @@
-"""Checkpoints are used only for their own log (issue 11, defect 2).
+"""Checkpoints are used only for their own log (robustness work, defect 2).
 
 A checkpoint copied from another swarm, one past the log's end (a log restored from an
 older backup), one whose header was edited, one taken on a log that has since diverged

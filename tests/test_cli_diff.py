@@ -1,4 +1,4 @@
-"""CLI papercuts of issue 28: board --limit/--at, search --thread/--min-score, help on
+"""CLI papercuts of the polish work: board --limit/--at, search --thread/--min-score, help on
 every option, and ``swarmlog diff`` (facts added, removed, changed between two points)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The commands an agent runs once per action import only what they use (issue 10).
+"""The commands an agent runs once per action import only what they use (small-items work).
 
 Each check runs a command through ``dashboards.cli.main`` in a fresh interpreter and then
 looks at ``sys.modules``: what a command must not load (numpy, rich, the synthesizer

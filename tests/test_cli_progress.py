@@ -1,4 +1,4 @@
-"""Commands that can take seconds say what they are doing on a terminal (issue 28): a
+"""Commands that can take seconds say what they are doing on a terminal (polish work): a
 spinner on stderr when it is a terminal (a real pty here), nothing when it is a pipe,
 and stdout the same either way."""
 

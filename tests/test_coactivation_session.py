@@ -1,4 +1,4 @@
-"""Issue 21 item 6 (seed 003): facts accessed in the same session co-activate.
+"""The merge-rule work item 6 (seed 003): facts accessed in the same session co-activate.
 
 The seed builds its co-activation graph from memories ACCESSED_IN the same session; main
 counted only the facts returned by one recall, so two facts an agent looked up one after

@@ -1,4 +1,4 @@
-"""Issue 24, round 5: flat combining on the append path (swarmlog/file/view/combine.py).
+"""The write-path work, round 5: flat combining on the append path (swarmlog/file/view/combine.py).
 
 Real processes append at once; a writer holding the append lock appends the records the
 others posted in their slots. What must hold: every acknowledged event is stored once at

@@ -1,4 +1,4 @@
-"""Temporaries of a killed or disk-full compaction (issue 22, item 6).
+"""Temporaries of a killed or disk-full compaction (faults work, item 6).
 
 A compaction child is SIGKILLed (a real kill -9, from itself) just before it renames its
 archive temporary ``archive/.<seg>.jsonl.gz.<pid>.tmp`` into place: the temporary holds

@@ -1,4 +1,4 @@
-"""The configuration lives in the log (DESIGN 4): init --set, config show/set, Swarm.open.
+"""The configuration lives in the log (docs/design.md §4): init --set, config show/set, Swarm.open.
 
 Every process folds under the log's ``swarm.configured`` events, so Python, the CLI and
 JetStream agree; a later change takes effect from its seq and replay stays exact.

@@ -1,4 +1,4 @@
-"""The smallest swarm the demo's own help suggests passes its own checks (issue 28:
+"""The smallest swarm the demo's own help suggests passes its own checks (polish work:
 ``swarmlog demo --agents 2 --steps 3`` failed 'contested fact resolved': the claim bug
 was fourth in the rotation, so two agents in three steps never both reached it; third,
 all of two or three agents reach it within three steps)."""

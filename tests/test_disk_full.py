@@ -1,4 +1,4 @@
-"""Disk full (issue 11, defects 2 and 8), on a small tmpfs the test mounts.
+"""Disk full (robustness work, defects 2 and 8), on a small tmpfs the test mounts.
 
 - ``checkpoint`` says "checkpoint not written: disk full at …; the previous checkpoint
   at seq N is kept", leaves no temporary file, and the previous one still loads;

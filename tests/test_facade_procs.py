@@ -71,7 +71,7 @@ def test_eight_processes_race_put_if_version(log_target: LogTarget, tmp_path: Pa
 
 
 def test_put_if_version_acknowledges_its_own_write(tmp_path: Path) -> None:
-    """Issue 22 item 4: 4 processes x 150 increments, each retried until acknowledged:
+    """The faults work item 4: 4 processes x 150 increments, each retried until acknowledged:
     the counter ends at exactly the number acknowledged. (Deciding ``applied`` from the
     newest seq told a writer whose put was stored, and then built on by another, that
     it was not: it wrote its increment again; main counted 626 for 600.)"""

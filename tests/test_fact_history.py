@@ -1,4 +1,4 @@
-"""``board FACT`` shows a fact's whole story (issue 28): a contest it lost (the
+"""``board FACT`` shows a fact's whole story (polish work): a contest it lost (the
 resolution is keyed on the winner), and the reinforcements and feedback agents gave it
 (keyed on nothing): the CLI, its JSON, and MCP's get_fact."""
 

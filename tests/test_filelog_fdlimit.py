@@ -1,4 +1,4 @@
-"""Issue 11.4: any number of segments works under a low descriptor limit.
+"""The robustness work, item 4: any number of segments works under a low descriptor limit.
 
 A handle used to keep one descriptor per segment, forever: with more segments than
 ``ulimit -n`` every append, follow and replay failed with EMFILE. The workload runs in a

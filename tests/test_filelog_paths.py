@@ -1,4 +1,4 @@
-"""Issue 11.3: nothing inside a log root is followed out of it; files honour the umask.
+"""Nothing inside a log root is followed out of it; files honour the umask.
 
 A symlink planted as a segment, as ``repairs.jsonl``, as ``segments/`` or as
 ``checkpoints/`` is refused with an error naming it, and the file it points to is left

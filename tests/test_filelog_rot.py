@@ -1,4 +1,4 @@
-"""Issue 11.1: a rotted *terminated* last record (or last batch) is corruption, not a torn tail.
+"""A rotted *terminated* last record (or last batch) is corruption, not a torn tail.
 
 Only the unterminated bytes after the last newline (a prefix of a write) are torn and may
 be cut; a whole record that fails its CRC is fail-stop wherever it is: reads, appends and

@@ -1,4 +1,4 @@
-"""Issue 22.1: a complete, CRC-valid final record whose newline rotted is not torn.
+"""The faults work, item 1: a complete, CRC-valid final record whose newline rotted is not torn.
 
 A write that stops early leaves a prefix of ``record\\n``; no prefix ends in a byte that
 is not the newline. So a segment whose last record is whole and CRC-valid but ends in

@@ -2,7 +2,7 @@
 
 Why it matters: building a fresh handle's view (a saved snapshot, numpy to map it, the
 records after it) took 15-300 ms under the lock, so a swarm of agent processes starting
-together held every writer, the synthesizer's decisions too, for seconds (issue 25's
+together held every writer, the synthesizer's decisions too, for seconds (synthesizer-load work's
 16-core load run). Here another process holds the lock: the fresh handle must have read
 the log while it waits, and its append must still be right once the lock is free.
 """

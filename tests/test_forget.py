@@ -1,4 +1,4 @@
-"""Erasure end to end on FileLog (issue 16, acceptance 1 and "the chain survives forget").
+"""Erasure end to end on FileLog (trust work, acceptance 1 and "the chain survives forget").
 
 Agents share unique marker strings (alone, and on facts another agent corroborates, in
 both orders), recall with a marker in the query, reinforce; others quote the identity
@@ -78,7 +78,7 @@ def same_but_chosen_ids(
     after: list[tuple[int, str, str]], before: list[tuple[int, str, str]]
 ) -> bool:
     """Seqs and types unchanged, and every id too but the identity's own (a pseudonym
-    replaces an id it chose: issue 26); at least one was replaced."""
+    replaces an id it chose: the trust work); at least one was replaced."""
     if [(q, t) for q, _, t in after] != [(q, t) for q, _, t in before]:
         return False
     moved = [(a, b) for (_, a, _), (_, b, _) in zip(after, before, strict=True) if a != b]
@@ -188,7 +188,7 @@ def check_forgotten(
         if thread:  # the fold drops every fact of a forgotten thread
             assert m["safari"] not in st.facts
         else:  # discovered by the identity: survives on the other's evidence, in the
-            # other's own words (issue 21, item 5), never as a placeholder
+            # other's own words (merge-rule work, item 5), never as a placeholder
             safari = st.facts[m["safari"]]
             assert [e.agent for e in safari.evidence] == ["other"]
             assert safari.content == SAFARI

@@ -1,4 +1,4 @@
-"""Who may erase what (issue 26): from the log, not from claims.
+"""Who may erase what (trust work): from the log, not from claims.
 
 * a session belongs to the agent whose event opened it: another agent naming it on its
   own envelope cannot forget it (API, CLI and a raw intent the fold refuses);

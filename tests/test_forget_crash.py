@@ -1,4 +1,4 @@
-"""Kill -9 during ``swarmlog forget`` (issue 16, acceptance 2).
+"""Kill -9 during ``swarmlog forget`` (trust work, acceptance 2).
 
 A real ``swarmlog forget`` process (a forked child running the CLI) SIGKILLs itself at
 its Nth durable step (test hook ``SWARMLOG_TEST_CRASH_AT``: after a temporary file is
@@ -48,7 +48,7 @@ def build(root: Path) -> None:
                     f"shared topic {i} about the billing pipeline stage {i} {MARK}", category="ops"
                 )
                 v.recall(f"{MARK} billing stage {i}")
-            if i == 10:  # a key and an id the victim chose (issue 26: renamed too)
+            if i == 10:  # a key and an id the victim chose (trust work: renamed too)
                 v1 = sw.board.cas(f"door-{MARK}", 0, content="door code", agent="victim")
                 sw.board.cas(f"door-{MARK}", v1, value="changed", agent="other")
                 body = {"content": "a retried note", "category": "note"}

@@ -1,4 +1,4 @@
-"""Issue 26's acceptance check ("trust-erasure"): after ``swarmlog forget --agent A`` a
+"""The trust work's acceptance check ("trust-erasure"): after ``swarmlog forget --agent A`` a
 byte scan of the whole root (segments, archives opened and as stored, checkpoints, side
 files, reports, temporaries) finds none of the strings the agent chose: its words, its
 session and thread names, and its own name (a pseudonym replaces it); the log verifies;

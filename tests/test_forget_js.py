@@ -1,4 +1,4 @@
-"""Erasure on JetStream through the Swarm (issues 21.5 and 26): after ``forget`` a byte
+"""Erasure on JetStream through the Swarm (merge-rule and trust work): after ``forget`` a byte
 scan of the server's store directory finds none of the agent's words, its name (issue
 27: a pseudonym replaces it) nor the session and thread names only it used; the
 co-shared fact keeps the other agent's words; the log verifies; seqs do not move;
@@ -69,7 +69,7 @@ def test_forget_on_jetstream_leaves_no_byte_of_the_agent(server: NatsServer) -> 
 
 
 def test_forget_on_jetstream_renames_the_keys_and_ids_it_chose(server: NatsServer) -> None:
-    """Issue 26: a board key the agent created (its subject on the per-agent layout) and
+    """The trust work: a board key the agent created (its subject on the per-agent layout) and
     an event id it chose (``Nats-Msg-Id``) leave the store directory too; another
     agent's later write on the key moves to the same pseudonym."""
     from swarmlog import Event

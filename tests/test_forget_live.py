@@ -1,4 +1,4 @@
-"""A forget while other processes append and follow (issue 16: "concurrent appenders and
+"""A forget while other processes append and follow (trust work: "concurrent appenders and
 followers during a forget keep working; followers see tombstones on re-read, never a torn
 file"). Real processes: two appenders and a follower, forked, against the rewrite.
 """

@@ -1,4 +1,4 @@
-"""A forget's plan in the log (issue 26: "a scrubbed record is accepted only if a forget
+"""A forget's plan in the log (trust work: "a scrubbed record is accepted only if a forget
 request's own plan lists that seq and type"; synthesizer/forget/planned.py).
 
 Before, ``verify`` judged a scrubbed record by its form, so a record of another agent

@@ -1,4 +1,4 @@
-"""Erasure reaches partial quotes and reports (issue 26, erasure coverage).
+"""Erasure reaches partial quotes and reports (trust work, erasure coverage).
 
 * another agent's recall query that quotes four or more consecutive words of the
   identity (in another case, with other punctuation around) loses the quote;
@@ -116,7 +116,7 @@ def test_session_and_thread_names_only_the_agent_used_are_renamed(tmp_path: Path
         assert [(ev.seq, ev.type) for ev in evs][: len(before)] == before
         assert not [ev for ev in evs if "victim" in (ev.agent, orjson.dumps(ev.body).decode())]
         gone = {ev.agent for ev in evs if ev.agent.startswith("~erased-")}
-        assert len(gone) == 1  # one stable pseudonym for the agent's name (issue 27)
+        assert len(gone) == 1  # one stable pseudonym for the agent's name (global-memory work)
         sessions = {ev.session for ev in evs if ev.agent in gone}
         assert len(sessions) == 1 and next(iter(sessions)).startswith("~erased-")
         threads = {ev.thread for ev in evs if ev.agent in gone}

@@ -1,4 +1,4 @@
-"""An unfinished forget is visible (issue 22, item 8).
+"""An unfinished forget is visible (faults work, item 8).
 
 A real ``swarmlog forget`` child SIGKILLs itself right after its request is durable (and,
 in a second run, at a later step, mid-rewrite). ``swarmlog verify`` still exits 0 (the

@@ -1,4 +1,4 @@
-"""Erasure keeps the others' words (issue 21, item 5).
+"""Erasure keeps the others' words (merge-rule work, item 5).
 
 A fact the forgotten identity created and others support takes the earliest surviving
 evidence's own words (and category, importance); a fact left with no evidence goes; no

@@ -1,4 +1,4 @@
-"""Knowledge that compounds (DESIGN 11): task swarms promote into a global memory, and new
+"""Knowledge that compounds (docs/design.md §12): task swarms promote into a global memory, and new
 swarms bootstrap from it, with provenance across swarms, idempotence, stale-state updates
 and erasure that crosses the boundary. Real files, real processes, a real nats-server."""
 
@@ -169,7 +169,7 @@ def test_propagated_erasure_leaves_no_words_in_either_root(tmp_path: Path) -> No
     g = tmp_path / "global"
     secret = "The vault passphrase is QUOKKA-PELICAN-7731"
     sw = Swarm.open(tmp_path / "a")
-    who = "mallory-ZQXPROP"  # its name goes too: a pseudonym in both roots (issue 27)
+    who = "mallory-ZQXPROP"  # its name goes too: a pseudonym in both roots (global-memory work)
     sw.agent(who, session="ms").share(secret, importance=0.9)
     sw.agent(who, session="ms").share(SHARED, importance=0.9)
     sw.agent("ana", session="as").share(SHARED, importance=0.9)

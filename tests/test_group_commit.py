@@ -1,4 +1,4 @@
-"""Issue 14, acceptance 4: durable group commit across writer processes.
+"""The scale work, acceptance 4: durable group commit across writer processes.
 
 Under ``durability="fsync"`` every acknowledged append is covered by a completed sync:
 each writer process records every fdatasync it runs (the file, its size when the sync

@@ -1,4 +1,4 @@
-"""Group commit: a finished sync's waiters wake whoever leads the next one (issue 24).
+"""Group commit: a finished sync's waiters wake whoever leads the next one (write-path work).
 
 The two leaders here are played by the test itself, through the lock files and the
 ``sync`` words as ``swarmlog/file/sync.py`` lays them out, around one real writer process

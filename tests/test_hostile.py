@@ -1,4 +1,4 @@
-"""Issue 11.6: hostile content — deep bodies, terminal escapes, absurd timestamps.
+"""The robustness work, item 6: hostile content — deep bodies, terminal escapes, absurd timestamps.
 
 Bodies are bounded to 64 levels before anything recursive runs (one-line error, API and
 CLI); every face that prints agent content escapes control characters; and a stored ts

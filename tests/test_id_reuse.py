@@ -1,4 +1,4 @@
-"""An event id reused for other content is refused (issue 28); a retry is still answered.
+"""An event id reused for other content is refused (polish work); a retry is still answered.
 
 The contract tests (test_log_contract.py) hold every backend to it, with two real
 processes racing one id. Here: FileLog's append path without its shared writer index

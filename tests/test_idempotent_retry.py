@@ -1,4 +1,4 @@
-"""Ambiguous JetStream appends do not duplicate (issue 11, defect 7).
+"""Ambiguous JetStream appends do not duplicate (robustness work, defect 7).
 
 The server is paused (SIGSTOP) past the client timeout while an agent shares: the
 publish sits in the server's socket and is stored when it resumes, but the client has

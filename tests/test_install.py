@@ -1,4 +1,4 @@
-"""Installing and running from a clone (issue 28): the wheel, --version, missing extras
+"""Installing and running from a clone (polish work): the wheel, --version, missing extras
 and a closed pipe, each as a user meets them (real processes, real pipes)."""
 
 from __future__ import annotations

@@ -370,7 +370,7 @@ def test_checkpoints_in_object_store(log: JetStreamLog) -> None:
 
 def test_checkpoint_that_does_not_fit_says_what_is_kept(log: JetStreamLog) -> None:
     """The bucket full (the server's storage limit): a one-line CheckpointNotWritten
-    naming the checkpoint kept, and that one still loads (issue 11, defect 8)."""
+    naming the checkpoint kept, and that one still loads (robustness work, defect 8)."""
     from swarmlog import CheckpointNotWritten
 
     async def small_bucket(nc: Any) -> None:

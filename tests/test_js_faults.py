@@ -1,4 +1,4 @@
-"""JetStream data safety (issue 22 items 5, 9 and the cache part of 3), on a real nats-server.
+"""JetStream data safety (faults work items 5, 9 and the cache part of 3), on a real nats-server.
 
 * 22.5: one agent publishing bytes that are not a record (or a keyed record on an unkeyed
   subject) on its own permitted subject halts no reader: every reader skips it with one

@@ -1,4 +1,4 @@
-"""Erasure on JetStream (issue 16, acceptance 3 and 4): ``JetStreamLog.redact`` leaves no
+"""Erasure on JetStream (trust work, acceptance 3 and 4): ``JetStreamLog.redact`` leaves no
 byte of the erased content in the server's store directory, every other event is still
 served in order, and the hash chain survives it.
 

@@ -1,4 +1,4 @@
-"""One sealer of the hash chain at a time on JetStream (issue 29), with real processes.
+"""One sealer of the hash chain at a time on JetStream, with real processes.
 
 Writers no longer all seal: one handle holds the seal lease and seals everybody's
 records, the others stand by (swarmlog/jetstream/seal/lease.py, swarmlog/jetstream/seal/role.py).

@@ -1,4 +1,4 @@
-"""An append's server time without a second round trip (issue 29), on a real nats-server.
+"""An append's server time without a second round trip, on a real nats-server.
 
 A stream made by this version republishes each stored message's headers on
 ``swarmlog-stamp.<S>.…`` (jsstampfeed.stamp_config); a handle subscribes to its agents'

@@ -1,4 +1,4 @@
-"""Appends published on the caller's own thread (issue 29), on a real nats-server.
+"""Appends published on the caller's own thread (JetStream write-path work), on a real nats-server.
 
 A single append goes out on the handle's blocking connection (syncpath/), which waits
 for the PubAck and the republished stamp on its own socket; whatever that path cannot

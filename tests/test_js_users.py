@@ -1,4 +1,4 @@
-"""Who may write what on JetStream: per-agent NATS users the server enforces (issue 16).
+"""Who may write what on JetStream: per-agent NATS users the server enforces (trust work).
 
 One real nats-server runs with the authorization block ``swarmlog init --agents … --write``
 generated (included by its config, as an operator would); the operator's user creates the

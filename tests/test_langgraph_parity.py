@@ -1,4 +1,4 @@
-"""SwarmStore where LangGraph's other stores differ from a naive reading (issue 28):
+"""SwarmStore where LangGraph's other stores differ from a naive reading (polish work):
 ``batch`` writes below the reserved ``langgraph`` root as upstream's stores do (only the
 public ``put`` refuses it), and a dotted filter key is a JSON path, as the SQLite and
 Postgres stores resolve it."""

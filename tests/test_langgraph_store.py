@@ -1,4 +1,4 @@
-"""SwarmStore (issue 15): a differential test against LangGraph's own InMemoryStore over
+"""SwarmStore (integrations work): a differential test against LangGraph's own InMemoryStore over
 seeded random operations, plus sharing between two stores on one root, async methods,
 conditional puts, index fields and TTL."""
 

@@ -1,4 +1,4 @@
-"""Issue 21 item 6: a one-off synthesizer pass releases the lease when it ends.
+"""The merge-rule work item 6: a one-off synthesizer pass releases the lease when it ends.
 
 On main a process that ran ``Swarm.synthesize()`` (or ``synth --once``) kept the lease
 while it lived, so a ``synth --follow`` started afterwards stood by for the lease

@@ -1,4 +1,4 @@
-"""The live dashboard at 80×24 (issue 28): every line fits, all of it fits, and it shows
+"""The live dashboard at 80×24 (polish work): every line fits, all of it fits, and it shows
 activity over time, the strength histogram as bars, board values, an "updated" line and
 the quit hint; the series come from the log's own ts. The tmux check runs the real
 command in a real 80×24 terminal, changes the log from outside, and quits with q."""

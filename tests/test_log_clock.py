@@ -1,4 +1,4 @@
-"""The swarm's clock is the log's (DESIGN 2, issue 10 acceptance 4).
+"""The swarm's clock is the log's (docs/design.md §2: a writer's clock cannot move ``ts``).
 
 ``ts`` is stamped by the log when it assigns seq (FileLog: ``max(clock, last ts)`` under
 its lock; JetStream: the server's stored time of the message), never decreasing along seq.

@@ -1,4 +1,4 @@
-"""Tamper evidence without holes (issue 26): the retention manifest is the only thing that
+"""Tamper evidence without holes (trust work): the retention manifest is the only thing that
 can excuse missing history, and it is chained itself.
 
 Each manifest entry carries the chain value of the record at its cut and a link (a hash

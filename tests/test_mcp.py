@@ -1,4 +1,4 @@
-"""The MCP server (issue 15): every tool through the SDK's in-process client, happy path
+"""The MCP server (integrations work): every tool through the SDK's in-process client, happy path
 and bad input; then two real ``swarmlog mcp`` processes over stdio on one root."""
 
 from __future__ import annotations

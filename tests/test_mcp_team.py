@@ -1,4 +1,4 @@
-"""The MCP surface a model reads (issue 28): its size, one server for a team of agents,
+"""The MCP surface a model reads (polish work): its size, one server for a team of agents,
 refusals in one line, share_memory that never waits for a synthesizer nobody runs, and
 read_events without the machinery's fields. Official SDK client, in-process and stdio."""
 

@@ -1,4 +1,4 @@
-"""Issue 21: statements that differ in a slot never merge, under either embedder; the
+"""The merge-rule work: statements that differ in a slot never merge, under either embedder; the
 contradictory ones become contested rivals (``contested_with`` both ways); rewordings
 with synonyms still merge under minilm. Every pair goes through the real synthesizer."""
 
@@ -21,7 +21,7 @@ if lexicon() is None and not os.environ.get("CI"):  # shipped: synthesizer/merge
     pytest.skip("the shipped WordNet copy is damaged (see the warning)", allow_module_level=True)
 
 C, D = "contradiction", "different"
-ISSUE_PAIRS = [  # named in issue 21
+ISSUE_PAIRS = [  # named in the merge-rule work
     ("The build is green on main.", "The build is red on main.", C),
     ("Feature flags are on by default", "Feature flags are off by default", C),
     ("The shared volume is mounted read-only", "The shared volume is mounted read-write", C),
@@ -251,7 +251,7 @@ def _minilm_sim() -> Callable[[str, str], float]:
     return lambda x, y: float(emb.embed([x])[0] @ emb.embed([y])[0])
 
 
-REWORDED = [  # issue 21 round 2: rewordings the rule reads as such
+REWORDED = [  # the merge-rule work round 2: rewordings the rule reads as such
     # a subject's words in another order, a common word said again elided
     ("Weekend traffic is 30 percent lower than weekday traffic",
      "Traffic on weekends is 30 percent lower than on weekdays"),

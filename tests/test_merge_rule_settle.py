@@ -1,4 +1,4 @@
-"""The merge rule's shortcuts decide as the plain rule does (issue 21, cost of the rule).
+"""The merge rule's shortcuts decide as the plain rule does (merge-rule work, cost of the rule).
 
 ``settle`` (the synthesizer's entry without a judge), ``may_bind`` (a pre-filter on the
 token multisets) and ``compare``'s skipping of span embeddings in little-shared pairs are

@@ -1,4 +1,4 @@
-"""Metrics computed from a SwarmState (DESIGN 9): exact numbers on a scripted log, the
+"""Metrics computed from a SwarmState (docs/design.md §13): exact numbers on a scripted log, the
 empty swarm, and a live swarm driven through the agent API and the synthesizer."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Propagated erasure into a JetStream global memory (issue 27, "erasure crosses the
+"""Propagated erasure into a JetStream global memory (global-memory work, "erasure crosses the
 boundary"): ``forget --agent A --propagate nats://…`` leaves no byte of the agent's
 words nor of its name in the task swarm's root or in the server's store directory (the
 agent's records and the request carry a pseudonym); both logs verify; the global

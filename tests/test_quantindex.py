@@ -1,4 +1,4 @@
-"""Issue 14, "scale past brute force": recall's approximate path (synthesizer.search.quantindex).
+"""Scale past brute force: recall's approximate path (synthesizer.search.quantindex).
 
 Below the size threshold recall is the exact path (the codes are never even declared);
 above it (a small threshold here) recall@10 against exact is >= 0.99 on generated

@@ -1,4 +1,4 @@
-"""Issue 14, acceptance 2: the ranking columns beside the vectors equal the facts' own
+"""The scale work, acceptance 2: the ranking columns beside the vectors equal the facts' own
 fields after any sequence of events (shares, ticks, reinforcements, feedback, recalls,
 evictions, TTL expiry, board writes, session ends, replay from a checkpoint), and a
 recall through them ranks as a per-fact Python scan of the state does."""

@@ -1,4 +1,4 @@
-"""Issue 11.5: a log can be inspected without write access.
+"""The robustness work, item 5: a log can be inspected without write access.
 
 On a read-only bind mount (we need CAP_SYS_ADMIN to make one; skipped otherwise) every
 read command works, every write command fails in one line "read-only: …" with exit 1,

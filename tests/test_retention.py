@@ -1,4 +1,4 @@
-"""Retention (issue 17): compaction keeps the state, the ids and reads across the boundary."""
+"""Retention (retention work): compaction keeps the state, the ids and reads across the boundary."""
 
 from __future__ import annotations
 

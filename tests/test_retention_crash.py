@@ -1,4 +1,4 @@
-"""Retention under fire (issue 17): kill -9 during compaction, and compaction under load.
+"""Retention under fire (retention work): kill -9 during compaction, and compaction under load.
 
 Real processes throughout: the compaction runs in a child killed with SIGKILL at random
 moments; appenders and a follower are children writing and reading while it runs.

@@ -1,4 +1,4 @@
-"""Issue 22 item 2: retention chooses its boundary only from a checkpoint that loads.
+"""The faults work item 2: retention chooses its boundary only from a checkpoint that loads.
 
 On main, ``retention.checkpoint_seqs`` / ``compact.eligible`` read checkpoint headers
 only: with one payload byte of the newest checkpoint flipped (or another swarm's

@@ -1,4 +1,4 @@
-"""The seeds' argument objects (issue 28): seed 000's nested config object and share
+"""The seeds' argument objects (polish work): seed 000's nested config object and share
 input object, ``toVectorMemory()`` entries, a pool opened on a configured swarm; seed
 001's options objects; per-category counts in ``swarmlog stats`` and MCP stats."""
 

@@ -1,4 +1,4 @@
-"""Issue 22 item 3: a vector side file is used only when its bytes are the ones written.
+"""The faults work item 3: a vector side file is used only when its bytes are the ones written.
 
 On main ``vecckpt.attach`` checked a side file's header and size only: zeroed, permuted
 or another swarm's rows (same size) were served, and 10 of 10 queries returned other

@@ -1,4 +1,4 @@
-"""Issue 10's smaller items: reinforce says whether it counted, verify gives the valid
+"""The small-items work's smaller items: reinforce says whether it counted, verify gives the valid
 prefix, enum-like options name their values, replay past the end is an error, readable
 reprs, and an idempotent, quiet scripts/setup."""
 

@@ -1,4 +1,4 @@
-"""Issue 22.7: one writer's clock step cannot move (or freeze) the FileLog swarm clock.
+"""The faults work, item 7: one writer's clock step cannot move (or freeze) the FileLog swarm clock.
 
 The log stamps ``ts`` with the writer's clock reading, never below the last stored ts
 and never above a ceiling kept in the shared writer index: the swarm's own readings +

@@ -1,4 +1,4 @@
-"""A following worker decides a stream in batches (issue 24 item 2, ``worker/pace``):
+"""A following worker decides a stream in batches (write-path work item 2, ``worker/pace``):
 the next pass waits out the gather window only after a pass that decided something,
 a gathering pass leaves newer raws (fewer than a batch) to the next pass's one batch,
 and a log written so replays to one digest from the start and from a checkpoint."""

@@ -1,4 +1,4 @@
-"""Issue 14, acceptance 1 and 3: vectors saved with a checkpoint.
+"""The scale work, acceptance 1 and 3: vectors saved with a checkpoint.
 
 Opening a swarm from a checkpoint embeds only the facts after it, and recalls the same
 as before the reopen; two real processes map one checkpoint's vector file (read from

@@ -1,4 +1,4 @@
-"""Issue 24: a writer alone leaves the shared index lagging (swarmlog/file/view/alone.py).
+"""A writer alone leaves the shared index lagging (swarmlog/file/view/alone.py).
 
 While no other writer appends, a handle appends on its own dicts and does not touch the
 index (the cost of one writer alone is main's old fast path). The lag is entered by the

@@ -1,4 +1,4 @@
-"""Issue 24: the shared writer index stays equal to a rebuild from the segments, and a
+"""The write-path work: the shared writer index stays equal to a rebuild from the segments, and a
 torn, stale or foreign index is detected and rebuilt (docs/architecture.md, "The shared
 writer index (FileLog)")."""
 

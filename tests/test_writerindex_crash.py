@@ -1,4 +1,4 @@
-"""Issue 24: kill -9 at every step of an index update loses nothing acknowledged.
+"""The write-path work: kill -9 at every step of an index update loses nothing acknowledged.
 
 A writer process SIGKILLs itself (a real kill -9) in its Nth index update: after the
 batch is written but before the index is touched (step 1), with ``gen`` odd (2), or with

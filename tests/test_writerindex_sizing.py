@@ -1,4 +1,4 @@
-"""The writer index's geometry: tables and heap grow by doubling (issue 24).
+"""The writer index's geometry: tables and heap grow by doubling (write-path work).
 
 A table is grown when it would pass half full, and a grown or rebuilt one starts with at
 least three slots an entry, so it never holds more than six (powers of 4 allowed 16);

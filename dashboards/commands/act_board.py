@@ -1,7 +1,7 @@
 """The board commands, declared without typer: ``board [FACT_ID]`` (the group's own
 command: list, or show one fact) and ``board cas FACT_ID --expect V``.
 
-``cmd_board`` registers them on the typer app (with the routing of a fact id to the
+``board.py`` registers them on the typer app (with the routing of a fact id to the
 hidden ``show``); ``fastpath`` runs their plain command lines directly.
 """
 

@@ -1,6 +1,6 @@
 """``append`` and ``tail``: the log commands an agent runs per action (no typer here).
 
-Declared as ``spec.Command``s; ``cmd_log`` registers them on the typer app and
+Declared as ``spec.Command``s; ``log.py`` registers them on the typer app and
 ``fastpath`` runs their plain command lines directly.
 """
 

@@ -1,5 +1,5 @@
 """``search`` and ``reinforce``: the synthesizer commands an agent runs per action (no
-typer here; ``cmd_synth`` registers them, ``fastpath`` runs their plain command lines)."""
+typer here; ``synth.py`` registers them, ``fastpath`` runs their plain command lines)."""
 
 from __future__ import annotations
 

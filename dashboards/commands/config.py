@@ -2,7 +2,7 @@
 
 The configuration lives in the log (``synthesizer.configlog``): ``show`` prints the one
 in force and the seq that recorded it; ``set`` records a changed one, in force from its
-seq on. ``swarmlog init --set`` (in ``cmd_log``) records the first one.
+seq on. ``swarmlog init --set`` (in ``log.py``) records the first one.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""``swarmlog promote --to TARGET``: this swarm's facts into a global memory (DESIGN 11).
+"""``swarmlog promote --to TARGET``: this swarm's facts into a global memory (docs/design.md §12).
 
 Thin: the library's ``Swarm.promote`` (``synthesizer.promotion.promote``) does the work; with
 ``--pending`` it is the automatic harvest (``synthesizer.promotion.harvest``) run by hand, for the
-ended sessions still waiting. ``swarmlog init --bootstrap`` (in ``cmd_log``) is the
+ended sessions still waiting. ``swarmlog init --bootstrap`` (in ``log.py``) is the
 other half of the loop.
 """
 

@@ -1,4 +1,4 @@
-"""``swarmlog mcp``: serve the swarm's memory to an MCP client over stdio (see mcp_server).
+"""``swarmlog mcp``: serve the swarm's memory to an MCP client over stdio (see server.py).
 
 The mcp SDK is imported only when the command runs, so the CLI starts fast without it.
 """

@@ -5,7 +5,7 @@ log, so they share one memory. By default each server also runs a background
 synthesizer: of N servers on a root one holds the synthesizer lease and decides, the
 others stand by and take over when it stops. Tool results are typed (structured
 content); a bad argument or a refused write is a tool error with a one-line message,
-never a crashed server. The tool logic lives in ``mcp_tools``; this module wires it.
+never a crashed server. The tool logic lives in ``tools.py``; this module wires it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Usage: ``.venv/bin/python scripts/bench/append_path_probe.py [--appends 100000]
 [--rounds 3] [--tree DIR] [--holds]``.
 
-Issue 24's open 2-core line (16 writers >= 0.8x one writer) asks how much of the
+The write-path work's open 2-core line (16 writers >= 0.8x one writer) asks how much of the
 16-writer cost is the shared writer index itself and how much is sharing two cores among
 16 processes. This probe takes the second away: one process, one core, no lock ever
 contended, each figure the public ``FileLog.append`` of events built in the loop

@@ -1,4 +1,4 @@
-"""What a combined record costs its combiner, beside the holder's own fused append (issue 24).
+"""What a combined record costs its combiner, beside the holder's own fused append.
 
 Usage: ``.venv/bin/python scripts/bench/combine_cost_probe.py [--posters 0,1,3,15]
 [--records 30000] [--tree DIR]``.

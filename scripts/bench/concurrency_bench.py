@@ -11,7 +11,7 @@ per second. The systems, measured in the same run one after another:
 
 * swarmlog ``FileLog.append`` (the shared writer index), and the same with the index
   switched off (``_wix_off``: every writer catches up by parsing the others' records,
-  which is main's append path before issue 24);
+  which is main's append path before the write-path work);
 * ``agent.share`` (``Swarm.open(root).agent(name).share(text)``: build + append);
 * SQLite in WAL mode, ``synchronous=NORMAL`` (process) or ``FULL`` (fsync), one
   autocommit ``INSERT`` of the same JSON per row, ``busy_timeout`` 60 s;
@@ -24,7 +24,7 @@ per second. The systems, measured in the same run one after another:
 Under fsync the swarmlog rows also give appends per fdatasync (group commit). Every row
 gives the CPU per append (user + system time of the writer processes over the events
 they appended) of swarmlog's append and of the bare loop: on a machine whose cores are
-all busy, throughput is cores over CPU per append (issue 24: why fsync at 16 writers
+all busy, throughput is cores over CPU per append (write-path work: why fsync at 16 writers
 stays under the bare loop). ``--durability fsync`` runs only the fsync rows. The
 machine's load average (``os.getloadavg``) is printed with the table: on a shared
 machine the figures move with it, so compare only rows of one run.
@@ -362,7 +362,8 @@ def main() -> None:
         print(block)
         print(notes)
         return
-    print(write_table("concurrency", "Many writer processes (issue 24)", header, rows, notes))
+    title = "Many writer processes (write-path work)"
+    print(write_table("concurrency", title, header, rows, notes))
 
 
 if __name__ == "__main__":

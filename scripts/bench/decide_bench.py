@@ -1,4 +1,4 @@
-"""A synthesizer pass at scale, cold and warm, against another tree in the same run (issue 25).
+"""A synthesizer pass at scale, cold and warm, against another tree in the same run.
 
     .venv/bin/python scripts/bench/decide_bench.py [--facts 100000] [--memories 2000]
         [--runs 3] [--compare DIR] [--config KEY=VALUE ...] [--floor] [--no-write]
@@ -175,7 +175,8 @@ def main() -> None:
     if not args.no_write:
         write_table(
             "decide",
-            "One synthesizer pass at scale, cold and warm (decide_bench, issue 25)",
+            "One synthesizer pass at scale, cold and warm"
+            " (decide_bench, the synthesizer-load work)",
             header,
             rows,
             notes=(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24's many-core figures in one device run (about three minutes on 16 cores).
+# The write-path work's many-core figures in one device run (about three minutes on 16 cores).
 #
 # "run": the switches of view/combine.py that shape many writers on many cores (the
 # holder's extra rounds, SWARMLOG_COMBINE_STICKY; a poster's nap between tries,

@@ -1,4 +1,4 @@
-"""Durable appends with 16 writer processes (issue 14), beside two baselines of the same run.
+"""Durable appends with 16 writer processes (scale work), beside two baselines of the same run.
 
     .venv/bin/python scripts/bench/durability_bench.py [--writers 16] [--events 300] [--rounds 3]
         [--no-write]
@@ -139,7 +139,7 @@ def main() -> None:
     if not a.no_write:
         write_table(
             "durability",
-            f"Durable appends: {k} writer processes (issue 14)",
+            f"Durable appends: {k} writer processes (scale work)",
             ["what", "throughput", "vs swarmlog / goal"],
             rows,
             notes=(

@@ -3,7 +3,7 @@
 Usage: ``.venv/bin/python scripts/bench/flock_scaling_probe.py [--writers 1,2,16]
 [--inside 6] [--outside 8] [--seconds 3]``.
 
-A control for issue 24's 2-core line (16 writers >= 0.8x one writer). Each process runs
+A control for the write-path work's 2-core line (16 writers >= 0.8x one writer). Each process runs
 a loop of pure-Python work: ``--outside`` microseconds unlocked, then ``--inside``
 microseconds holding an exclusive ``flock`` on one shared file (the append lock's
 primitive), the same counts for every writer count. Also measured: the same loop with a

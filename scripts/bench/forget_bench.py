@@ -1,4 +1,4 @@
-"""Erasure benchmark (issue 16): ``forget`` of one agent in a 100,000-event log.
+"""Erasure benchmark (trust work): ``forget`` of one agent in a 100,000-event log.
 
 Builds a FileLog swarm of about N events (50 agents sharing and recalling varied text,
 the synthesizer's decisions, a checkpoint), then times on copies of it:

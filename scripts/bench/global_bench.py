@@ -1,4 +1,4 @@
-"""Global memory at size (issue 27): promote 10,000 facts into a 100,000-fact global
+"""Global memory at size (global-memory work): promote 10,000 facts into a 100,000-fact global
 memory, and bootstrap 200 facts from it, each as the user's command in a fresh process.
 
 * **promote**: ``swarmlog promote --to GLOBAL --tier working`` from a task swarm of N
@@ -180,7 +180,7 @@ def main() -> None:
     ]
     write_table(
         "global",
-        "Global memory: promotion and bootstrap at size (issue 27)",
+        "Global memory: promotion and bootstrap at size (global-memory work)",
         ["what (fresh process, end to end)", "figure", "same-run baseline"],
         rows,
         f"2-core machine, load {load:.1f} during the run (other work on the machine). "

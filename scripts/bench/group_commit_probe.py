@@ -1,4 +1,4 @@
-"""Where a durable append's CPU goes at N fsync writers (issue 24): swarmlog beside the bare loop.
+"""Where a durable append's CPU goes at N fsync writers: swarmlog beside the bare loop.
 
 Usage: ``.venv/bin/python scripts/bench/group_commit_probe.py [--writers 16] [--rounds 3]
 [--seconds 2]``.

@@ -1,4 +1,4 @@
-"""What each JetStream server feature costs per acked publish, N writer processes (issue 29).
+"""What each JetStream server feature costs per acked publish, N writer processes.
 
 Isolates the gap between swarmlog appends and raw acked publishes: the same N writer
 processes publish the same payloads, one at a time awaiting each PubAck, against

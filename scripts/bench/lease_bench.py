@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench/lease_bench.py [--reps 5] [--no-write]
 
-Issue 21 asks that a follower decide a new memory within 1 s when the process that held
+The merge-rule work asks that a follower decide a new memory within 1 s when the process that held
 the lease is still alive (it ran ``Swarm.synthesize()`` once) or was killed. Each figure
 is the wall time from an event this script causes to the moment the memory's decision is
 in the log (this process polls the log every 2 ms), over ``--reps`` fresh swarms:

@@ -1,4 +1,4 @@
-"""The real embedder in a synthesizer pass (issue 25): MiniLMEmbedder.embed over 2,000
+"""The real embedder in a synthesizer pass (synthesizer-load work): MiniLMEmbedder.embed over 2,000
 memories beside raw onnxruntime on the same model and texts, same process, interleaved.
 
     .venv/bin/python scripts/bench/minilm_bench.py [--texts 2000] [--rounds 3]

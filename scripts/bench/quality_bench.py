@@ -86,8 +86,8 @@ def merge_outcomes(name: str, pairs: list[dict]) -> list[bool]:
 
 
 TEST_SET = "quality_testset.jsonl"
-SUBJECT_SET = "quality_subject_pairs.jsonl"  # issue 21, round 2: two holders of one thing
-SET3 = "quality_testset3.jsonl"  # issue 21, round 3: written first, then looked at
+SUBJECT_SET = "quality_subject_pairs.jsonl"  # merge-rule round 2: two holders of one thing
+SET3 = "quality_testset3.jsonl"  # merge-rule round 3: written first, then looked at
 SET4 = "quality_testset4.jsonl"  # session 10: a probe of unseen sentences, then tuned on
 SET5 = "quality_testset5.jsonl"  # session 10: written before its changes, not tuned on
 SET6 = "quality_testset6.jsonl"  # session 10: hedges, written before the hedge change
@@ -182,7 +182,7 @@ def rule_table(names: list[str], write: bool = True) -> None:
         "subject differs: 16 two-holders-of-one-thing contradictions, 16 pairs that can "
         "both be true) was written and committed before the two-holders criterion and "
         "not tuned on; before it, no pair of it was flagged under either embedder. "
-        "Issue 21 round 2 (branch merge-rule2) looked at the test set's totals three "
+        "The merge-rule work round 2 (branch merge-rule2) looked at the test set's totals three "
         "times (before its changes, after the rewording changes, after the subject "
         "criterion), never at its pairs. Round 3 added one criterion (two parts of one "
         "whole, by WordNet's meronymy: 'weekdays' / 'weekends', parts of a week), checked it "
@@ -344,7 +344,7 @@ def main() -> None:
     notes = (
         f"{len(pairs)} labelled pairs (tests/data/quality_pairs.jsonl), each shared by two "
         "agents into a fresh swarm and decided by one synthesizer pass (merged = one fact). "
-        "The near-miss guards (replaced in issue 21 by the merge rule, "
+        "The near-miss guards (replaced in the merge-rule work by the merge rule, "
         "synthesizer/merge/rule.py) were developed against this set, and so was the rule. "
         "Two later sets "
         "(tests/data/quality_pairs_heldout*.jsonl) were written afterwards to check "

@@ -1,4 +1,4 @@
-"""Retention benchmark (issue 17): what compaction frees and costs on a large agent log.
+"""Retention benchmark (retention work): what compaction frees and costs on a large agent log.
 
 Builds a FileLog of N agent events (memory.shared / recalled / notes from 50 agents,
 varied text, default 64 MiB segments), checkpoints near the end and compacts everything

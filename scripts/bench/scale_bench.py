@@ -1,4 +1,4 @@
-"""The read path at scale (issue 14), measured the way an agent meets it, in fresh processes.
+"""The read path at scale (scale work), measured the way an agent meets it, in fresh processes.
 
     .venv/bin/python scripts/bench/scale_bench.py [--sizes 10000,100000] [--no-write]
 
@@ -538,7 +538,7 @@ def main() -> None:
         if not a.no_write:
             write_table(
                 "scale-1m",
-                "Read path past brute force (issue 14): 1,000,000 facts, fresh processes",
+                "Read path past brute force (scale work): 1,000,000 facts, fresh processes",
                 ["facts", "measure", "figure", "baseline / goal (same run)"],
                 rows,
                 notes=(
@@ -608,7 +608,7 @@ def main() -> None:
     if not a.no_write:
         write_table(
             "scale",
-            "Read path at scale (issue 14): fresh processes, what agents call",
+            "Read path at scale (scale work): fresh processes, what agents call",
             ["facts", "measure", "figure", "baseline / goal (same run)"],
             rows,
             notes=(

@@ -1,4 +1,4 @@
-"""What checking a checkpoint's side files costs a reader (issue 22 item 3).
+"""What checking a checkpoint's side files costs a reader (faults work item 3).
 
     .venv/bin/python scripts/bench/side_check_bench.py [--facts 20000] [--runs 5]
         [--baseline /path/to/a/checkout/of/main]

@@ -1,4 +1,4 @@
-"""Is an exact inverted index over the hashing embedder's buckets worth it? (issue 25)
+"""Is an exact inverted index over the hashing embedder's buckets worth it? (synthesizer-load work)
 
     .venv/bin/python scripts/bench/sparsity_bench.py [--facts 20000] [--queries 500]
 

@@ -1,4 +1,4 @@
-"""Log events per shared memory under a steady stream (issue 24 item 2), from the log itself.
+"""Log events per shared memory under a steady stream (write-path work item 2), from the log itself.
 
     .venv/bin/python scripts/bench/synth_batch_bench.py [--agents 8] [--rate 25]
         [--seconds 10] [--compare DIR] [--no-write]
@@ -211,11 +211,12 @@ def main() -> None:
     ]
     notes = (
         f"{os.cpu_count()} cores; {args.seconds:g} s of agents; "
-        "`scripts/bench/synth_batch_bench.py` (issue 24 item 2)."
+        "`scripts/bench/synth_batch_bench.py` (write-path work item 2)."
     )
     if args.no_write:
         return
-    print(write_table("synthbatch", "Events per shared memory (issue 24)", header, rows, notes))
+    title = "Events per shared memory (write-path work)"
+    print(write_table("synthbatch", title, header, rows, notes))
 
 
 if __name__ == "__main__":

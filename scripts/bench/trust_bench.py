@@ -1,4 +1,4 @@
-"""What the hash chain costs (issue 16): FileLog append and verify throughput with the
+"""What the hash chain costs (trust work): FileLog append and verify throughput with the
 chain vs without it, in the same run, on the same machine.
 
 "Without" replaces the one hash per record by a constant of the same length

@@ -1,4 +1,4 @@
-"""Fault: JetStream appends that time out but land (issue 11, defect 7).
+"""Fault: JetStream appends that time out but land (robustness work, defect 7).
 
 Starts a real nats-server, and while an agent shares distinct memories one every 50 ms
 (retrying a failed ``share`` with the same arguments, as the error tells it to), pauses

@@ -1,4 +1,4 @@
-"""Fault: damaged, foreign, stale and half-written checkpoints (issue 11, defect 2).
+"""Fault: damaged, foreign, stale and half-written checkpoints (robustness work, defect 2).
 
 Builds a swarm (600 memories, two checkpoints), then for each damage runs the real CLI
 (a new interpreter per command) and checks that ``replay`` gives the digest of a replay

@@ -1,4 +1,4 @@
-"""Fault: checkpoints and side files that do not hold what was written (issue 22 items 2-4).
+"""Fault: checkpoints and side files that do not hold what was written (faults work items 2-4).
 
 Each damage is done to real files, then the real CLI runs (a new interpreter per command):
 

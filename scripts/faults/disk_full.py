@@ -1,4 +1,4 @@
-"""Fault: the disk fills up under checkpoint, synth and init (issue 11, defects 2 and 8).
+"""Fault: the disk fills up under checkpoint, synth and init (robustness work, defects 2 and 8).
 
 Mounts small tmpfs file systems (needs root: ``mount -t tmpfs``), fills them, and runs
 the real CLI (a new interpreter per command):

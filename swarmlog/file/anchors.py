@@ -1,4 +1,4 @@
-"""Anchors kept outside the root: ``verify --expect SEQ:HASH`` (issue 26, tamper evidence).
+"""Anchors kept outside the root: ``verify --expect SEQ:HASH`` (tamper evidence).
 
 The hash chain (chain.py) makes every record commit to all before it, but an attacker who
 can write the root can re-chain the whole log: ``verify`` then passes with a new head.

@@ -1,4 +1,4 @@
-"""The hash chain over a FileLog's whole history: archives, then segments (issue 26).
+"""The hash chain over a FileLog's whole history: archives, then segments (tamper evidence).
 
 ``chain.verify_files`` walks the segments only, taking the first segment's link as given
 when older segments were compacted. So an archived record could be edited (CRC and the
@@ -36,7 +36,7 @@ def verify_all(root: str, segdir: str, names: list[str], window: int, rep: Verif
     try:
         entries = archive.load(root).entries
     except SwarmlogError:
-        entries = []  # (fileverify reported it)
+        entries = []  # (verify.py reported it)
     try:
         key = archive.chain_key()
     except SwarmlogError as e:
@@ -63,7 +63,7 @@ def verify_all(root: str, segdir: str, names: list[str], window: int, rep: Verif
         try:
             data = archive.archived_bytes(root, ent)
         except SwarmlogError:
-            start = True  # (fileverify reported it)
+            start = True  # (verify.py reported it)
             continue
         w.feed(data, start)
         start = False

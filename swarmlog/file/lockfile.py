@@ -71,7 +71,7 @@ def lock_spinning(fd: int, budget: int) -> int:
 
     Why: an appender holds the lock for microseconds, and a waiter that sleeps in flock
     costs a wake-up on both sides (2 writers on 2 cores: 27-33k appends/s sleeping at
-    once, 35-45k trying first; docs/benchmarks.md, issue 24 round 4). Where waiting
+    once, 35-45k trying first; docs/benchmarks.md, "what the append lock holds"). Where waiting
     awake does not pay (more writers than cores, a holder descheduled), the tries fail
     and the budget falls, so little CPU is spent on them (16 writers: within noise).
     """

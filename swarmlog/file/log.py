@@ -5,7 +5,7 @@ Layout of a log directory::
     swarm.json          name, format, segment size (fixed at creation)
     segments/           <first seq>.jsonl files, append-only
     lock                flock'ed (exclusive) around every append batch (readers need none)
-    sync                shared by fsync writers: the log's end and the durable mark (filesync)
+    sync                shared by fsync writers: the log's end and the durable mark (sync.py)
     sync.lock           flock'ed by the one writer running fdatasync for everybody
     sync.next           flock'ed by the writer that leads the next fdatasync
     sync.done.0, .1     flock'ed (in turn, a sync each) by the writer running it; the
@@ -24,8 +24,8 @@ Readers take no lock and no write access, and only consume complete, CRC-valid b
 Nothing in the directory is followed if it is a symlink (fsguard); segments are opened on
 demand through a small cache (segfiles).
 
-One module per role: ``filewriter`` (write, rotate, cut a torn tail),
-``filesync`` (group commit), ``filecatchup`` (the writer view), ``filereader`` (read,
+One module per role: ``writer.py`` (write, rotate, cut a torn tail),
+``sync.py`` (group commit), ``view/catchup.py`` (the writer view), ``reader.py`` (read,
 follow); the speed tricks of encoding and decoding are in ``_fast``; this one opens
 and closes a handle and runs ``append``/``append_many``.
 """
@@ -67,7 +67,7 @@ from swarmlog.file.fsguard import check_local, check_real_dir, os_error, read_no
 from swarmlog.file.meta import clean_meta_tmp, write_meta
 from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
-from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through filelog)
+from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through log.py)
 from swarmlog.file.view import _fast as ixfast
 from swarmlog.file.view import combine, writerindex
 from swarmlog.file.view.alone import AloneView
@@ -160,7 +160,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._seg_first = 1
         self._seg_end = 0
         self._seg_fd = -1
-        self._view_at = 0  # seq of the view snapshot loaded or saved (viewsnap)
+        self._view_at = 0  # seq of the view snapshot loaded or saved (view/snapshot.py)
         self._hints = {}
         # where the records this handle wrote start (see FileState._offs)
         self._offs = array("q", (0,))
@@ -281,7 +281,7 @@ class FileLog(SegmentReader, AloneView, Log):
         dicts and leaves the shared index lagging (view/alone.py); otherwise the end, ids and
         key versions come from the index (view/index.py), and the record and the index update
         follow. Under ``durability="fsync"`` it returns once a completed fdatasync
-        covers the record (group commit: filesync).
+        covers the record (group commit: sync.py).
         """
         if self._failed:
             raise DurabilityError(self._failed)

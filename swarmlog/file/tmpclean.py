@@ -1,4 +1,4 @@
-"""Temporary files of killed or failed writers: found and removed (issue 22, item 6).
+"""Temporary files of killed or failed writers: found and removed (docs/faults.md).
 
 Every atomic write of the log's own files (``archive.write_atomic``: archives, ids files,
 ``retention.json``, the redaction count, the seals) goes through ``.<name>.<pid>.tmp`` in the same

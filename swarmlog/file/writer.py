@@ -1,7 +1,7 @@
 """FileLog's writing role: encode a batch, write it in one ``write()``, rotate, cut torn tails.
 
 Everything here runs under the append flock (``_locked``) with the writer view caught up
-(filecatchup), so the handle's ``_last``, ``_seg_end`` and ``_tip`` are the log's.
+(view/catchup.py), so the handle's ``_last``, ``_seg_end`` and ``_tip`` are the log's.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Per-agent NATS users for a swarm's stream: a nats-server ``authorization`` block.
 
-With per-agent subjects (``jssubjects``) the agent is a subject token, so nats-server's
+With per-agent subjects (``subjects.py``) the agent is a subject token, so nats-server's
 per-user publish permissions decide who may write as whom: each agent's user may publish
 events only on its own subjects, the synthesizer's user only on the synthesizer's, and the
 server refuses anything else (the append fails, nothing is stored). Reading is shared:
@@ -131,10 +131,10 @@ def authorization(
         "$JS.API.STREAM.NAMES",
         *_read_api(stream),
         *_read_api(_bucket_stream(stream)),
-        *_read_api(f"{stream}-chain"),  # the hash chain's seals (jschain)
-        *_read_api(f"{stream}-redact"),  # erased records' stand-ins (jsside)
+        *_read_api(f"{stream}-chain"),  # the hash chain's seals (seal/chain.py)
+        *_read_api(f"{stream}-redact"),  # erased records' stand-ins (side.py)
     ]
-    # sealing the hash chain: the seal stream and the seal lease (jschain, jsseallease);
+    # sealing the hash chain: the seal stream and the seal lease (seal/chain.py, seal/lease.py);
     # only the synthesizer and the operator may (an agent cannot forge a seal)
     seal = [
         f"swarmlog-chain.{stream}",
@@ -153,17 +153,17 @@ def authorization(
 
     users = [user(a, f"agent {a}", [a], ()) for a in names]
     for u in users:
-        u.publish += read  # agents do not seal (the synthesizer does: jssealrole)
+        u.publish += read  # agents do not seal (the synthesizer does: seal/role.py)
     s = user(synthesizer, "the synthesizer (lease holder)", [synthesizer], synth_keys)
     s.publish += read + seal + _ckpt_write(stream)
     op = user(operator, "the operator (administrator)", [operator, config_agent], config_keys)
     op.publish += ["$JS.API.>", "$JS.FC.>", "$JS.ACK.>", "$O.>", *seal]
-    op.publish += [f"swarmlog-redact.{stream}.>"]  # erasure (jsredact)
+    op.publish += [f"swarmlog-redact.{stream}.>"]  # erasure (redact.py)
     return Authorization(stream, [*users, s, op])
 
 
 def _bucket_stream(stream: str) -> str:
-    """The checkpoint bucket's stream (``jscheckpoint``: bucket ``<S>-ckpt``)."""
+    """The checkpoint bucket's stream (``checkpoint.py``: bucket ``<S>-ckpt``)."""
     return f"OBJ_{stream}-ckpt"
 
 

@@ -89,7 +89,7 @@ class ObjectStoreCheckpoints(CheckpointStore):
 
     async def _store(self, create: bool = True) -> Any:
         """The bucket's handle; None if it does not exist and not ``create`` (listing never
-        creates it: with per-agent NATS users only the synthesizer's may, jsauth)."""
+        creates it: with per-agent NATS users only the synthesizer's may, auth.py)."""
         if self._obs is None:
             import nats.js.errors
 

@@ -294,7 +294,7 @@ class JsClient:
     async def ask(self, subject: str, payload: bytes, headers: dict[str, str]) -> bytes:
         """``request``'s lean twin for publishes (the data of the reply): the reply lands
         on an inline subscription that resolves the future as the read loop parses it,
-        so an append costs no task, no queue and no extra loop turn (issue 29)."""
+        so an append costs no task, no queue and no extra loop turn (the cost of an append)."""
         nc = self.conn
         loop = asyncio.get_running_loop()
         token = b"%d" % next(self._tokens)

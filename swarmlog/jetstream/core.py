@@ -108,7 +108,7 @@ class JsCore:
         self._swarm_id = str(cfg["metadata"].get(META_ID) or "")
         self.stream = self.t.stream
         self.prefix = self.t.prefix
-        self.subjects = layout(self.prefix, cfg)  # per-agent or shared subjects (jssubjects)
+        self.subjects = layout(self.prefix, cfg)  # per-agent or shared subjects (subjects.py)
         self.atomic = bool(cfg.get("allow_atomic"))
         self.replicas = int(cfg.get("num_replicas", 1))
         self.duplicate_window = int(cfg.get("duplicate_window", 0)) / 1e9
@@ -117,7 +117,7 @@ class JsCore:
         self._side = SideStore(self._c, self.stream, self.replicas)
         self._sealer = Sealer(self._c, self.stream, self.replicas, self._side)
         lease = SealLease(self._c, self.stream, self.replicas)
-        self._seals = SealRole(self._c, self._sealer, lease)  # one sealer (jssealrole)
+        self._seals = SealRole(self._c, self._sealer, lease)  # one sealer (seal/role.py)
         self._readback = ReadBack(self._c, timeout)  # fresh appends' server time
         rp, want = cfg.get("republish") or {}, stamp_config(self.stream)
         republished = rp.get("dest") == want["dest"] and rp.get("src") == want["src"]

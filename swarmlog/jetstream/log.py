@@ -16,7 +16,7 @@ Mapping (details of subjects and payloads in proto.py):
   mistaken for a conflict.
 - **Expectations** (CAS): one subject per key; ``version(key)`` is the seq of the last
   message on it. ``expect`` becomes ``Nats-Expected-Last-Subject-Sequence`` headers that
-  the server checks at commit, under its lock (see ``jsproto.plan_expectations`` for how
+  the server checks at commit, under its lock (see ``proto.plan_expectations`` for how
   several keys map onto a batch's messages). When a batch has more expected keys than
   messages can carry, the log reads every expected version and the stream's last seq L,
   checks them itself and publishes with ``Nats-Expected-Last-Sequence: L`` — a stream-wide

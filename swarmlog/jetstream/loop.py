@@ -62,7 +62,7 @@ class LoopThread:
 
         The hand-off is one task and one plain lock (not ``run_coroutine_threadsafe``'s
         chained futures and condition variable): it is paid on every append, and costs
-        about half as much CPU this way (issue 29)."""
+        about half as much CPU this way."""
         if threading.current_thread() is self.thread:
             coro.close()
             raise RuntimeError("LoopThread.run called from its own loop (would deadlock)")

@@ -19,7 +19,7 @@ be inside the bytes the publisher checksums; a reader takes ``seq`` from the mes
 stream sequence (kept by the server with every message) and puts it first. ``verify()``
 checks each payload's crc and that stream sequences run gapless from 1.
 
-The same holds for ``ts`` (DESIGN 2: the log's clock): the payload's ``ts`` is only the
+The same holds for ``ts`` (docs/design.md §2: the log's clock): the payload's ``ts`` is only the
 writer's claim; a stored event carries the server's timestamp of the message (the stream
 leader's clock when it stored it, kept with the message and given by Direct Get, message
 get and consumer deliveries alike), so no writer's clock reaches the fold.
@@ -124,7 +124,7 @@ def key_subject(prefix: str, key: str | None) -> str:
 
 
 class SubjectMap(Protocol):
-    """Where events go and where a key's version is read (``jssubjects.Subjects``)."""
+    """Where events go and where a key's version is read (``subjects.Subjects``)."""
 
     def of(self, agent: str, key: str | None) -> str:
         """The subject an event by ``agent`` with ``key`` is published on."""

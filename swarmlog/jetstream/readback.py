@@ -1,7 +1,7 @@
 """The server's time of fresh appends: read back for all the appends in flight at once.
 
 The PubAck of a JetStream publish names the seq but not the time the server stored the
-message at, and that time is the stored event's ``ts`` (DESIGN 2: the log's clock; no
+message at, and that time is the stored event's ``ts`` (docs/design.md §2: the log's clock; no
 writer's clock reaches the fold). So an append reads its message back. Done per append,
 that is one more round trip each; here every append in flight on the handle's loop (from
 any thread of the process) registers its seqs, and one Direct Get batch per run of

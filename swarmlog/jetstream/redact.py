@@ -113,7 +113,7 @@ async def _one(log: JsReader, seq: int, body: Mapping[str, Any] | None, value: b
 def _moved(log: JsReader, r: Raw, new: bytes, body: Mapping[str, Any] | None) -> Raw:
     """``r``, on the subject its new envelope calls for when the redaction renames the
     agent (a forgotten agent's pseudonym) or the key (a key the forgotten identity
-    created, issue 26): the side record keeps no subject naming the old one, readers
+    created): the side record keeps no subject naming the old one, readers
     find its author and envelope agreeing, and the key's version moves to the new key
     (``JsSide.by_key`` reads it from the subject)."""
     if not isinstance(body, Rewrite) or not ({"agent", "key"} & body.envelope.keys()):

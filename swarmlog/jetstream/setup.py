@@ -39,7 +39,7 @@ def stream_config(
     swarm_id: str = "",
 ) -> dict[str, Any]:
     """The JetStream configuration of a swarm's event stream (``swarm_id``: its identity)."""
-    meta = {META_FORMAT: FORMAT, META_NAME: name, META_SUBJECTS: PER_AGENT}  # jssubjects
+    meta = {META_FORMAT: FORMAT, META_NAME: name, META_SUBJECTS: PER_AGENT}  # subjects.py
     if swarm_id:
         meta[META_ID] = swarm_id
     return {
@@ -60,7 +60,7 @@ def stream_config(
         "allow_rollup_hdrs": False,
         "allow_direct": True,
         "allow_atomic": True,
-        "republish": stamp_config(stream),  # appends' server time, pushed (jsstampfeed)
+        "republish": stamp_config(stream),  # appends' server time, pushed (stampfeed.py)
         "metadata": meta,
     }
 
@@ -106,7 +106,7 @@ async def ensure(
             cur["metadata"].get(META_ID, ""),  # the identity never changes
         )
         new = {**cur, **{k: v for k, v in want.items() if k not in ("subjects", "storage")}}
-        new = keep_layout(new, cur)  # the subject layout never changes (jssubjects)
+        new = keep_layout(new, cur)  # the subject layout never changes (subjects.py)
         new["deny_delete"] = bool(cur.get("deny_delete"))  # the server cannot lift it
         if new != cur:
             try:

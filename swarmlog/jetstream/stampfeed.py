@@ -10,7 +10,7 @@ of each append in hand when the PubAck arrives: no second round trip, no consume
 Streams without that setting use the consumer below.
 
 An append needs the time the server stored its message at (the stored event's ``ts``,
-DESIGN 2), which the PubAck does not carry. Asking for it (a Direct Get per append,
+docs/design.md §2), which the PubAck does not carry. Asking for it (a Direct Get per append,
 readback.py) costs a second round trip. Instead each handle keeps, per agent it writes
 as, an ordered *headers-only* push consumer on that agent's subjects, delivering new
 messages only: the server pushes the metadata of each message it stores (stream seq and

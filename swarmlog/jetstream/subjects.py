@@ -11,7 +11,7 @@ Two layouts, told apart by the stream's metadata ``swarmlog.subjects``:
   server answers ``last_by_subj`` and checks ``Nats-Expected-Last-Subject-Sequence``
   against that wildcard filter, named in ``…-Subject``, so CAS spans all writers.
   Because the agent is a subject token, nats-server's per-user publish permissions
-  decide who may write as whom (``jsauth`` builds them), and the reader takes the
+  decide who may write as whom (``auth.py`` builds them), and the reader takes the
   author from the subject: an event whose envelope names another agent keeps its
   bytes, and the reader marks it with ``author`` = the subject's agent (the fold
   refuses it). An event whose agent is its subject's carries no mark, so its mapping
@@ -25,7 +25,7 @@ Two layouts, told apart by the stream's metadata ``swarmlog.subjects``:
   carry no ``author``. To get per-agent users, create a new stream and copy the events
   into it (their seqs then start again from 1).
 
-Agent names and keys become one subject token through ``jsproto.escape_key``.
+Agent names and keys become one subject token through ``proto.escape_key``.
 """
 
 from __future__ import annotations

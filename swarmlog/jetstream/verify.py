@@ -70,7 +70,7 @@ def verify(log: JsReader) -> VerifyReport:
                     rep.problems.append(f"seq {r.seq}: duplicate event id {d['id']}")
                 ids.add(d["id"])
                 if r.subject and (why := log.subjects.misplaced(r.subject, d)):
-                    rep.notes.append(f"seq {r.seq}: {why}")  # claims: a refused write (jsauth)
+                    rep.notes.append(f"seq {r.seq}: {why}")  # claims: a refused write (auth.py)
     except SwarmlogError as e:
         rep.problems.append(str(e))
     rep.last_seq = nxt - 1 if rep.events else 0

@@ -7,7 +7,7 @@ version decodes to a state at that seq under a configuration the log recorded, a
 side files (vectors, codes) hashing to what it recorded, where they are present (a
 missing one only costs an embedding). Retention (retention.py) chooses its boundary
 from such checkpoints only, so a rotted or foreign newest checkpoint can no longer make
-``swarmlog compact`` delete history nothing else holds (issue 22).
+``swarmlog compact`` delete history nothing else holds (docs/faults.md, checkpoints).
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from pathlib import Path
 from swarmlog import CheckpointInfo, Log, SwarmlogError, sidefile
 from swarmlog.checkpoint import Checkpoint
 from synthesizer.config import DEFAULT_CONFIG
-from synthesizer.state import SwarmState
-from synthesizer.state import payload as statepayload
+from synthesizer.state import SwarmState, payload
 
 
 def decode(ck: Checkpoint) -> tuple[SwarmState | None, str]:
     """The state of a checksum-verified checkpoint, or (None, why it is not usable)."""
     try:
-        state = statepayload.decode(ck.data)  # fact rows parsed on first access
+        state = payload.decode(ck.data)  # fact rows parsed on first access
     except Exception as e:  # any decoding failure: the payload is not this version's
         return None, f"its payload does not decode ({type(e).__name__}: {e})"
     if state.last_seq != ck.seq:
@@ -65,7 +64,7 @@ def problem(log: Log, info: CheckpointInfo) -> str | None:
 
 
 def newest_loading(
-    log: Log, at_or_below: int, fmt: str = statepayload.CHECKPOINT_FORMAT
+    log: Log, at_or_below: int, fmt: str = payload.CHECKPOINT_FORMAT
 ) -> tuple[int, list[str]]:
     """(seq of the newest checkpoint at or below ``at_or_below`` that loads, 0 if none;
     "<name>: <why>" of each newer one that does not)."""
@@ -90,7 +89,7 @@ def report(log: Log) -> tuple[list[str], list[str]]:
     problems: list[str] = []
     notes: list[str] = []
     for info in log.checkpoints.list():
-        if info.format != statepayload.CHECKPOINT_FORMAT:
+        if info.format != payload.CHECKPOINT_FORMAT:
             continue
         why = problem(log, info)
         if why is None:

@@ -1,4 +1,4 @@
-"""The pydantic models of the seeds' facade event bodies (``facade_events`` names the
+"""The pydantic models of the seeds' facade event bodies (``synthesizer/seedvocab.py`` names the
 types and registers these, to be built the first time a body of a type is appended).
 """
 

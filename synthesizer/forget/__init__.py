@@ -1,4 +1,4 @@
-"""Forgetting an identity end to end (DESIGN 7), and the checks that keep erasure honest.
+"""Forgetting an identity end to end (docs/design.md §9), and the checks that keep erasure honest.
 
 ``erase`` runs a forget: the request, the plan, the redaction of every record that names
 or quotes the identity, checkpoints and reports; ``planned`` is the ``forget.planned``

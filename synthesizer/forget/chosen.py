@@ -1,4 +1,4 @@
-"""Strings a forgotten identity chose that are not words: event ids and keys (issue 26).
+"""Strings a forgotten identity chose that are not words: event ids and keys.
 
 Besides its words and names, an identity leaves strings it picked in the envelope: the
 **event ids** of its records (an idempotency id such as ``req-SECRET-1``) and the

@@ -1,4 +1,4 @@
-"""A forget's plan in the log: which seqs (and types) a request redacts (issue 26).
+"""A forget's plan in the log: which seqs (and types) a request redacts.
 
 ``verify`` must tell a redaction ``forget`` made from one made by anyone else with write
 access (redactions.py). Judging a scrubbed record by its form is weak: the words that

@@ -1,6 +1,6 @@
 """An offline English lexicon: WordNet 3.0's database files, shipped with the package.
 
-The merge rule (``mergerule``) asks what two differing words are to each other: the same
+The merge rule (``rule.py``) asks what two differing words are to each other: the same
 word inflected, synonyms (they share a synset), antonyms (WordNet's ``!`` pointer, also
 through a satellite adjective's head or one hypernym step: "reduce" is a kind of
 "decrease", the antonym of "increase"), one a kind of the other (hypernym chain), or

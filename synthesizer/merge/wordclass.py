@@ -1,6 +1,6 @@
 """Closed-class English: number words, units, negations, hedges, function words.
 
-Grammar, not vocabulary of any topic: the merge rule (``mergerule``) reads quantities
+Grammar, not vocabulary of any topic: the merge rule (``rule.py``) reads quantities
 ("five minutes" = "300 seconds"), counts negations, keeps the hedges that change what a
 statement claims ("may" / "must", "some" / "all", "almost empty" / "empty") and drops
 function words with these tables; every content word is left to the lexicon

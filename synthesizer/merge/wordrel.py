@@ -1,4 +1,4 @@
-"""What two words are to each other for WordNet, as the merge rule (``mergerule``) asks.
+"""What two words are to each other for WordNet, as the merge rule (``rule.py``) asks.
 
 ``relation(x, y)``: synonyms (a shared synset in a main sense, or a derivation), antonyms
 (WordNet's ``!`` pointer, also through a similar adjective or one hypernym step), one a

@@ -1,4 +1,4 @@
-"""Global memory (DESIGN 11): knowledge that outlives one task's swarm.
+"""Global memory (docs/design.md §12): knowledge that outlives one task's swarm.
 
 ``promote`` copies a task swarm's qualifying facts into a global memory with their
 origins, ``harvest`` does it when sessions end, ``bootstrap`` seeds a new swarm from the

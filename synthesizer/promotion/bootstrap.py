@@ -1,4 +1,4 @@
-"""Bootstrap: seed a new task swarm with a global memory's facts (DESIGN 11).
+"""Bootstrap: seed a new task swarm with a global memory's facts (docs/design.md §12).
 
 The other half of seed 002's loop: knowledge harvested from earlier tasks is injected
 before the next. Each chosen global fact is appended to the new swarm as a

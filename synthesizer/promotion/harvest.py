@@ -1,4 +1,4 @@
-"""The automatic harvest: ended sessions' facts promoted to the global memory (DESIGN 11).
+"""The automatic harvest: ended sessions' facts promoted to the global memory (docs/design.md §12).
 
 With ``promotion.when=session_end`` and a ``promotion.target`` in the configuration, the
 fold lists every ended session under ``state.promotion_waiting`` until a

@@ -1,4 +1,4 @@
-"""Promotion: a task swarm's facts into a global memory (DESIGN 11, seed 002's harvest).
+"""Promotion: a task swarm's facts into a global memory (docs/design.md §12; seed 002's harvest).
 
 A global memory is an ordinary swarm. Promoting appends to its log, for each qualifying
 fact, a ``memory.shared`` that carries the fact's origin (``synthesizer.state.origins``); the

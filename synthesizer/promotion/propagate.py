@@ -1,4 +1,4 @@
-"""``forget … --propagate TARGET``: an erasure that follows promoted knowledge (DESIGN 11).
+"""``forget … --propagate TARGET``: an erasure that follows promoted knowledge (docs/design.md §12).
 
 What a task swarm promoted carries its identities into the global memory: the agent
 name (a promoted memory is signed by the fact's discoverer) and the words; sessions and

@@ -15,7 +15,7 @@ query costs an XOR + popcount pass over the codes, one table lookup and one mult
 The codes are per-row columns of the ``VectorIndex`` (``b0``.. of uint64, plus ``qok``
 marking coded rows), so they move with their rows on removal like the ranking columns;
 rows appended since are coded on the next query. A checkpoint stores them beside its
-vectors (``bits-<seq>-<sha256>.u64``, named in the checkpoint, see ``vecckpt``); a reader maps them
+vectors (``bits-<seq>-<sha256>.u64``, named in the checkpoint, ``vectors.py``); a reader maps them
 copy-on-write from a read-only open, so N readers share the pages and nothing a reader
 does reaches the file. Only recall's queries use this path: the fold and the
 synthesizer's decisions never do, and stay exact and deterministic.
@@ -278,7 +278,7 @@ def save(d: Path, seq: int, idx: VectorIndex, cap: int) -> tuple[str, str] | Non
 def attach(d: Path, name: str, seq: int, idx: VectorIndex) -> bool:
     """Map a checkpoint's code file ``name`` into ``idx`` (just attached from the same
     checkpoint's vectors); False, leaving ``idx`` as it was, when it does not fit. Its
-    SHA-256 is checked with the vectors' (``vecckpt.attach``) before a recall uses it."""
+    SHA-256 is checked with the vectors' (``vectors.attach``) before a recall uses it."""
     path = d / name
     h = _header(path)
     n, cap = len(idx), idx.capacity

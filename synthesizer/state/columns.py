@@ -1,6 +1,6 @@
 """A few fields of every checkpointed fact as numpy columns, for statistics without parsing.
 
-A checkpoint saves, beside the fact rows (``statepayload``), per row: strength,
+A checkpoint saves, beside the fact rows (``synthesizer/state/payload.py``), per row: strength,
 reinforcements, created seq, support, and codes of tier, status, category and first
 agent, plus who reinforced it (``rb_row``/``rb_agent``: one entry per reinforcing agent,
 the row it belongs to and the agent's code). Rows a reader never parsed are unchanged

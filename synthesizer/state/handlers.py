@@ -16,8 +16,7 @@ from typing import Any
 
 from synthesizer import events as T
 from synthesizer.config import SynthConfig
-from synthesizer.state import _fast, authz, judging, origins, pool, revival, tiers
-from synthesizer.state import words as factwords
+from synthesizer.state import _fast, authz, judging, origins, pool, revival, tiers, words
 from synthesizer.state.erasure import on_forgotten
 from synthesizer.state.facts import (
     ACTIVE,
@@ -128,7 +127,7 @@ def _on_corroborated(s: SwarmState, d: dict[str, Any]) -> None:
             origins.add(s.origin_index, s.facts[key], raw)
         return
     if raw is not None and not f.has_evidence(raw.seq):
-        factwords.note(s, f, raw)
+        words.note(s, f, raw)
         f.evidence.append(raw.evidence())
     if raw is not None and raw.origins:
         origins.add(s.origin_index, f, raw)
@@ -199,7 +198,7 @@ def _cite(s: SwarmState, f: Fact, seqs: Iterable[int]) -> None:
             continue
         raw = s.pending.get(q)
         if raw is not None:
-            factwords.note(s, f, raw)
+            words.note(s, f, raw)
             f.evidence.append(raw.evidence())
         else:
             f.cited.append(q)

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from synthesizer.state import words as factwords
 from synthesizer.state.facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, Fact
+from synthesizer.state.words import of as words_of
 
 SAME = "same"
 CONTRADICTS = "contradicts"
@@ -190,7 +190,7 @@ def merge(s: Any, older: Fact, younger: Fact, seq: int) -> None:
                     younger.thread,
                 ]
                 if i == 0
-                else factwords.of(s, younger.id, e)
+                else words_of(s, younger.id, e)
             )
             if words is not None:
                 s.words.setdefault(older.id, []).append(list(words))

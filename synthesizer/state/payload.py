@@ -1,7 +1,7 @@
 """The checkpoint payload of a ``SwarmState``: a header, then the fact rows unparsed.
 
 ``SwarmState.to_bytes()`` is the state's canonical form (its digest); a checkpoint stores
-the same content laid out so that loading it parses no fact (``facttable``)::
+the same content laid out so that loading it parses no fact (``table.py``)::
 
     swarmstate-rows 1 <header length, 12 digits>\\n
     <header: JSON, sorted keys>        the state's canonical dict without its fact rows
@@ -12,7 +12,7 @@ the same content laid out so that loading it parses no fact (``facttable``)::
                                        Fact.to_row()), facts then evicted, back to back
     <starts>                           int64 offsets of the rows in the payload (n + 1;
                                        native byte order, as the vector files)
-    <columns>                          factcols' arrays of the fact rows (8-aligned)
+    <columns>                          columns' arrays of the fact rows (8-aligned)
 
 Loading = checksum (the store's) + one parse of the header + views of the arrays: a
 fact's row is parsed when the fact is first read. A row spliced back into
@@ -46,13 +46,13 @@ _ALIGN = 8
 def encode(state: SwarmState) -> bytes:
     """The checkpoint payload of ``state`` (see the module docstring)."""
     from swarmlog.numpyload import np
-    from synthesizer.state import columns as factcols
+    from synthesizer.state import columns
 
     f_entries, e_entries = entries_of(state.facts), entries_of(state.evicted)
     rows = rows_bytes(state.facts, f_entries) + rows_bytes(state.evicted, e_entries)
     facts = state.facts
     old = facts.rows.columns if isinstance(facts, FactTable) and facts.rows else None
-    cols = factcols.build(f_entries, old)
+    cols = columns.build(f_entries, old)
     rest = state.to_dict(with_facts=False)
     ids = {"facts": list(state.facts), "evicted": list(state.evicted)}
 
@@ -143,24 +143,24 @@ def decode(data: bytes | memoryview) -> SwarmState:
     return state
 
 
-_NUMERIC = ("strength", "reinforcements", "created_seq", "support")  # factcols.NUMERIC
-_CODED = ("tier", "status", "category", "agent")  # factcols.CODED
+_NUMERIC = ("strength", "reinforcements", "created_seq", "support")  # columns.NUMERIC
+_CODED = ("tier", "status", "category", "agent")  # columns.CODED
 
 
 def _columns(mv: memoryview, spec: dict[str, Any], codes: dict[str, list[str]]) -> Columns:
-    """The saved columns (``factcols``), as numpy views of the payload."""
+    """The saved columns (``columns.py``), as numpy views of the payload."""
     from swarmlog.numpyload import np
-    from synthesizer.state import columns as factcols
+    from synthesizer.state import columns
 
     arr = {
         name: np.frombuffer(mv, dtype=dt, count=n, offset=off)
         for name, (off, dt, n) in spec.items()
     }
-    return factcols.Columns(
-        {k: arr[k] for k, _ in factcols.NUMERIC} | {k: arr[k] for k in factcols.CODED},
+    return columns.Columns(
+        {k: arr[k] for k, _ in columns.NUMERIC} | {k: arr[k] for k in columns.CODED},
         arr["rb_row"],
         arr["rb_agent"],
-        {k: factcols.Codes(v) for k, v in codes.items()},
+        {k: columns.Codes(v) for k, v in codes.items()},
     )
 
 

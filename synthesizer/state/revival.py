@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 from synthesizer.config import SynthConfig
 from synthesizer.state import pool
-from synthesizer.state import words as factwords
 from synthesizer.state.facts import ACTIVE, RETRACTED, WORKING, Fact, RawMemory
+from synthesizer.state.words import note as note_words
 
 REVIVED_REASON = "revived"
 """The ``history`` reason of a revival's status change (when the status changes)."""
@@ -78,7 +78,7 @@ def revive(s: FoldState, fid: str, raw: RawMemory | None, seq: int, ts: float) -
         if raw.ttl_s is not None:
             f.expires_at = raw.ts + raw.ttl_s
         if not f.has_evidence(raw.seq):
-            factwords.note(s, f, raw)
+            note_words(s, f, raw)
             f.evidence.append(raw.evidence())
     s._add_fact(f)
     s.metrics.revivals += 1

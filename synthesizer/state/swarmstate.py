@@ -226,13 +226,13 @@ class SwarmState:
         """Pool statistics in the seed's shape (average strength 0.0 when empty).
 
         Of a state loaded from a checkpoint, from the columns saved with its rows and the
-        facts parsed since (``factcols``): the same figures, no row parsed.
+        facts parsed since (``columns.py``): the same figures, no row parsed.
         """
         facts = self.facts
         if isinstance(facts, FactTable) and (saved := facts.saved_columns()) is not None:
-            from synthesizer.state import columns as factcols  # numpy: only for a loaded state
+            from synthesizer.state import columns  # numpy: only for a loaded state
 
-            return self.stats_from(factcols.frame(facts.entries(), saved))
+            return self.stats_from(columns.frame(facts.entries(), saved))
         cats: dict[str, int] = {}
         agents: dict[str, int] = {}
         tiers_: dict[str, int] = {}
@@ -264,7 +264,7 @@ class SwarmState:
         )
 
     def stats_from(self, fr: Any) -> PoolStats:
-        """``stats()`` computed from a ``factcols.Frame`` of the facts (one a caller
+        """``stats()`` computed from a ``columns.Frame`` of the facts (one a caller
         already has: ``metrics.compute``)."""
         from synthesizer.state.columns import ordered_counts, sequential_sum
 
@@ -287,7 +287,7 @@ class SwarmState:
     def to_dict(self, with_facts: bool = True) -> dict[str, Any]:
         """The canonical content of the state as plain JSON values (the fact rows of
         ``facts`` and ``evicted`` left empty when not ``with_facts``: a checkpoint
-        stores them apart, see ``statepayload``)."""
+        stores them apart, see ``synthesizer/state/payload.py``)."""
         return {
             "format": FORMAT,
             "config": self.config.model_dump(mode="json"),

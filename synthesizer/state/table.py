@@ -1,7 +1,7 @@
 """``FactTable``: facts by id that are parsed from a checkpoint only when first touched.
 
 A checkpoint holds every fact as its canonical row (``orjson.dumps(fact.to_row())``,
-see ``statepayload``). Parsing 100,000 rows into ``Fact`` objects took most of a swarm's
+see ``payload.py``). Parsing 100,000 rows into ``Fact`` objects took most of a swarm's
 open time and most of a reader's private memory, while a reader usually touches a few
 facts (recall hits, the facts new events name). So a state loaded from a checkpoint
 keeps its facts in a ``FactTable``: per fact id, in insertion order, either the
@@ -48,7 +48,7 @@ class RowStore:
     ``buf`` is the checkpoint payload (``bytes``, or a ``memoryview`` of a read-only
     mapping, shared between processes); ``starts`` the rows' offsets in it (a
     ``memoryview`` cast to int64: no numpy needed to load a state). ``columns`` are
-    per-row arrays of a few fields saved beside the rows (``factcols``), so statistics
+    per-row arrays of a few fields saved beside the rows (``columns.py``), so statistics
     need not parse them; ``load_columns`` makes them on first use (numpy), None when the
     block has none.
     """

@@ -2,7 +2,7 @@
 
 Why: a fact takes the words of the memory that created it. When the identity that wrote
 that memory is forgotten and others still support the fact, the fact must keep *their*
-words (issue 21, item 5), not become a placeholder: its content becomes the earliest
+words, not become a placeholder: its content becomes the earliest
 surviving evidence's own words. The fold cannot read the log, so it keeps those words
 itself: ``state.words`` maps a fact id to one entry per (agent, session) pair among its
 evidence other than the first evidence's pair, the pair's earliest memory only (a later

@@ -1,7 +1,7 @@
 """Free-text decisions of the synthesizer: merge, contest, keep apart, or link, and resolution.
 
 For a plain memory (no subject) the worker's scorer proposes candidate facts by cosine;
-``TextContests.choose`` asks the merge rule (``mergerule``) about each:
+``TextContests.choose`` asks the merge rule (``synthesizer/merge/rule.py``) about each:
 
 - a ``same`` candidate at or above the near-duplicate cosine: the memory corroborates it;
 - ``contradicts`` candidates (from the lower contest floor up): the memory becomes a new

@@ -3,7 +3,7 @@
 Embeddings place "the cache TTL is five minutes" next to "... five hours" and "the build
 is green" next to "... red", so cosine alone cannot decide a merge. Before the
 synthesizer merges a memory into a near-duplicate fact it asks the merge rule
-(``mergerule.compare``): only a ``same`` verdict merges; ``contradicts`` makes the two
+(``synthesizer.merge.rule.compare``): only a ``same`` verdict merges; ``contradicts`` makes the two
 rival facts, ``different`` and ``unsure`` keep them apart. ``conflict`` is the short form
 kept for callers that only ask whether a pair must stay apart.
 """

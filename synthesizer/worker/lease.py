@@ -1,4 +1,4 @@
-"""The synthesizer's single-writer lease, read from the log (DESIGN 3 and 4).
+"""The synthesizer's single-writer lease, read from the log (docs/design.md, §3 and §5).
 
 The lease is the log's ``synthesizer`` key. Its version, ``log.version(LEASE_KEY)``, is
 the seq of the holder's last batch, which ends with a ``synth.progress`` mark naming the

@@ -4,7 +4,7 @@ Why: every batch the worker appends ends with a ``synth.progress`` mark (the lea
 ``lease``). A worker that starts a pass as soon as the previous one ended, and that
 decides whatever its catch-up finds after each batch, meets a steady stream of shared
 memories one or two at a time: about one mark per decision, so the log grew by ~3
-events per shared memory where the memory and its decision make 2 (issue 24).
+events per shared memory where the memory and its decision make 2.
 
 The rule (``Synthesizer.run``; the wall clock decides only *when* the worker writes,
 never *what*: decisions inside a batch see each other through the overlay, so batch

@@ -1,4 +1,4 @@
-"""The indexed single append's critical section, fused (issue 24): the speed tricks only.
+"""The indexed single append's critical section, fused: the speed tricks only.
 
 With many writers no handle is alone (view/alone.py), so every append goes through the
 shared writer index under the append flock: ``IndexedView._wview`` (trust the index,

@@ -1,4 +1,4 @@
-"""Flat combining on the indexed append path (issue 24, round 5): fewer lock hand-offs.
+"""Flat combining on the indexed append path : fewer lock hand-offs among many writers.
 
 With many writers each append takes the append flock once, holds it ~10 us with cold
 caches and hands it on (flock wakes every waiter). Here a writer that is not alone

@@ -62,7 +62,7 @@ def crash_step(s: int) -> None:
 
 
 def lag_allowed() -> bool:
-    """Whether a writer alone may leave the index lagging (filealone; not while a crash
+    """Whether a writer alone may leave the index lagging (alone.py; not while a crash
     test kills writers inside index updates)."""
     return _crash[1] in (0, 4)
 
@@ -355,7 +355,7 @@ class IndexedView(CatchUp):
         """Enter a batch just written (seqs ``first``..) and the new end (after the write:
         a writer killed before this leaves an index that lags, which is caught up). A
         handle whose dicts held the whole log enters it there too and, with ``alone``,
-        lags the index from here (filealone)."""
+        lags the index from here (alone.py)."""
         whole = not self._partial
         self._partial = True  # (the handle's dicts do not get these)
         if _crash[1]:
@@ -392,7 +392,7 @@ class IndexedView(CatchUp):
                 self._alone_begin(ix)
 
     def _alone_begin(self, ix: wi.WriterIndex) -> None:
-        """(filealone.AloneView: start lagging the index)"""
+        """(alone.AloneView: start lagging the index)"""
 
     def _ix_enter(
         self,
@@ -403,7 +403,7 @@ class IndexedView(CatchUp):
         cap: tuple[float, int],
     ) -> None:
         """Enter ids at their seqs and keys at their versions, then the handle's end as
-        the index's (a writer alone's lag on close: filealone)."""
+        the index's (a writer alone's lag on close: alone.py)."""
         gen = ix.begin()
         for i, s in zip(ids, seqs, strict=True):
             ix.add_id(i, s)

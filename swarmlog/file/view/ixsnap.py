@@ -1,5 +1,5 @@
 """A view snapshot from the shared writer index: the view's end taken under the lock,
-the raw tables copied and the sorted columns built after it (issue 24).
+the raw tables copied and the sorted columns built after it (many writers: short hold).
 
 At the points ``snapshot.due`` names a writer saves ``view.idx`` (snapshot.py) so that a
 fresh handle's first append reads little. Taking the entries out of the index as Python

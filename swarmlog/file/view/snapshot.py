@@ -53,7 +53,7 @@ _ALIGN = 8
 
 
 class View(Protocol):
-    """The writer-view fields of a FileLog handle (see filestate.FileState)."""
+    """The writer-view fields of a FileLog handle (see state.py)."""
 
     _root_s: str
     _segdir_s: str

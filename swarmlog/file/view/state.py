@@ -1,7 +1,7 @@
 """The fields a FileLog handle keeps, declared once for the modules that share them.
 
-A FileLog is built from one class per role (``filesync`` -> ``filewriter`` ->
-``filecatchup`` / ``filereader`` -> ``filelog``); each works on the handle's own
+A FileLog is built from one class per role (``sync.py`` -> ``writer.py`` ->
+``view/catchup.py`` / ``reader.py`` -> ``log.py``); each works on the handle's own
 fields, which ``FileLog.__init__`` sets and this class names and explains.
 """
 
@@ -44,23 +44,23 @@ class FileState:
     """The append lock's descriptor (-1 until the first write)."""
     _closed: bool
 
-    # group commit (filesync)
+    # group commit (sync.py)
     _sync_fd: int
-    """``sync.lock``: held by the writer syncing for all (filesync)."""
+    """``sync.lock``: held by the writer syncing for all (sync.py)."""
     _next_fd: int
-    """``sync.next``: held by the writer that will lead the next sync (filesync)."""
+    """``sync.next``: held by the writer that will lead the next sync (sync.py)."""
     _done_fds: tuple[int, int]
     """``sync.done.0`` and ``.1``: sync k's leader holds the k % 2nd, its waiters share it."""
     _sync_map: mmap.mmap | None
     """The shared ``sync`` file: last written seq, its segment, the durable mark."""
     _sync_words: memoryview | None
-    """``_sync_map`` as machine words (filesync)."""
+    """``_sync_map`` as machine words (sync.py)."""
     _failed: str | None
     """Why this handle refuses appends (a failed fdatasync), or None."""
     sync_count: int
     """fdatasyncs this handle ran (group commit shares them between writers)."""
 
-    # the writer view (kept current under the append lock by filecatchup)
+    # the writer view (kept current under the append lock by catchup.py)
     _ids: dict[str, int]
     """Event id -> seq of every stored event (idempotency)."""
     _versions: dict[str, int]
@@ -90,7 +90,7 @@ class FileState:
     _files: SegmentFiles
     """Pinned read descriptors of segments (segfiles)."""
 
-    # the shared writer index (writerindex, fileindex)
+    # the shared writer index (writerindex.py, index.py)
     _wix: WriterIndex | None
     """The mapped ``index`` file (None until the first append uses it)."""
     _wix_off: bool
@@ -106,7 +106,7 @@ class FileState:
     the old names, so they are no longer whole (``_view_stale``, view/index.py)."""
     _save_later: Any
     """A view snapshot prepared under the append lock (``ixsnap.RawView``, or
-    ``viewsnap.Pending`` for the handle's own view), written after it (view/index.py)."""
+    ``snapshot.Pending`` for the handle's own view), written after it (view/index.py)."""
     _save_from: tuple[Any, int]
     """The writer index and its used heap size that snapshot copies from (view/ixsnap.py)."""
     _ix_ready: bool
@@ -116,7 +116,7 @@ class FileState:
     index_rebuilds: int
     """Index rebuilds this handle ran (a torn, stale or foreign index; tests read it)."""
 
-    # a writer alone (filealone): the index lags while nobody else appends
+    # a writer alone (alone.py): the index lags while nobody else appends
     _alone: bool
     """True while this handle appends without touching the index (its dicts whole)."""
     _lag_first: int

@@ -9,7 +9,7 @@ updates it in O(1) per record. It is derived data: ``gen`` (odd during an update
 CRC of the header, the swarm's identity and the machine's boot id tell a torn, foreign
 or stale file, which the caller rebuilds from the segments (``build``).
 
-This module only reads and writes the file; ``fileindex.IndexedAppend`` decides when to
+This module only reads and writes the file; ``index.IndexedAppend`` decides when to
 trust, catch up or rebuild it.
 """
 
@@ -46,7 +46,7 @@ _CRC = struct.Struct("<I")
 _SLOTS = struct.Struct("<QQQ")
 _LEN = struct.Struct("<I")
 _Q = struct.Struct("<Q")
-_HINT = struct.Struct("<dQ")  # at 208: a lagging writer's clock ceiling (filealone)
+_HINT = struct.Struct("<dQ")  # at 208: a lagging writer's clock ceiling (alone.py)
 _HINT_AT = 208
 _GOLD = 0x9E3779B97F4A7C15
 _M64 = (1 << 64) - 1
@@ -266,7 +266,7 @@ class WriterIndex:
     def clock(self, swarm: bytes) -> tuple[float, int]:
         """The swarm clock's ceiling and when it was set (0: unknown), trusted or not, if
         this file is from this boot and this swarm (a rebuild keeps it): the committed
-        one, or the clock hint of a writer alone (filealone) where that one is newer.
+        one, or the clock hint of a writer alone (alone.py) where that one is newer.
         (Another swarm's index copied over this one's says nothing of this swarm's clock.)"""
         if not self._whole() or len(self.m) < PAGE:
             return 0.0, 0
@@ -468,7 +468,7 @@ def _cap_for(n: int) -> int:
 
 
 def table_entries(t: Table) -> list[tuple[str, int]]:
-    """(string, seq) of every entry of a viewindex table."""
+    """(string, seq) of every entry of an index table."""
     blob = bytes(t.blob)
     offs = t.offs.tolist()
     return [

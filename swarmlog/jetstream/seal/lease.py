@@ -2,7 +2,7 @@
 
 Before, every appending process sealed its own records and the sealers of N writers
 raced for the seal stream's tip (each seal is published with an expected last sequence,
-so a loser re-reads and tries again): N writers, N contenders (issue 29). Now one handle
+so a loser re-reads and tries again): N writers, N contenders. Now one handle
 at a time holds the *seal lease* and seals everything appended by anyone; the others
 stand by and take over when the holder stops renewing it.
 

@@ -5,7 +5,7 @@ either holds the seal lease (lease.py) and seals every record of the stream, its
 own and other processes' (it looks at the stream's last seq every ``POLL`` seconds, so
 the appends of that time share one seal), or stands by and tries to take the lease every
 ``LEASE_TTL / 2`` seconds, which succeeds once the holder released it or died. Writers
-therefore never contend on the seal stream: one sealer, however many writers (issue 29).
+therefore never contend on the seal stream: one sealer, however many writers.
 
 ``flush`` (on close, and by ``verify``) makes sure this handle's own appends are sealed:
 it seals them itself if it holds (or can take) the lease, else it waits, bounded, for the

@@ -1,4 +1,4 @@
-"""Appends on the caller's own thread: a blocking NATS publish beside the loop (issue 29).
+"""Appends on the caller's own thread: a blocking NATS publish beside the loop (cheaper appends).
 
 ``conn`` is a minimal synchronous NATS connection (publish with a reply inbox, wait for
 the PubAck and the stream's republished stamp on the same socket); ``fast`` is one log

@@ -1,4 +1,4 @@
-"""A blocking NATS connection for publishes on the caller's own thread (issue 29).
+"""A blocking NATS connection for publishes on the caller's own thread (cheaper appends).
 
 A synchronous ``append`` over the async client hands each publish to the log's loop
 thread and is woken by it: on a loaded machine it waits in the run queue twice where a

@@ -14,12 +14,11 @@ import pytest
 
 from swarmlog import Event, open_log
 from synthesizer import events as T
-from synthesizer.checkpoints import vectors as vecckpt
-from synthesizer.checkpoints import writer as ckptwriter
+from synthesizer.checkpoints import vectors, writer
 from synthesizer.config import SynthConfig, SynthSettings
 from synthesizer.replay import load_checkpoint_info, state_at
 from synthesizer.search.factindex import FactIndex
-from synthesizer.state import payload as statepayload
+from synthesizer.state import payload
 from synthesizer.worker.synth import Synthesizer, facts_digest
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -50,7 +49,7 @@ def test_background_checkpoint_while_deciding_equals_replay(
     w = _worker(tmp_path / "s")
     log = w.log
     _share(log, 0, 300)
-    monkeypatch.setenv(ckptwriter.STALL_ENV, "0.5")  # the child sleeps before writing
+    monkeypatch.setenv(writer.STALL_ENV, "0.5")  # the child sleeps before writing
     assert w.run_once() == 300
     assert w.bg_checkpoint.running  # the pass returned; the child is writing
     at = w.last_checkpoint
@@ -59,8 +58,8 @@ def test_background_checkpoint_while_deciding_equals_replay(
     _share(log, 300, 400)
     assert w.run_once() == 100
     assert w.bg_checkpoint.running and log.last_seq > at
-    monkeypatch.delenv(ckptwriter.STALL_ENV)
-    done = ckptwriter.settle(w, wait=True)
+    monkeypatch.delenv(writer.STALL_ENV)
+    done = writer.settle(w, wait=True)
     assert done is not None and done.kind == "ok" and done.seq == at
     ck = log.checkpoints.latest()
     assert ck is not None and ck.seq == at
@@ -71,10 +70,10 @@ def test_background_checkpoint_while_deciding_equals_replay(
     ref = state_at(log, at, from_start=True)
     assert loaded.digest() == ref.digest()
     assert facts_digest(loaded) == facts_digest(ref)
-    assert bytes(ck.data) == statepayload.encode(ref)
+    assert bytes(ck.data) == payload.encode(ref)
     # its vector file maps and holds the replayed facts' vectors
     index = FactIndex(w.index.embedder)
-    assert vecckpt.attach(log, info, index)
+    assert vectors.attach(log, info, index)
     ref_index = FactIndex(w.index.embedder)
     ref_index.sync(ref)
     ids, mat = index.default.matrix()
@@ -96,17 +95,17 @@ def test_kill_9_during_background_checkpoint_keeps_the_previous(
     log = w.log
     _share(log, 0, 100)
     assert w.run_once() == 100
-    ckptwriter.settle(w, wait=True)  # the first checkpoint, complete
+    writer.settle(w, wait=True)  # the first checkpoint, complete
     first = log.checkpoints.latest()
     assert first is not None and first.seq == log.last_seq
     _share(log, 100, 200)
-    monkeypatch.setenv(ckptwriter.STALL_ENV, "60")
+    monkeypatch.setenv(writer.STALL_ENV, "60")
     assert w.run_once() == 100
     pid = w.bg_checkpoint.pid
     assert pid > 0
     time.sleep(0.2)  # the child is in its stall (or writing): a real SIGKILL either way
     os.kill(pid, signal.SIGKILL)
-    done = ckptwriter.settle(w, wait=True)
+    done = writer.settle(w, wait=True)
     assert done is not None and done.kind == "killed"
     # the previous checkpoint is the one in use, and it still loads and verifies
     latest = log.checkpoints.latest()
@@ -120,10 +119,10 @@ def test_kill_9_during_background_checkpoint_keeps_the_previous(
     assert w2.state.digest() == state_at(log, from_start=True).digest()
     w2.log.close()
     # the next due checkpoint is written (the killed one's temporary file is no obstacle)
-    monkeypatch.delenv(ckptwriter.STALL_ENV)
+    monkeypatch.delenv(writer.STALL_ENV)
     _share(log, 200, 210)
     assert w.run_once() == 10
-    done = ckptwriter.settle(w, wait=True)
+    done = writer.settle(w, wait=True)
     assert done is not None and done.kind == "ok"
     latest = log.checkpoints.latest()
     assert latest is not None and latest.seq == log.last_seq
@@ -136,7 +135,7 @@ def test_forced_checkpoint_waits_for_the_child_then_writes_inline(
     w = _worker(tmp_path / "s")
     log = w.log
     _share(log, 0, 50)
-    monkeypatch.setenv(ckptwriter.STALL_ENV, "0.3")
+    monkeypatch.setenv(writer.STALL_ENV, "0.3")
     assert w.run_once() == 50
     assert w.bg_checkpoint.running
     _share(log, 50, 60)

@@ -1,4 +1,4 @@
-"""``_fast.bounded_stamp`` (a writer alone's stamp, filealone) equals the plain
+"""``_fast.bounded_stamp`` (a writer alone's stamp, view/alone.py) equals the plain
 ``clock.bounded_stamp`` for any reading, last ts, ceiling and boot-time clock: sound
 readings, NaN, infinities, an unknown ceiling, a boot clock behind the ceiling's."""
 

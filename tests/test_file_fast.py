@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 
 from swarmlog import Event, FileLog, VersionConflict
 from swarmlog.file.view import _fast as ixfast
-from swarmlog.file.view import ixsnap
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import ixsnap, snapshot
 from swarmlog.file.view import writerindex as wi
 
 from .indexworkers import index_view, segment_view
@@ -177,7 +176,7 @@ def test_a_snapshot_from_the_raw_index_is_the_dict_built_one(tmp_path: Path) -> 
     assert ix is not None
     raw = ixsnap.of_view(b, ixsnap.copy(ix))
     assert ixsnap.save(raw)
-    from_raw = (tmp_path / viewsnap.NAME).read_bytes()
+    from_raw = (tmp_path / snapshot.NAME).read_bytes()
     by_dict = SimpleNamespace(
         _root_s=str(tmp_path),
         _swarm_id=b._swarm_id,
@@ -190,13 +189,13 @@ def test_a_snapshot_from_the_raw_index_is_the_dict_built_one(tmp_path: Path) -> 
         _seg_end=b._seg_end,
         _view_at=0,
     )
-    viewsnap.save(by_dict)
-    assert (tmp_path / viewsnap.NAME).read_bytes() == from_raw
+    snapshot.save(by_dict)
+    assert (tmp_path / snapshot.NAME).read_bytes() == from_raw
     a.close()
     b.close()
     # and a fresh handle starts from it
     with FileLog(tmp_path, notify=False) as c:
-        assert viewsnap.load(c)  # (the raw-built file is trusted)
+        assert snapshot.load(c)  # (the raw-built file is trusted)
         assert c.append(Event(agent="w", type="t", id="e6\u00e9")).seq == 7
         assert c.version("key1") == 296
 
@@ -242,7 +241,7 @@ def test_vectorized_growth_places_every_entry_where_probing_finds_it(
 def test_a_big_index_grown_with_numpy_holds_every_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 10**9)  # (segment_view: the whole dicts)
+    monkeypatch.setattr(snapshot, "SAVE_AFTER", 10**9)  # (segment_view: the whole dicts)
     import numpy  # noqa: F401  (loaded: growths past 4,096 slots take the numpy path)
 
     placed = []

@@ -108,14 +108,14 @@ def test_no_string_the_agent_chose_survives(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_keys_and_event_ids_it_chose(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarmlog.file.view import snapshot as viewsnap
+    from swarmlog.file.view import snapshot
 
-    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 20)  # (a view snapshot on a small log)
+    monkeypatch.setattr(snapshot, "SAVE_AFTER", 20)  # (a view snapshot on a small log)
     root = tmp_path / "s"
     _build(root, extra=True)
     with FileLog(root) as log:  # a fresh writer's first append saves the view it read
         log.append(Event(agent="other", type="note.kept", body={}))
-    assert b"ZQXID" in (root / viewsnap.NAME).read_bytes()
+    assert b"ZQXID" in (root / snapshot.NAME).read_bytes()
     assert b"ZQXKEY" in (root / "index").read_bytes()
     _forget_and_check(root, [b"ZQXWORD", b"ZQXAGNT", b"ZQXKEY", b"ZQXID"])
     with Swarm.open(root) as sw:

@@ -12,12 +12,11 @@ import orjson
 
 from swarmlog import Event
 from swarmlog.file.log import FileLog
-from swarmlog.file.view import ixsnap
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import ixsnap, snapshot
 
 
 def _keys_in(root: Path) -> int:
-    head = orjson.loads((root / viewsnap.NAME).read_bytes().split(b"\n")[1])
+    head = orjson.loads((root / snapshot.NAME).read_bytes().split(b"\n")[1])
     return int(head["keys"][0])
 
 
@@ -31,7 +30,7 @@ def test_a_late_copy_is_the_view_at_the_noted_end(tmp_path: Path) -> None:
     used = ix.heap_used
     noted = ixsnap.of_view(b, ixsnap.copy(ix, used))
     assert ixsnap.save(noted)
-    first = (tmp_path / viewsnap.NAME).read_bytes()
+    first = (tmp_path / snapshot.NAME).read_bytes()
     assert _keys_in(tmp_path) == 6  # (key1, 2, 4, 5, 7, 8)
     # others go on with new ids and new keys: the late copy differs, the file does not
     for i in range(400, 600):
@@ -40,7 +39,7 @@ def test_a_late_copy_is_the_view_at_the_noted_end(tmp_path: Path) -> None:
     assert late != (noted.ids, noted.keys, noted.heap)
     noted.ids, noted.keys, noted.heap = late
     assert ixsnap.save(noted)
-    assert (tmp_path / viewsnap.NAME).read_bytes() == first
+    assert (tmp_path / snapshot.NAME).read_bytes() == first
     # key7 and key8 written again (in place, in their slots), key6 new: left out of a
     # late copy
     for i in range(600, 603):
@@ -52,7 +51,7 @@ def test_a_late_copy_is_the_view_at_the_noted_end(tmp_path: Path) -> None:
     b.close()
     c = FileLog(tmp_path, notify=False)
     try:
-        assert viewsnap.load(c)
+        assert snapshot.load(c)
         assert c._view_at == noted.last
         assert c.append(Event(agent="w", type="t", id="e9\u00e9")).seq == 10
         assert c.append(Event(agent="w", type="t", id="e550\u00e9")).seq == 551

@@ -1,7 +1,7 @@
 """An append's server time without a second round trip, on a real nats-server.
 
 A stream made by this version republishes each stored message's headers on
-``swarmlog-stamp.<S>.…`` (jsstampfeed.stamp_config); a handle subscribes to its agents'
+``swarmlog-stamp.<S>.…`` (stampfeed.stamp_config); a handle subscribes to its agents'
 stamp subjects before publishing, and the server sends the stamp before the PubAck. The
 time an append returns must be the time a read gives, on every path: the stamps, the
 consumer feed of older streams, the read-back of a user who may not subscribe to stamps.

@@ -1,4 +1,4 @@
-"""A state loaded lazily from a checkpoint (``statepayload``, ``facttable``) equals the
+"""A state loaded lazily from a checkpoint (``payload``, ``table``) equals the
 state it was saved from: same bytes, same order, same statistics and metrics, and
 folding on from it gives the digest of folding from seq 1 — whatever facts were parsed."""
 
@@ -24,7 +24,7 @@ from synthesizer.replay import (
     save_checkpoint,
     state_at,
 )
-from synthesizer.state import payload as statepayload
+from synthesizer.state import payload
 from synthesizer.state.facts import Fact
 from synthesizer.state.table import FactTable
 from synthesizer.swarm import Swarm
@@ -60,7 +60,7 @@ def test_lazy_load_equals_eager_and_folds_on_to_the_same_digest(
     full = fold(events, SwarmState(CFG))
     k = int(cut * len(events))
     head = fold(events[:k], SwarmState(CFG))
-    lazy = statepayload.decode(statepayload.encode(head))
+    lazy = payload.decode(payload.encode(head))
     assert isinstance(lazy.facts, FactTable) and lazy.facts.unparsed() == len(head.facts)
     assert lazy.to_bytes() == head.to_bytes()
     assert _ordered_stats(lazy) == _ordered_stats(head)
@@ -72,7 +72,7 @@ def test_lazy_load_equals_eager_and_folds_on_to_the_same_digest(
             fid = ids[i % len(ids)]
             assert lazy.facts[fid] == head.facts[fid]
     _same(lazy, head)
-    again = statepayload.decode(statepayload.encode(lazy))  # a checkpoint of a mixed table
+    again = payload.decode(payload.encode(lazy))  # a checkpoint of a mixed table
     _same(again, head)
     fold(events[k:], again)  # ticks, evictions, forgets, board writes on unparsed rows
     assert again.digest() == full.digest()
@@ -97,7 +97,7 @@ def test_fact_table_keeps_dict_semantics(ops: list[tuple[str, int]]) -> None:
     state = SwarmState()
     for i in range(20):
         state.facts[f"f{i}"] = _fact(f"f{i}")
-    table = statepayload.decode(statepayload.encode(state)).facts
+    table = payload.decode(payload.encode(state)).facts
     plain: dict[str, Fact] = dict(state.facts)
     assert isinstance(table, FactTable)
     for op, i in ops:
@@ -217,8 +217,8 @@ def test_the_header_alone_gives_the_configuration() -> None:
     events = build([(0, 1, 2, 0, 0.5), (2, 0, 0, 0, 0.1), (7, 0, 0, 0, 0.2)])
     state = fold(events, SwarmState(CFG))
     state.config_seq = 2
-    d = statepayload.state_dict(statepayload.encode(state))
+    d = payload.state_dict(payload.encode(state))
     assert SynthConfig.model_validate(d["config"]) == CFG
     assert d["config_seq"] == 2 and d["last_seq"] == state.last_seq and d["facts"] == []
     with pytest.raises(ValueError):
-        statepayload.state_dict(state.to_bytes())  # the canonical form is not a payload
+        payload.state_dict(state.to_bytes())  # the canonical form is not a payload

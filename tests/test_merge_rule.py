@@ -191,15 +191,15 @@ def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
 ) -> None:
     """Degrades to the safe side: no synonyms known, no slot difference ever merges."""
     from synthesizer.merge import lexicon as lexmod
-    from synthesizer.merge import rule as mergerule
+    from synthesizer.merge import rule
 
     def clear() -> None:
         for f in (
             lexmod.lexicon,
-            mergerule.parse,
-            mergerule.relation,
-            mergerule.lemma,
-            mergerule._bag,
+            rule.parse,
+            rule.relation,
+            rule.lemma,
+            rule._bag,
         ):
             f.cache_clear()
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from swarmlog import Event, open_log
-from synthesizer.merge import rule as mergerule
+from synthesizer.merge import rule
 from synthesizer.merge.lexicon import POS, lexicon
 from synthesizer.merge.rule import CONTRADICTS, DIFFERENT, SAME, UNSURE, compare, may_bind, settle
 from synthesizer.search.embed import embedder_for
@@ -159,4 +159,4 @@ def test_a_pass_with_the_shortcuts_decides_as_one_without(
     assert fast == plain
     assert any(t == "fact.contested" for t, _, _ in fast)  # contests were decided
     assert any(t == "fact.corroborated" for t, _, _ in fast)  # and merges
-    assert mergerule.settle is settle  # the patch was undone
+    assert rule.settle is settle  # the patch was undone

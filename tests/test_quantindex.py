@@ -27,7 +27,7 @@ import pytest
 from swarmlog import Event
 from synthesizer import Swarm, SynthConfig
 from synthesizer import events as T
-from synthesizer.checkpoints import vectors as vecckpt
+from synthesizer.checkpoints import vectors
 from synthesizer.config import PoolConfig
 from synthesizer.search import quantindex
 from synthesizer.search.vindex import VectorIndex
@@ -310,7 +310,7 @@ def test_readers_share_the_code_file_and_survive_a_new_checkpoint(
             sw.refresh()
             sw.checkpoint()
             sw.log.checkpoints.prune(keep=1)
-            vecckpt.prune(sw.log)
+            vectors.prune(sw.log)
         assert not old.exists()  # unlinked while both readers have it mapped
         seconds = []
         for p in readers:

@@ -1,6 +1,6 @@
 """The faults work item 3: a vector side file is used only when its bytes are the ones written.
 
-On main ``vecckpt.attach`` checked a side file's header and size only: zeroed, permuted
+On main ``vectors.attach`` checked a side file's header and size only: zeroed, permuted
 or another swarm's rows (same size) were served, and 10 of 10 queries returned other
 facts while ``verify`` said ok. Now the checkpoint names each side file with its SHA-256;
 the file is hashed (once, in the background) before the vectors are first used, and a
@@ -110,8 +110,8 @@ def test_intact_vectors_are_mapped_not_embedded(tmp_path: Path) -> None:
     assert len(emb.texts) == 1  # the query only
     assert vec.exists()
     with Swarm.open(path) as swarm:  # the checkpoint names the file with its SHA-256
-        from synthesizer.checkpoints import vectors as vecckpt
+        from synthesizer.checkpoints import vectors
 
         info = swarm.log.checkpoints.list()[-1]
-        assert vecckpt.file_name(info) == vec.name
+        assert vectors.file_name(info) == vec.name
         assert info.side_files()[vec.name] in vec.name

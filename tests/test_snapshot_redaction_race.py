@@ -16,18 +16,18 @@ import pytest
 
 from swarmlog import Event
 from swarmlog.file.log import FileLog
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 from swarmlog.redaction import Rewrite
 
 
 def test_a_save_overtaken_by_a_renaming_redaction_leaves_no_old_string(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 20)
+    monkeypatch.setattr(snapshot, "SAVE_AFTER", 20)
     root = tmp_path / "s"
     a, b, c = FileLog(root), FileLog(root), FileLog(root)
     victim = a.append(Event(agent="v", type="note", id="req-ZQXRACE-1", key="k-ZQXRACE", body={}))
-    real = viewsnap.save_tables
+    real = snapshot.save_tables
     raced: list[int] = []
 
     def save_tables(*args: Any, **kw: Any) -> bool:
@@ -37,7 +37,7 @@ def test_a_save_overtaken_by_a_renaming_redaction_leaves_no_old_string(
             raced[0] = c.redact({victim.seq: rename})
         return real(*args, **kw)
 
-    monkeypatch.setattr(viewsnap, "save_tables", save_tables)
+    monkeypatch.setattr(snapshot, "save_tables", save_tables)
     for i in range(200):
         (a, b)[i % 2].append(Event(agent="w", type="note", body={"i": i}))
         if raced:
@@ -45,7 +45,7 @@ def test_a_save_overtaken_by_a_renaming_redaction_leaves_no_old_string(
     assert raced == [1], "no snapshot save happened"
     for log in (a, b, c):
         log.close()
-    snap = root / viewsnap.NAME
+    snap = root / snapshot.NAME
     assert not snap.exists() or b"ZQXRACE" not in snap.read_bytes()
     # the log goes on: a fresh writer's view has the pseudonyms, not the old names
     with FileLog(root) as d:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from synthesizer import Swarm
-from synthesizer.checkpoints import vectors as vecckpt
+from synthesizer.checkpoints import vectors
 from synthesizer.search.embed import HashingEmbedder
 
 pytestmark = pytest.mark.timeout(120)
@@ -182,10 +182,10 @@ def test_two_processes_share_one_mapping_and_survive_a_new_checkpoint(tmp_path: 
         with writer as swarm:
             swarm.checkpoint()
             store = swarm.log.checkpoints
-            old = [i for i in store.list() if vecckpt.file_name(i) == vec.name]
+            old = [i for i in store.list() if vectors.file_name(i) == vec.name]
             for info in old:
                 store.delete(info)
-            assert vecckpt.prune(swarm.log) == 2  # its vectors and its lexical index
+            assert vectors.prune(swarm.log) == 2  # its vectors and its lexical index
             want = ",".join(
                 h.fact.id for h in swarm.agent("r").recall("cache tuning", 5, log=False)
             )
@@ -228,14 +228,14 @@ def test_jetstream_vectors_travel_with_the_checkpoint(
         assert len(swarm.refresh().facts) == 45
         store = swarm.log.checkpoints
         fetched = sorted(p.name for p in store.local_dir().glob("vec-*.f32"))
-        assert fetched == [vecckpt.file_name(i) for i in store.list() if i.seq == seq]
+        assert fetched == [vectors.file_name(i) for i in store.list() if i.seq == seq]
     assert len(emb.texts) == 5 + len(TOPICS), emb.texts[:20]  # nothing before the checkpoint
     assert after == before
     # the checkpoint invalidated (as an erasure does): its published side file goes too
     with Swarm.open(target) as swarm:
         store = swarm.log.checkpoints
         assert store.invalidate_after(1) >= 1
-        assert vecckpt.prune(swarm.log) >= 1
+        assert vectors.prune(swarm.log) >= 1
     monkeypatch.setenv("SWARMLOG_CACHE_DIR", str(tmp_path / "third-cache"))
     with Swarm.open(target) as swarm:
         assert not any(swarm.log.checkpoints.fetch(name) for name in fetched)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmlog.file.view import columns as viewindex
+from swarmlog.file.view import columns
 from swarmlog.file.view.columns import BasedDict, Table
 
 _strs = st.text(min_size=1, max_size=12)
@@ -49,7 +49,7 @@ def test_colliding_hashes_are_told_apart_by_their_strings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every string hashes alike: lookups still answer from exact string comparison."""
-    monkeypatch.setattr(viewindex, "str_hash", lambda s: 7 if s.startswith("c") else len(s))
+    monkeypatch.setattr(columns, "str_hash", lambda s: 7 if s.startswith("c") else len(s))
     entries = {f"c{i}": i + 1 for i in range(50)} | {"x": 99, "yy": 98}
     table = Table.build(list(entries), entries.values())
     _check(table, entries, ["c", "c50", "c1x", "z", "zz"])
@@ -59,11 +59,11 @@ def test_colliding_hashes_are_told_apart_by_their_strings(
 
 def test_default_ids_hash_by_their_digits_and_others_by_blake2b() -> None:
     uid = "0123456789abcdef" + "f" * 16
-    assert viewindex.str_hash(uid) == 0x0123456789ABCDEF
+    assert columns.str_hash(uid) == 0x0123456789ABCDEF
     for s in ("key", "z" * 32, "é" * 32, "-123456789abcdef" + "0" * 16, "\ud800"):
-        h = viewindex.str_hash(s)
-        assert 0 <= h < 2**64 and h == viewindex.str_hash(s)
-    assert viewindex.str_hash("a") != viewindex.str_hash("b")
+        h = columns.str_hash(s)
+        assert 0 <= h < 2**64 and h == columns.str_hash(s)
+    assert columns.str_hash("a") != columns.str_hash("b")
 
 
 def test_an_empty_table_knows_nothing() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from swarmlog import Event, VersionConflict, open_log
 from swarmlog.file.log import FileLog
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 
 N = 300
 
@@ -33,15 +33,15 @@ def _fill(root: Path, n: int = N, start: int = 0) -> list[Event]:
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Lower the save threshold and record what each fresh handle's load returned."""
-    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 50)
+    monkeypatch.setattr(snapshot, "SAVE_AFTER", 50)
     loads: list[bool] = []
-    real: Callable[[viewsnap.View], bool] = viewsnap.load
+    real: Callable[[snapshot.View], bool] = snapshot.load
 
-    def load(log: viewsnap.View) -> bool:
+    def load(log: snapshot.View) -> bool:
         loads.append(real(log))
         return loads[-1]
 
-    monkeypatch.setattr(viewsnap, "load", load)
+    monkeypatch.setattr(snapshot, "load", load)
     return loads
 
 
@@ -73,11 +73,11 @@ def test_a_writer_saves_its_view_and_the_next_starts_from_it(
 ) -> None:
     root = tmp_path / "s"
     stored = _fill(root)
-    assert not (root / viewsnap.NAME).exists()  # the filling handle never caught up
+    assert not (root / snapshot.NAME).exists()  # the filling handle never caught up
     spy.clear()
     with _first_append(root):  # reads N records: saves the view
         assert spy == [False]
-    assert (root / viewsnap.NAME).exists()
+    assert (root / snapshot.NAME).exists()
     stored += _fill(root, 40, start=N)  # appended after the snapshot: read on top of it
     spy.clear()
     with _first_append(root) as c:
@@ -91,13 +91,13 @@ def test_read_only_catch_up_never_writes_a_snapshot(tmp_path: Path, spy: list[bo
     _fill(root)
     with open_log(root) as log:
         assert log.version("k0") > 0  # an unlocked catch-up over every record
-    assert not (root / viewsnap.NAME).exists()
+    assert not (root / snapshot.NAME).exists()
 
 
 def _rewrite(root: Path, change: Callable[[dict[str, object]], None]) -> None:
     """Change the snapshot's header and write it back well formed (layout:
     swarmlog/file/view/snapshot.py)."""
-    path = root / viewsnap.NAME
+    path = root / snapshot.NAME
     line, _, columns = path.read_bytes().partition(b"\n")[2].partition(b"\n")
     header = orjson.loads(line)
     change(header)
@@ -126,8 +126,8 @@ def _set(key: str, value: object) -> Callable[[dict[str, object]], None]:
 @pytest.mark.parametrize(
     "damage",
     [
-        pytest.param(lambda r: _flip(r / viewsnap.NAME), id="rotted"),
-        pytest.param(lambda r: (r / viewsnap.NAME).write_bytes(b"{}"), id="garbage"),
+        pytest.param(lambda r: _flip(r / snapshot.NAME), id="rotted"),
+        pytest.param(lambda r: (r / snapshot.NAME).write_bytes(b"{}"), id="garbage"),
         pytest.param(lambda r: _rewrite(r, _set("swarm", "another-swarm")), id="foreign"),
         pytest.param(lambda r: _rewrite(r, _set("format", "swarmlog-view/9")), id="future"),
         pytest.param(lambda r: _rewrite(r, _bad_last_id), id="other-last-record"),
@@ -158,7 +158,7 @@ def test_a_snapshot_of_another_log_with_the_same_identity_is_ignored(
     shutil.copytree(root, old)
     _fill(root, 200, start=100)
     _first_append(root).close()  # snapshot of the longer history
-    shutil.copy(root / viewsnap.NAME, old / viewsnap.NAME)
+    shutil.copy(root / snapshot.NAME, old / snapshot.NAME)
     stored = list(open_log(old).read())
     with _first_append(old) as c:
         assert spy[-1] is False
@@ -174,7 +174,7 @@ def _flip(path: Path) -> None:
 
 def _columns(root: Path, change: Callable[[dict[str, object], bytearray], None]) -> None:
     """Change the snapshot's columns and write it back with a checksum that holds."""
-    path = root / viewsnap.NAME
+    path = root / snapshot.NAME
     line, _, columns = path.read_bytes().partition(b"\n")[2].partition(b"\n")
     cols = bytearray(columns)
     change(orjson.loads(line), cols)
@@ -214,10 +214,10 @@ def _strings_moved(header: dict[str, object], cols: bytearray) -> None:
         pytest.param(lambda r: _columns(r, _seq_past_last), id="seq-past-last"),
         pytest.param(lambda r: _columns(r, _strings_moved), id="offsets-past-strings"),
         pytest.param(
-            lambda r: (r / viewsnap.NAME).write_bytes((r / viewsnap.NAME).read_bytes()[:-8]),
+            lambda r: (r / snapshot.NAME).write_bytes((r / snapshot.NAME).read_bytes()[:-8]),
             id="truncated",
         ),
-        pytest.param(lambda r: (r / viewsnap.NAME).write_bytes(b""), id="empty"),
+        pytest.param(lambda r: (r / snapshot.NAME).write_bytes(b""), id="empty"),
     ],
 )
 def test_a_snapshot_with_malformed_columns_is_ignored(
@@ -239,16 +239,16 @@ def test_a_format_1_snapshot_is_ignored_and_removed_by_the_next_save(
 ) -> None:
     root = tmp_path / "s"
     stored = _fill(root)
-    (root / viewsnap.OLD_NAME).write_bytes(b'00000000\n{"format": "swarmlog-view/1"}')
+    (root / snapshot.OLD_NAME).write_bytes(b'00000000\n{"format": "swarmlog-view/1"}')
     spy.clear()
     with _first_append(root) as c:
         assert spy == [False]
         _check_view(c, stored)
-    assert (root / viewsnap.NAME).exists() and not (root / viewsnap.OLD_NAME).exists()
+    assert (root / snapshot.NAME).exists() and not (root / snapshot.OLD_NAME).exists()
 
 
 def _header(root: Path) -> dict[str, object]:
-    head: dict[str, object] = orjson.loads((root / viewsnap.NAME).read_bytes().split(b"\n")[1])
+    head: dict[str, object] = orjson.loads((root / snapshot.NAME).read_bytes().split(b"\n")[1])
     return head
 
 
@@ -286,7 +286,7 @@ def test_snapshots_are_saved_geometrically_so_a_save_costs_o1_per_append(
     (each save is O(n)); a fresh handle still starts from the last one and is right."""
     from swarmlog.file.view import ixsnap
 
-    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 20)
+    monkeypatch.setattr(snapshot, "SAVE_AFTER", 20)
     covered: list[int] = []
     real = ixsnap.save
 
@@ -306,7 +306,7 @@ def test_snapshots_are_saved_geometrically_so_a_save_costs_o1_per_append(
     b.close()
     assert covered, "no snapshot was saved"
     assert all(
-        now - before >= max(20, before / viewsnap.SAVE_FRACTION)
+        now - before >= max(20, before / snapshot.SAVE_FRACTION)
         for before, now in itertools.pairwise(covered)
     ), covered
     assert len(covered) <= 20  # (every 20 records would be 150 saves)

@@ -14,17 +14,17 @@ import pytest
 
 from swarmlog import Event
 from swarmlog.file.log import FileLog
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 
 
 @pytest.fixture
 def free_at_save(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether the append lock was free at each save of a handle's own view."""
-    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 20)
+    monkeypatch.setattr(snapshot, "SAVE_AFTER", 20)
     seen: list[bool] = []
-    real = viewsnap.save
+    real = snapshot.save
 
-    def save(log: viewsnap.View) -> bool:
+    def save(log: snapshot.View) -> bool:
         fd = os.open(os.path.join(log._root_s, "lock"), os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -37,7 +37,7 @@ def free_at_save(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
             os.close(fd)
         return real(log)
 
-    monkeypatch.setattr(viewsnap, "save", save)
+    monkeypatch.setattr(snapshot, "save", save)
     return seen
 
 
@@ -52,12 +52,12 @@ def test_a_fresh_handles_catch_up_saves_after_the_lock(
 ) -> None:
     root = tmp_path / "s"
     _fill(root, 100)
-    (root / viewsnap.NAME).unlink(missing_ok=True)
+    (root / snapshot.NAME).unlink(missing_ok=True)
     log = FileLog(root)
     log.append(Event(agent="b", type="t", body={}))
     log.close()
     assert free_at_save and all(free_at_save), free_at_save
-    head = (root / viewsnap.NAME).read_bytes().split(b"\n")[1]
+    head = (root / snapshot.NAME).read_bytes().split(b"\n")[1]
     assert b'"last":101' in head  # (its view after the lock: its own record too)
 
 

@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from swarmlog import Event, open_log
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,10 +48,10 @@ def _filled(root: Path, n: int, monkeypatch: pytest.MonkeyPatch) -> list[Event]:
             log.append(Event(agent="a", type="note", key=f"k{i % 5}" if i % 4 else None, body={}))
             for i in range(n)
         ]
-    monkeypatch.setattr(viewsnap, "SAVE_AFTER", 50)
+    monkeypatch.setattr(snapshot, "SAVE_AFTER", 50)
     with open_log(root) as log:
         stored.append(log.append(Event(agent="b", type="note", body={})))
-    assert (root / viewsnap.NAME).exists()
+    assert (root / snapshot.NAME).exists()
     return stored
 
 

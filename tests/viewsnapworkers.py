@@ -20,20 +20,20 @@ import orjson
 
 from swarmlog import Event, VersionConflict, open_log
 from swarmlog.file.log import FileLog
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 from swarmlog.file.view.columns import BasedDict
 
 
 def _open(root: str) -> tuple[FileLog, list[bool]]:
-    viewsnap.SAVE_AFTER = 20
+    snapshot.SAVE_AFTER = 20
     loads: list[bool] = []
-    real = viewsnap.load
+    real = snapshot.load
 
-    def load(log: viewsnap.View) -> bool:
+    def load(log: snapshot.View) -> bool:
         loads.append(real(log))
         return loads[-1]
 
-    viewsnap.load = load
+    snapshot.load = load
     log = open_log(root)
     assert isinstance(log, FileLog)
     return log, loads

@@ -47,12 +47,11 @@ def _time_holds() -> list[int]:
     """Time every hold of the append lock from here on, as ``lock_hold_probe`` does."""
     from lock_hold_probe import _Timed
 
-    import swarmlog.file.log as filelog
-    from swarmlog.file import lockfile
+    from swarmlog.file import lockfile, log
     from swarmlog.file.view import combine
 
     timed = _Timed()
-    filelog.fcntl = timed  # type: ignore[assignment]
+    log.fcntl = timed  # type: ignore[assignment]
     combine.fcntl = timed  # type: ignore[assignment]
     spinning = lockfile.lock_spinning
 

@@ -44,7 +44,7 @@ from _table import write_table
 
 from swarmlog import Event
 from swarmlog.file.log import FileLog
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 
 TREE = str(Path(__file__).resolve().parents[2])
 CHILD = """
@@ -65,20 +65,20 @@ def _event(i: int) -> Event:
 
 def _fill(root: str, n: int, start: int = 0) -> None:
     """Append ``n`` events in batches from one handle that saves no snapshot."""
-    keep = viewsnap.SAVE_AFTER
-    viewsnap.SAVE_AFTER = 1 << 62
+    keep = snapshot.SAVE_AFTER
+    snapshot.SAVE_AFTER = 1 << 62
     try:
         log = FileLog(root, notify=False)
         for at in range(start, start + n, 10_000):
             log.append_many([_event(i) for i in range(at, min(start + n, at + 10_000))])
         log.close()
     finally:
-        viewsnap.SAVE_AFTER = keep
+        snapshot.SAVE_AFTER = keep
 
 
 def _covered(root: str) -> int:
     """The last seq the view snapshot in ``root`` covers."""
-    head = (Path(root) / viewsnap.NAME).read_bytes().split(b"\n")[1]
+    head = (Path(root) / snapshot.NAME).read_bytes().split(b"\n")[1]
     return int(orjson.loads(head)["last"])
 
 
@@ -86,9 +86,9 @@ def _build(tmp: str, records: int, runs: int) -> dict[str, tuple[str, int]]:
     """Logs of about ``records`` records, each built in place (a copied log has other
     segment inodes, so its writer index would be rebuilt: not what a user meets):
     name -> (root, records after the snapshot)."""
-    covered = records * viewsnap.SAVE_FRACTION // (viewsnap.SAVE_FRACTION + 1)
+    covered = records * snapshot.SAVE_FRACTION // (snapshot.SAVE_FRACTION + 1)
     # (one record short of the next save after the runs' own appends)
-    most = max(viewsnap.SAVE_AFTER, covered // viewsnap.SAVE_FRACTION) - 2 * runs - 1
+    most = max(snapshot.SAVE_AFTER, covered // snapshot.SAVE_FRACTION) - 2 * runs - 1
     states = (
         ("snapshot at the end", 0),
         ("tail of 19,999 (the old cadence's most)", 19_999 - 2 * runs),
@@ -108,16 +108,16 @@ def _build(tmp: str, records: int, runs: int) -> dict[str, tuple[str, int]]:
     return out
 
 
-def _first_append(root: str, tree: str, snapshot: bytes | None) -> float:
+def _first_append(root: str, tree: str, saved: bytes | None) -> float:
     """Seconds of a fresh process's import, open and first append on ``root``, its view
-    snapshot put back to ``snapshot`` first (None: none), so that no run measures a
+    snapshot put back to ``saved`` first (None: none), so that no run measures a
     snapshot an earlier run saved (the baseline's cadence saves at other points)."""
-    path = os.path.join(root, viewsnap.NAME)
-    if snapshot is None:
+    path = os.path.join(root, snapshot.NAME)
+    if saved is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
     else:
-        Path(path).write_bytes(snapshot)
+        Path(path).write_bytes(saved)
     res = subprocess.run(
         [sys.executable, "-c", CHILD, root, tree], capture_output=True, text=True, timeout=600
     )
@@ -138,7 +138,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="firstwrite-") as tmp:
         for name, (root, tail) in _build(tmp, args.records, args.runs).items():
             mine, theirs = [], []
-            snap = None if name == "no snapshot" else (Path(root) / viewsnap.NAME).read_bytes()
+            snap = None if name == "no snapshot" else (Path(root) / snapshot.NAME).read_bytes()
             for _ in range(args.runs):
                 mine.append(_first_append(root, TREE, snap))
                 if args.baseline:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parents[2]))
 import orjson
 from concurrency_bench import FORK, Start, _event, _loop
 
-from swarmlog.file import sync as filesync
+from swarmlog.file import sync
 from swarmlog.file.log import FileLog
 
 _ACC = {"group": 0, "fsync": 0, "lead": 0, "leads": 0}
@@ -41,7 +41,7 @@ _ACC = {"group": 0, "fsync": 0, "lead": 0, "leads": 0}
 
 def _timed(name: str, key: str, count: str | None = None) -> None:
     """Wrap GroupSync.``name`` to add its thread CPU time to ``_ACC[key]``."""
-    orig: Callable[..., Any] = getattr(filesync.GroupSync, name)
+    orig: Callable[..., Any] = getattr(sync.GroupSync, name)
 
     def wrapped(self: Any, *a: Any) -> Any:
         t = time.thread_time_ns()
@@ -52,7 +52,7 @@ def _timed(name: str, key: str, count: str | None = None) -> None:
             if count:
                 _ACC[count] += 1
 
-    setattr(filesync.GroupSync, name, wrapped)
+    setattr(sync.GroupSync, name, wrapped)
 
 
 def _switches() -> int:

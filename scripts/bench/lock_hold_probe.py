@@ -184,11 +184,11 @@ def main() -> None:
     os.environ["SWARMLOG_BENCH_TREE"] = os.path.abspath(args.tree)
     from concurrency_bench import FORK, Start
 
-    import swarmlog.file.log as filelog
+    import swarmlog.file.log
     from swarmlog.file import lockfile
 
     timed = _Timed()
-    filelog.fcntl = timed  # type: ignore[assignment]
+    swarmlog.file.log.fcntl = timed  # type: ignore[assignment]
     try:  # (round 5: a combined writer takes and lets go of the lock in view/combine.py)
         from swarmlog.file.view import combine
 

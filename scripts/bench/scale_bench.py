@@ -46,7 +46,7 @@ def content(i: int, rng: random.Random) -> str:
 
 
 def swarm_dir(n: int) -> Path:
-    """The cached swarm of ``n`` facts (v3: checkpoints of the row layout, statepayload;
+    """The cached swarm of ``n`` facts (v3: checkpoints of the row layout, state/payload.py;
     a v2 swarm's checkpoint would be passed over and replayed at every open)."""
     return Path(tempfile.gettempdir()) / f"swarmlog-scale-v4-{n}"
 

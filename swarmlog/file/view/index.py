@@ -280,11 +280,16 @@ class IndexedView(CatchUp):
         or skewed one), plus ``MAX_STEP``, anchored at the boot-time clock now. Why: the
         ceiling otherwise lives only in ``index``, and a writer whose clock is hours
         ahead that rebuilt it stamped its own reading and dragged every later event
-        along. (0.0, 0): no record, nothing to bound by."""
-        if self._last == 0 or self._seg_fd < 0:
+        along. (0.0, 0): no record, nothing to bound by. With no segment open (every
+        record archived) the segments directory's mtime stands in, a looser bound: it
+        moved when the newest segment was created or an old one archived."""
+        if self._last == 0:
             return 0.0, 0
         try:
-            written = os.fstat(self._seg_fd).st_mtime
+            if self._seg_fd >= 0:
+                written = os.fstat(self._seg_fd).st_mtime
+            else:
+                written = os.stat(self._segdir_s).st_mtime
         except OSError:
             return 0.0, 0
         since = max(0.0, time.time() - written)

@@ -124,6 +124,7 @@ def _masks_equal(w_of: Callable[[], tuple[FactIndex, SwarmState]]) -> Callable[[
     [("quality", 64), pytest.param("swarm", 2000, marks=pytest.mark.timeout(1200))],
 )
 @pytest.mark.slow
+@pytest.mark.soak  # a minute or more
 def test_decisions_equal_with_and_without_the_candidate_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, chunk: int
 ) -> None:

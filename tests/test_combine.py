@@ -175,6 +175,7 @@ def _bytes(root: Path) -> bytes:
     ],
 )
 @pytest.mark.slow
+@pytest.mark.soak  # a minute or more
 def test_kill_a_combiner_loses_nothing(
     tmp_path: Path, step: int, wait: str, sticky: str, nap: str
 ) -> None:

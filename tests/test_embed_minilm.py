@@ -219,6 +219,7 @@ def test_minilm_swarm_never_mixes_with_hashing_vectors(
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # a minute or more
 def test_quality_set_no_false_merges_and_most_semantic_paraphrases(
     minilm: MiniLMEmbedder, tmp_path: Path
 ) -> None:

@@ -126,6 +126,7 @@ def build(ops: list[Op]) -> list[Event]:
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # a minute or more
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS, cut=st.floats(0.0, 1.0))
 def test_checkpoint_anywhere_gives_same_digest(ops: list[Op], cut: float) -> None:
@@ -153,6 +154,7 @@ def test_checkpoint_anywhere_gives_same_digest(ops: list[Op], cut: float) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # a minute or more
 @settings(max_examples=60, deadline=None)
 @given(ops=OPS)
 def test_stored_encoding_and_copy_do_not_change_the_digest(ops: list[Op]) -> None:

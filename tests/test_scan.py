@@ -69,6 +69,7 @@ def test_tiles_on_threads_keep_every_pair_and_verify_the_same(
         assert np.array_equal(a[keep_ref], b[keep_par])  # same pairs, same bits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "chunk"), [("quality", 64), ("swarm", 250)])
 def test_decisions_equal_on_one_thread_and_on_many(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, chunk: int

@@ -65,6 +65,7 @@ def put_rows(vec: Path, new: np.ndarray) -> None:
     vec.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["zeroed", "permuted", "another swarm's rows"])
 def test_damaged_vectors_are_never_served(
     tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture

@@ -29,6 +29,8 @@ from swarmlog.file.log import FileLog
 
 from .indexworkers import index_view
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -41,6 +41,8 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         pytest.param("swarm", 20_000, 2000, marks=pytest.mark.timeout(1500)),
     ],
 )
+@pytest.mark.slow
+@pytest.mark.soak  # a minute or more
 def test_decisions_equal_with_and_without_top_k(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, n: int, chunk: int
 ) -> None:

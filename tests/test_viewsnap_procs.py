@@ -77,6 +77,7 @@ def test_a_fresh_process_recognises_retried_ids(
     assert open_log(root).verify().ok
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_concurrent_writer_processes_from_snapshots_keep_ids_and_seqs_unique(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -12,9 +12,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from swarmlog import Event, open_log
 from synthesizer.state import SwarmState
 from synthesizer.worker.synth import Synthesizer, facts_digest
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (scripts/test --all)
 
 WORKER = (
     "import sys\n"

@@ -10,6 +10,7 @@ import shutil
 import struct
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -178,6 +179,7 @@ OP = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(plans=st.lists(st.lists(OP, min_size=1, max_size=25), min_size=8, max_size=8))
 def test_index_equals_rebuild_under_eight_writer_processes(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def test_the_heap_is_twice_its_strings(used: int) -> None:
     assert 2 * used <= cap < 2 * used + wi.MIN_HEAP or cap == wi.MIN_HEAP
 
 
+@pytest.mark.slow
 def test_a_grown_index_stays_within_its_bounds_and_finds_every_id(tmp_path: Path) -> None:
     a, b = FileLog(tmp_path, notify=False), FileLog(tmp_path, notify=False)
     ids = []

@@ -319,12 +319,12 @@ class Slots:
     def close(self, scrub: bool = True) -> None:
         """Unmap and close (the kernel drops the slot's OFD lock with the last descriptor);
         ``scrub``: wipe the slot first (not in a forked child: the slot is its parent's)."""
-        mapguard.unguard(self._guard)
         self.words.release()
         if scrub and self.ticket == 0:  # (no post in flight: a post stays for a combiner)
             off = self.off
             _Q.pack_into(self.m, off, 0)
             self.m[off + 32 : off + SLOT_BYTES] = _ZERO
+        mapguard.unguard(self._guard)  # (after the last touch: the scrub may meet a cut)
         self.m.close()
         os.close(self.fd)
 

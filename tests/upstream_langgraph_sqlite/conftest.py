@@ -52,11 +52,19 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: object) -> None:
         pytest.mark.anyio(obj)
 
 
+SLOW = {"test_large_batches_async"}
+"""Upstream tests that take seconds here (marked slow: scripts/test --all runs them)."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         name = getattr(item, "originalname", item.name)
-        if name in NOT_APPLICABLE and "upstream_langgraph_sqlite" in str(item.path):
+        if "upstream_langgraph_sqlite" not in str(item.path):
+            continue
+        if name in NOT_APPLICABLE:
             item.add_marker(pytest.mark.skip(reason=NOT_APPLICABLE[name]))
+        if name in SLOW:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_sessionfinish() -> None:

@@ -3,7 +3,7 @@
 ``combine`` and ``index`` are mapped by every writer and ``view.idx`` was mapped by a
 fresh one; truncating any of them under live writers killed the writers by SIGBUS (a
 touch of a mapped page past the end of its file). Now a cut shared mapping is extended
-back by the process that touches it (swarmlog/file/mapguard.py: the index is then
+back by the process that touches it (swarmlog/file/view/mapguard.py: the index is then
 rebuilt, the slots are free) and ``view.idx`` is read into memory. docs/faults.md, "The
 writer index lost, replaced or cut".
 """

@@ -14,10 +14,11 @@ from typing import NoReturn
 
 from swarmlog.clock import stamp
 from swarmlog.errors import SwarmlogError, VersionConflict
-from swarmlog.file import lockfile, mapguard, repairs
+from swarmlog.file import lockfile, repairs
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow
 from swarmlog.file.sync import GroupSync
+from swarmlog.file.view import mapguard
 
 
 class SegmentWriter(GroupSync):

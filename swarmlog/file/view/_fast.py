@@ -24,8 +24,8 @@ import zlib
 
 from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp as _bounded_stamp
-from swarmlog.file import mapguard
 from swarmlog.file.view import index as viewindex
+from swarmlog.file.view import mapguard
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.columns import str_hash

@@ -68,12 +68,11 @@ from typing import TYPE_CHECKING
 import orjson
 
 from swarmlog._fast import encode_one
-from swarmlog.file import mapguard
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
 from swarmlog.file.lockfile import SPIN_MAX
 from swarmlog.file.view import _fast as ixfast
-from swarmlog.file.view import slotfile
+from swarmlog.file.view import mapguard, slotfile
 
 if TYPE_CHECKING:
     from swarmlog.file.view import writerindex as wi

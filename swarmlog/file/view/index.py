@@ -25,9 +25,9 @@ from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp, hashed_dict
 from swarmlog.clock import MAX_STEP
 from swarmlog.errors import VersionConflict
-from swarmlog.file import mapguard, redact
+from swarmlog.file import redact
 from swarmlog.file.fsguard import open_nofollow, os_error
-from swarmlog.file.view import ixsnap
+from swarmlog.file.view import ixsnap, mapguard
 from swarmlog.file.view import snapshot as viewsnap
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.catchup import CatchUp

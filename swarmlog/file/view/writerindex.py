@@ -26,8 +26,8 @@ import zlib
 from collections.abc import Callable
 from hashlib import blake2b
 
-from swarmlog.file import mapguard
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
+from swarmlog.file.view import mapguard
 from swarmlog.file.view.columns import Table, str_hash
 
 NAME = "index"

@@ -51,6 +51,7 @@ def _same(lazy: SwarmState, eager: SwarmState) -> None:
     assert lazy.to_bytes() == eager.to_bytes()
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(ops=OPS, cut=st.floats(0.0, 1.0), touch=st.lists(st.integers(0, 100), max_size=12))
 def test_lazy_load_equals_eager_and_folds_on_to_the_same_digest(
@@ -126,6 +127,7 @@ def _swarm(path: Path) -> Swarm:
     return Swarm.open(path, config=cfg)
 
 
+@pytest.mark.slow
 def test_replay_from_a_lazy_checkpoint_equals_replay_from_the_start(tmp_path: Path) -> None:
     """Through a file log: recalls touch some facts, a tick evicts, the capacity evicts,
     a forget rewrites; each time the checkpointed state folds on to the full replay."""

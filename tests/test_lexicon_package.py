@@ -90,6 +90,7 @@ def test_the_shipped_copy_gives_the_recorded_verdicts(shipped: ModuleType) -> No
     assert not diff, f"{len(diff)} of {len(want)} verdicts moved (same rule), first: {diff[0]}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DEBIAN / "data.noun").is_file(), reason="no WordNet 3.0 to build from")
 def test_the_build_is_deterministic(tmp_path: Path) -> None:
     build = _script("lexicon_build")

@@ -9,6 +9,7 @@ import math
 import time
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -183,6 +184,7 @@ def run_step(swarm: Swarm, log: MemoryLog, clock: Clock, s: tuple[Any, ...]) -> 
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@pytest.mark.slow
 @given(st.lists(step, min_size=1, max_size=40))
 def test_columns_equal_fact_fields_after_any_events(steps: list[tuple[Any, ...]]) -> None:
     clock = Clock()

@@ -127,6 +127,7 @@ def _as_nobody(cmds: list[list[str]]) -> list[tuple[int, str, str]]:
     return [tuple(r) for r in orjson.loads(data)]
 
 
+@pytest.mark.slow
 def test_another_user_reads_but_cannot_write() -> None:
     """A log owned by someone else (0755 dirs, 0644 files): read, never written."""
     if os.geteuid() != 0:

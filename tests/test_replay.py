@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,6 +57,7 @@ def _run(sw: Swarm, ops: list[tuple]) -> None:  # type: ignore[type-arg]
             sw.end_session(o[1])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(op, min_size=1, max_size=40), cut=st.floats(0, 1))
 def test_checkpoint_plus_rest_equals_from_start_equals_live(ops: list, cut: float) -> None:  # type: ignore[type-arg]

@@ -34,6 +34,7 @@ def _spawn(*args: str) -> subprocess.Popen[bytes]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["archive", "delete"])
 def test_kill_during_compaction_at_random_points(tmp_path: Path, mode: str) -> None:
     rng = random.Random(17)

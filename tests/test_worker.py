@@ -173,10 +173,13 @@ def test_recall_logs_hits_and_ranks_by_relevance(swarm: Swarm) -> None:
     lo = b.share("Memory leak in the image resizer worker pool", importance=0.1).seq
     b.share("Unrelated: the docs site is slow")
     swarm.synthesize()
+    dense = a.recall("memory leak image resizer", limit=2, mode="dense")
+    for h in dense:  # dense alone: the cosine weighted by strength and importance
+        assert h.relevance == pytest.approx(h.similarity * h.strength * h.fact.importance, rel=1e-5)
     hits = a.recall("memory leak image resizer", limit=2)
     assert [h.fact.id for h in hits][:1] == [f"f{hi}"]
-    for h in hits:
-        assert h.relevance == pytest.approx(h.similarity * h.strength * h.fact.importance, rel=1e-5)
+    for h in hits:  # hybrid: the words the query shares add to the cosine
+        assert h.relevance > h.similarity * h.strength * h.fact.importance
     last = next(iter(swarm.log.read(swarm.log.last_seq)))
     assert last.type == "memory.recalled" and last.body["hits"] == [h.fact.id for h in hits]
     assert f"f{lo}" in [h.fact.id for h in a.recall("memory leak image resizer", limit=5)]

@@ -1,12 +1,20 @@
 """The synthesizer under a swarm's steady load, measured from the log itself.
 
     .venv/bin/python scripts/bench/load_bench.py [--rows 8x25@50000,8x50@100000]
-        [--seconds 30] [--compare DIR] [--no-write]
+        [--traffic mixed,one-topic] [--seconds 30] [--compare DIR] [--no-write]
 
 For each row ``AxR@M``: a copy of a swarm pre-filled with ``M`` live facts (checkpointed
 with its vectors, cached: ``scale_bench.build``), one ``swarmlog synth --follow`` process,
 then ``A`` agent processes appending ``memory.shared`` at ``R``/s each (paced on a common
-clock) for ``--seconds``. Afterwards the synthesizer gets up to ``--drain`` s to decide
+clock) for ``--seconds``. ``--traffic`` names what they share, each a row of its own:
+
+* ``mixed``: notes of two topic words and four words of a 5,000-word vocabulary, in a
+  swarm of the same (``scale_bench.content``): few candidates per memory;
+* ``one-topic``: one task's statements, 6-12 words of one domain's ~60, in a swarm of the
+  same (``_one_topic``), with rediscoveries of earlier facts in other words: most
+  memories have many candidates over the contest floor.
+
+Afterwards the synthesizer gets up to ``--drain`` s to decide
 what is left, is stopped (SIGTERM), and the log is read:
 
 * offered rate: memories appended per second of the agents' window;
@@ -48,17 +56,23 @@ DECISIONS = ("fact.created", "fact.corroborated", "fact.revived")
 # ---------------------------------------------------------------- children
 
 
-def child_agent(path: str, idx: int, rate: float, seconds: float, start: float) -> None:
+def child_agent(
+    path: str, idx: int, rate: float, seconds: float, start: float, traffic: str = "mixed"
+) -> None:
     """Append ``memory.shared`` at ``rate``/s from ``start`` (wall clock) for ``seconds``.
 
-    Mostly new memories; every 10th repeats one of this agent's earlier ones (exact
-    duplicate, other case) and every 10th rewords one (a word added): corroborations.
+    Mixed traffic: mostly new memories; every 10th repeats one of this agent's earlier
+    ones (exact duplicate, other case) and every 10th rewords one (a word added):
+    corroborations. One-topic traffic: ``_one_topic.memory``.
     """
     sys.path.insert(0, str(ROOT))
+    import _one_topic
+
     from swarmlog import Event, open_log
 
     rng = random.Random(1000 + idx)
     log = open_log(path)
+    prefilled = _prefilled(Path(path))
     sent: list[str] = []
     n = int(rate * seconds)
     while time.time() < start:
@@ -68,7 +82,9 @@ def child_agent(path: str, idx: int, rate: float, seconds: float, start: float) 
         wait = due - time.time()
         if wait > 0:
             time.sleep(wait)
-        if sent and k % 10 == 3:
+        if traffic == "one-topic":
+            text = _one_topic.memory(idx, k, rng, sent, prefilled)
+        elif sent and k % 10 == 3:
             text = rng.choice(sent).upper()
         elif sent and k % 10 == 7:
             text = rng.choice(sent) + " again"
@@ -84,6 +100,14 @@ def child_agent(path: str, idx: int, rate: float, seconds: float, start: float) 
             )
         )
     log.close()
+
+
+def _prefilled(path: Path) -> int:
+    """How many facts a cached swarm was built with (its READY line; 0 when unknown)."""
+    try:
+        return int((path / "READY").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 # ---------------------------------------------------------------- one run
@@ -139,6 +163,7 @@ def run_one(
     drain: float,
     tree: Path | None,
     settings: list[str] | None = None,
+    traffic: str = "mixed",
 ) -> dict[str, Any]:
     """One synthesizer (this tree's or ``tree``'s) under ``agents`` x ``rate``/s;
     ``settings`` (KEY=VALUE) are recorded in the copy's configuration first, by that
@@ -184,9 +209,10 @@ def run_one(
     seq0 = warm.seq
     cpu0 = _cpu(synth.pid)
     start = time.time() + 2.0  # every agent process imported and open by then
+    each = [str(rate), str(seconds), str(start), traffic]
     kids = [
         subprocess.Popen(
-            [PY, __file__, "--child-agent", str(work), str(i), str(rate), str(seconds), str(start)],
+            [PY, __file__, "--child-agent", str(work), str(i), *each],
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         for i in range(agents)
@@ -289,10 +315,15 @@ def _cells(r: dict[str, Any]) -> str:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child-agent":
         a = sys.argv[2:]
-        child_agent(a[0], int(a[1]), float(a[2]), float(a[3]), float(a[4]))
+        child_agent(a[0], int(a[1]), float(a[2]), float(a[3]), float(a[4]), *a[5:6])
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default="8x25@50000,8x50@100000")
+    ap.add_argument(
+        "--traffic",
+        default="mixed,one-topic",
+        help="what the agents share, comma-separated, each a row: mixed, one-topic",
+    )
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--drain", type=float, default=60.0)
     ap.add_argument("--compare", default=None, help="another source tree (baseline)")
@@ -313,14 +344,18 @@ def main() -> None:
         "connections and never answers (synthesizer.judge=its URL)",
     )
     args = ap.parse_args()
+    traffics = args.traffic.split(",")
+    if bad := [t for t in traffics if t not in ("mixed", "one-topic")]:
+        raise SystemExit(f"load_bench: --traffic is mixed or one-topic, got {bad[0]!r}")
     cached_bytecode()
+    import _one_topic
     import scale_bench
 
     results: list[dict[str, Any]] = []
     rows: list[list[str]] = []
-    for spec in args.rows.split(","):
+    for spec, traffic in [(r, t) for r in args.rows.split(",") for t in traffics]:
         agents, rate, facts = _row(spec)
-        swarm = scale_bench.build(facts)
+        swarm = (_one_topic.build if traffic == "one-topic" else scale_bench.build)(facts)
         trees: list[tuple[str, Path | None]] = [("this tree", None)]
         if args.compare:
             trees.append((args.compare_label, Path(args.compare).resolve()))
@@ -331,11 +366,11 @@ def main() -> None:
                 ("this tree, hanging judge", None, [*args.config, f"synthesizer.judge={url}"])
             )
         for label, tree, config in runs:
-            r = run_one(swarm, agents, rate, args.seconds, args.drain, tree, config)
-            r.update(row=spec, tree=label, config=args.config)
+            r = run_one(swarm, agents, rate, args.seconds, args.drain, tree, config, traffic)
+            r.update(row=spec, tree=label, config=args.config, traffic=traffic)
             results.append(r)
             print(json.dumps(r), flush=True)
-            where = f"{facts:,} facts, {agents} x {rate:g}/s" + "".join(
+            where = f"{traffic}, {facts:,} facts, {agents} x {rate:g}/s" + "".join(
                 f", {c}" for c in args.config
             )
             rows.append([where, label, *_cells(r).split(" | ")])

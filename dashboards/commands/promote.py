@@ -22,7 +22,12 @@ def promote(
     tier: str = typer.Option(
         "long_term", "--tier", help="Lowest tier promoted: working, short_term or long_term"
     ),
-    min_support: int = typer.Option(1, "--min-support", help="Fewest distinct agents"),
+    min_support: int = typer.Option(
+        1,
+        "--min-support",
+        help="Fewest distinct backers: clients, the names one MCP connection minted "
+        "from a pattern counting once",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only count what would be sent"),
     pending: bool = typer.Option(
         False, "--pending", help="Harvest the ended sessions waiting (promotion.target)"
@@ -60,3 +65,7 @@ def promote(
         f"({report.withdrawn} origin(s) withdrawn), {report.unchanged} unchanged, "
         f"{report.skipped} not qualifying -> {report.target}"
     )
+    if min_support > 1 and not pending:
+        from synthesizer.promotion.clients import COUNTS
+
+        typer.echo(f"support counted as {COUNTS}")

@@ -2,7 +2,9 @@
 
 * ``Team``: the agents one server may write as (``swarmlog mcp --agents a1,a2`` or a
   pattern such as ``'worker-*'``), so one server entry serves a parent agent and its
-  subagents; each tool call names its agent, checked here. Names the swarm itself writes
+  subagents; each tool call names its agent, checked here. A name matched by a pattern
+  is *minted* by the client (``Team.minted``): its memories carry the connection, so ten
+  minted names back a fact as one client when it is promoted. Names the swarm itself writes
   as (``synthesizer``, ``operator``, the LangGraph store's ``langgraph``) are refused.
 * ``check_call``: unknown arguments and oversized inputs are refused in one line before
   any validation or lock (a 10 MB query once held the tool lock for seconds).
@@ -67,6 +69,11 @@ class Team:
         if agent in self.names or any(fnmatch.fnmatchcase(agent, p) for p in self.patterns):
             return agent
         raise GuardError(f"agent {agent!r} is not one of this server's agents ({self.describe()})")
+
+    def minted(self, agent: str) -> bool:
+        """Whether ``agent`` is a name the client made up from a pattern (not one listed
+        by whoever started the server): such names share one client's support."""
+        return agent not in self.names
 
     def describe(self) -> str:
         """The allowed names for a message or a parameter description."""

@@ -9,6 +9,8 @@ become ``ToolInputError`` with a one-line message the server hands to the model.
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from dashboards.facthistory import full_history
 from dashboards.mcp.guard import GuardError, Team
-from swarmlog import SwarmlogError, VersionConflict
+from swarmlog import Event, StoredEvent, SwarmlogError, VersionConflict
 from synthesizer import events as T
 from synthesizer.board import HistoryEntry
 from synthesizer.metrics import compute
@@ -297,6 +299,10 @@ class MemoryTools:
         self.synth = synth
         self.team = team
         self.lock = threading.RLock()
+        self.connection = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
+        """This server's one client (stdio: one connection per process), as written in the
+        ``client`` field of memories shared under a pattern-minted name (the ``mcp:``
+        prefix is reserved, so it never equals an agent's name)."""
 
     def name(self, client: str | None, agent: str | None = None) -> str:
         """Who a call writes as: the team member it names (checked), else --agent, else
@@ -344,11 +350,39 @@ class MemoryTools:
             raise ToolInputError("value needs a subject (the thing the value is about)")
         with tool_errors(), self.lock:
             agent = self._agent(client, thread, as_)
-            ev = agent.share(content, category, importance, subject=subject, value=value)
+            if self.team is not None and self.team.minted(agent.name):
+                ev = self._share_minted(agent, content, category, importance, subject, value)
+            else:
+                ev = agent.share(content, category, importance, subject=subject, value=value)
             running = self.synth_running()
         seq = ev.seq or 0
         fid, kind = self._decision(seq) if running else (None, "pending")
         return ShareResult(seq=seq, agent=agent.name, fact_id=fid, decision=kind)
+
+    def _share_minted(
+        self,
+        agent: Agent,
+        content: str,
+        category: str,
+        importance: float,
+        subject: str | None,
+        value: str | None,
+    ) -> StoredEvent:
+        """``Agent.share`` with the connection in the body's ``client`` field: promotion's
+        ``--min-support`` counts one client once, however many names it minted."""
+        body: dict[str, Any] = {"content": content, "category": category, "importance": importance}
+        if subject is not None:
+            body["subject"] = subject
+            body["value"] = value
+        body["client"] = self.connection
+        ev = Event(
+            agent=agent.name,
+            session=agent.session,
+            thread=agent.thread,
+            type=T.MEMORY_SHARED,
+            body=body,
+        )
+        return self.swarm.appends.append(ev)
 
     def _decision(self, seq: int) -> tuple[str | None, str]:
         """Follow the log from ``seq`` for the decision naming it as evidence."""

@@ -15,7 +15,9 @@ origins.
   superseded, has its old origin withdrawn (``origin.withdrawn``, a CAS write on the
   global fact: the fact loses that evidence and is retracted when none is left).
 * **Qualifying facts**: active or contested, tier at or above ``tier``, at least
-  ``min_support`` distinct agents, not only what was bootstrapped from the target itself.
+  ``min_support`` distinct backers, not only what was bootstrapped from the target itself.
+  Backers are distinct clients (``synthesizer.promotion.clients``): the names one MCP
+  connection minted from a team pattern count once.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from swarmlog import Event, SwarmlogError, VersionConflict
 from synthesizer import events as T
 from synthesizer.config import TIER_NAMES
+from synthesizer.promotion.clients import backers
 from synthesizer.state import origins as O
 from synthesizer.state.facts import ACTIVE, CONTESTED, RETRACTED, SUPERSEDED, Fact
 from synthesizer.worker.signature import signature
@@ -97,6 +100,8 @@ class PromotionReport:
     withdrawn: int = 0
     """Origins taken back off global facts (a retraction, a new statement)."""
     dry_run: bool = False
+    support_counts: str = "clients"
+    """What ``min_support`` counted: distinct clients (``synthesizer.promotion.clients``)."""
     facts: list[str] = field(default_factory=list)
     """The ids of the facts promoted or updated."""
 
@@ -275,7 +280,9 @@ def promote(
             prev = held.get(f.id)
             if only is not None and f.id not in only:
                 continue
-            if not qualifies(f, tier, min_support, g.log.swarm_id):
+            if not qualifies(f, tier, min_support, g.log.swarm_id) or (
+                backers(swarm.log, f, min_support) < min_support
+            ):
                 if prev is not None and f.status in _GONE:
                     withdrawals.append((prev[0], prev[1], f"origin {f.status}"))
                     report.updated += 1

@@ -41,6 +41,7 @@ from synthesizer.search.factindex import FactIndex
 from synthesizer.state import SwarmState, fold_dicts
 from synthesizer.state.digests import facts_digest
 from synthesizer.state.facts import RETRACTED, RawMemory
+from synthesizer.worker.claims import Claim, resolve
 from synthesizer.worker.contest import Choice, TextContests
 from synthesizer.worker.lease import LEASE_KEY, Holder, Lease
 from synthesizer.worker.pace import GATHER_S, Pace
@@ -56,28 +57,26 @@ LOG = logging.getLogger("synthesizer.worker")
 
 
 @dataclass
-class _Claim:
-    """What resolution needs to know of one fact claiming a subject."""
-
-    fid: str
-    value: str | None
-    agents: set[str]
-    importance: float
-    feedback: float
-    last_seq: int
-    status: str
-
-
-@dataclass
 class _Overlay:
     """Effects of this batch's decisions that later decisions in the batch must see."""
 
     signatures: dict[str, str] = field(default_factory=dict)
     revived: set[str] = field(default_factory=set)
     added: list[str] = field(default_factory=list)
-    claims: dict[str, dict[str, _Claim]] = field(default_factory=dict)
+    claims: dict[str, dict[str, Claim]] = field(default_factory=dict)
     new_in_subject: dict[str, list[str]] = field(default_factory=dict)
     contents: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Batch:
+    """One ``decide`` call's working set: its scorer, the scorer's row of each raw's seq,
+    the events so far and the subjects whose claims it touched."""
+
+    scorer: BatchScorer | None
+    row_of: dict[int, int]
+    out: list[Event] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)
 
 
 def _with_lease(e: Event, lease: int) -> Event:
@@ -419,131 +418,166 @@ class Synthesizer:
         """
         self._overlay = ov = _Overlay()
         self._contests.begin()
-        st = self.state
-
-        def content_of(fid: str) -> str | None:  # what a guard compares with
-            return st.facts[fid].content if fid in st.facts else ov.contents.get(fid)
-
-        out: list[Event] = []
-        local = self.index.embedder.id
         sigs = [signature(r.content) for r in raws]
-        # local-embedder raws that need a vector: not a duplicate of a live fact by
-        # signature (a revival needs one: later memories of the batch compare with it)
+        b = self._batch(raws, sigs)
+        for r, sig in zip(raws, sigs, strict=True):
+            self._decide_one(b, r, sig)
+        if b.scorer is not None:
+            ov.added.extend(b.scorer.commit())
+        for subject in dict.fromkeys(b.touched):
+            b.out.extend(
+                resolve(subject, self._claims(subject), ov.new_in_subject.get(subject, []))
+            )
+        b.out.extend(self._contests.resolve())
+        return b.out
+
+    def _batch(self, raws: list[RawMemory], sigs: list[str]) -> _Batch:
+        """The batch's scorer, over the vectors of the raws that need one.
+
+        Those are local-embedder raws that are not a duplicate of a live fact by signature
+        (a revival needs one: later memories of the batch compare with it).
+        """
+        st = self.state
         need = [
             i
             for i, r in enumerate(raws)
             if r.embedding is None
             and (r.subject is not None or st.signatures.get(sigs[i]) not in st.facts)
         ]
-        texts = [raws[i].content for i in need]
         scorer = None
         if need:
             # one BLAS thread: the worker shares the machine with agents, and OpenBLAS's
             # second thread turns every product into a wait for a busy core (1.5x slower
             # with one agent process running, measured)
             with prune.one_blas_thread():
-                scorer = BatchScorer(self, texts, self.pruned)
-        row_of = {raws[i].seq: k for k, i in enumerate(need)}
-        touched: list[str] = []
-        for r, sig in zip(raws, sigs, strict=True):
-            fid = "f" + str(r.seq)
-            k = row_of.get(r.seq)
-            # 1. a structured claim on a subject
-            if r.subject is not None:
-                same = self._claim_with_value(r.subject, r.value)
-                dead = None if same is not None else self._retracted_claim(r.subject, r.value)
-                if dead is not None:
-                    # a board-retracted claim stays retracted: the repeat is evidence for it
-                    if ov.signatures.get(sig, st.signatures.get(sig)) == dead:
-                        out.append(self._corroborate(dead, 1.0, r, "exact"))
-                    else:
-                        sim = scorer.cosine_to(k, dead) if scorer and k is not None else 0.0
-                        out.append(self._corroborate(dead, sim, r, "near"))
-                    continue
-                if same is None:
-                    back = self._revivable(sig, r)
-                    if back is not None:  # an evicted claim comes back, to be resolved
-                        old = st.evicted[back]
-                        out.append(self._revive(back, r, k, scorer))
-                        if old.status != RETRACTED:
-                            fb = old.feedback
-                            self._claims(r.subject)[back] = _Claim(
-                                back,
-                                old.value,
-                                {*old.agents, r.agent},
-                                old.importance,
-                                fb[0] if fb else 0.0,
-                                r.seq,
-                                "active",
-                            )
-                            ov.new_in_subject.setdefault(r.subject, []).append(back)
-                            touched.append(r.subject)
-                        continue
-                if same is not None:
-                    known = ov.signatures.get(sig, st.signatures.get(sig))
-                    if known == same:
-                        out.append(self._corroborate(same, 1.0, r, "exact"))
-                    else:
-                        sim = scorer.cosine_to(k, same) if scorer and k is not None else 0.0
-                        out.append(self._corroborate(same, sim, r, "near"))
-                    touched.append(r.subject)
-                    continue
-            # 2. exact duplicate by signature: of a live fact, or of an evicted one (revived)
-            dup = ov.signatures.get(sig) or st.signatures.get(sig)
-            if dup is not None and r.subject is None:
-                if sig in ov.signatures or dup in st.facts or dup in ov.revived:
-                    out.append(self._corroborate(dup, 1.0, r, "exact"))
-                    continue
-                if self._revivable(sig, r) is not None:
-                    out.append(self._revive(dup, r, k, scorer))
-                    continue
-                # evicted beyond what the state keeps: the rediscovery is a new fact
-            related: list[list[object]] = []
-            choice = Choice()
-            if r.embedding is None and scorer is not None and k is not None:
-                # 3. the same statement (merge rule) among live and new facts, or rivals
-                if r.subject is None:
-                    choice = self._contests.choose(scorer.candidates(k), r.content, content_of)
-                    if choice.same is not None:
-                        out.append(self._corroborate(*choice.same, r=r))
-                        continue
-                related = scorer.related(k)
-                scorer.created(k, fid, r.subject is not None)
-                vec_eid: tuple[np.ndarray, str] | None = None
-            else:
-                vec = np.asarray(r.embedding, dtype=np.float32)
-                eid = r.embedder or local
-                idx = self.index.space.get(eid, int(vec.shape[0]))
-                if r.subject is None and idx is not None and len(idx):
-                    hit = idx.best(vec)
-                    if hit is not None and not self._is_claim(hit[0]):
-                        choice = self._contests.choose([hit], r.content, content_of)
-                        if choice.same is not None:
-                            out.append(self._corroborate(*choice.same, r=r))
-                            continue
-                vec_eid = (vec, eid)
-            # 4. a new fact
-            body: dict[str, object] = {"evidence": r.seq, "signature": sig, "related": related}
-            out.append(Event(agent=T.SYNTH_AGENT, type=T.FACT_CREATED, key=fid, body=body))
-            ov.signatures.setdefault(sig, fid)
-            ov.contents[fid] = r.content
+                scorer = BatchScorer(self, [raws[i].content for i in need], self.pruned)
+        return _Batch(scorer, {raws[i].seq: k for k, i in enumerate(need)})
+
+    def _decide_one(self, b: _Batch, r: RawMemory, sig: str) -> None:
+        """Decide one raw, by the first step that applies: a claim already made, an exact
+        duplicate, the same statement as a fact (merge rule), else a new fact."""
+        k = b.row_of.get(r.seq)
+        if r.subject is not None:
+            if self._decide_claim(b, r, sig, k):
+                return
+        elif self._decide_exact(b, r, sig, k):
+            return
+        related: list[list[object]] = []
+        choice = Choice()
+        vec_eid: tuple[np.ndarray, str] | None = None
+        if r.embedding is None and b.scorer is not None and k is not None:
             if r.subject is None:
-                out.extend(self._contests.created(fid, r, choice))
-            if vec_eid is not None:
-                self.index.add(fid, vec_eid[0], vec_eid[1])
-                ov.added.append(fid)
-            if r.subject is not None:
-                self._claims(r.subject)[fid] = _Claim(
-                    fid, r.value, {r.agent}, r.importance, 0.0, r.seq, "active"
-                )
-                ov.new_in_subject.setdefault(r.subject, []).append(fid)
-                touched.append(r.subject)
-        if scorer is not None:
-            ov.added.extend(scorer.commit())
-        for subject in dict.fromkeys(touched):
-            out.extend(self._resolve(subject))
-        out.extend(self._contests.resolve())
-        return out
+                choice = self._contests.choose(b.scorer.candidates(k), r.content, self._content_of)
+                if choice.same is not None:
+                    b.out.append(self._corroborate(*choice.same, r=r))
+                    return
+            related = b.scorer.related(k)
+            b.scorer.created(k, "f" + str(r.seq), r.subject is not None)
+        else:
+            choice, vec_eid = self._match_given(r)
+            if choice.same is not None:
+                b.out.append(self._corroborate(*choice.same, r=r))
+                return
+        self._create(b, r, sig, related, choice, vec_eid)
+
+    def _content_of(self, fid: str) -> str | None:
+        """A fact's content, live or new in this batch: what a merge guard compares with."""
+        st = self.state
+        return st.facts[fid].content if fid in st.facts else self._overlay.contents.get(fid)
+
+    def _decide_claim(self, b: _Batch, r: RawMemory, sig: str, k: int | None) -> bool:
+        """A claim on a subject: evidence for a claim already made (or retracted) with the
+        same value, or the revival of an evicted one; False when it is a new claim."""
+        assert r.subject is not None
+        same = self._claim_with_value(r.subject, r.value)
+        dead = None if same is not None else self._retracted_claim(r.subject, r.value)
+        if dead is not None:  # a board-retracted claim stays retracted: the repeat is evidence
+            b.out.append(self._evidence(b, r, sig, k, dead))
+            return True
+        if same is not None:
+            b.out.append(self._evidence(b, r, sig, k, same))
+            b.touched.append(r.subject)
+            return True
+        back = self._revivable(sig, r)
+        if back is None:
+            return False
+        old = self.state.evicted[back]  # an evicted claim comes back, to be resolved
+        b.out.append(self._revive(back, r, k, b.scorer))
+        if old.status != RETRACTED:
+            fb = old.feedback
+            agents = {*old.agents, r.agent}
+            claim = Claim(
+                back, old.value, agents, old.importance, fb[0] if fb else 0.0, r.seq, "active"
+            )
+            self._claims(r.subject)[back] = claim
+            self._overlay.new_in_subject.setdefault(r.subject, []).append(back)
+            b.touched.append(r.subject)
+        return True
+
+    def _evidence(self, b: _Batch, r: RawMemory, sig: str, k: int | None, fid: str) -> Event:
+        """Claim ``r`` corroborates fact ``fid``: exactly when its signature is the fact's."""
+        ov, st = self._overlay, self.state
+        if ov.signatures.get(sig, st.signatures.get(sig)) == fid:
+            return self._corroborate(fid, 1.0, r, "exact")
+        sim = b.scorer.cosine_to(k, fid) if b.scorer and k is not None else 0.0
+        return self._corroborate(fid, sim, r, "near")
+
+    def _decide_exact(self, b: _Batch, r: RawMemory, sig: str, k: int | None) -> bool:
+        """An exact duplicate by signature: of a live fact, or of an evicted one (revived).
+
+        False also for a fact evicted beyond what the state keeps: the rediscovery is new.
+        """
+        ov, st = self._overlay, self.state
+        dup = ov.signatures.get(sig) or st.signatures.get(sig)
+        if dup is None:
+            return False
+        if sig in ov.signatures or dup in st.facts or dup in ov.revived:
+            b.out.append(self._corroborate(dup, 1.0, r, "exact"))
+            return True
+        if self._revivable(sig, r) is not None:
+            b.out.append(self._revive(dup, r, k, b.scorer))
+            return True
+        return False
+
+    def _match_given(self, r: RawMemory) -> tuple[Choice, tuple[np.ndarray, str]]:
+        """A raw with its own vector (or none in this batch's scorer): the plain fact it
+        states (merge rule) among the index's nearest, and the vector to index it under."""
+        vec = np.asarray(r.embedding, dtype=np.float32)
+        eid = r.embedder or self.index.embedder.id
+        idx = self.index.space.get(eid, int(vec.shape[0]))
+        choice = Choice()
+        if r.subject is None and idx is not None and len(idx):
+            hit = idx.best(vec)
+            if hit is not None and not self._is_claim(hit[0]):
+                choice = self._contests.choose([hit], r.content, self._content_of)
+        return choice, (vec, eid)
+
+    def _create(
+        self,
+        b: _Batch,
+        r: RawMemory,
+        sig: str,
+        related: list[list[object]],
+        choice: Choice,
+        vec_eid: tuple[np.ndarray, str] | None,
+    ) -> None:
+        """A new fact from ``r``, seen by the rest of the batch (signature, content, vector,
+        claim); a plain one may contest the rivals ``choice`` found."""
+        ov, fid = self._overlay, "f" + str(r.seq)
+        body: dict[str, object] = {"evidence": r.seq, "signature": sig, "related": related}
+        b.out.append(Event(agent=T.SYNTH_AGENT, type=T.FACT_CREATED, key=fid, body=body))
+        ov.signatures.setdefault(sig, fid)
+        ov.contents[fid] = r.content
+        if r.subject is None:
+            b.out.extend(self._contests.created(fid, r, choice))
+        if vec_eid is not None:
+            self.index.add(fid, vec_eid[0], vec_eid[1])
+            ov.added.append(fid)
+        if r.subject is not None:
+            claim = Claim(fid, r.value, {r.agent}, r.importance, 0.0, r.seq, "active")
+            self._claims(r.subject)[fid] = claim
+            ov.new_in_subject.setdefault(r.subject, []).append(fid)
+            b.touched.append(r.subject)
 
     def _corroborate(self, fid: str, sim: float, r: RawMemory, kind: str = "near") -> Event:
         sim = max(-1.0, min(1.0, round(float(sim), 6)))
@@ -593,7 +627,7 @@ class Synthesizer:
         f = self.state.facts.get(fid)
         return f is not None and f.subject is not None
 
-    def _claims(self, subject: str) -> dict[str, _Claim]:
+    def _claims(self, subject: str) -> dict[str, Claim]:
         """Live claims on a subject (state + this batch), loaded once per batch."""
         ov = self._overlay
         got = ov.claims.get(subject)
@@ -604,7 +638,7 @@ class Synthesizer:
                 if f is None or f.status == RETRACTED:
                     continue
                 fb = f.feedback
-                got[fid] = _Claim(
+                got[fid] = Claim(
                     fid,
                     f.value,
                     set(f.agents),
@@ -634,58 +668,6 @@ class Synthesizer:
             if f is not None and f.status == RETRACTED and f.value == value:
                 return fid
         return None
-
-    def _resolve(self, subject: str) -> list[Event]:
-        """Contest and resolve a subject whose claims disagree (reversible on new evidence)."""
-        claims = self._claims(subject)
-        values = {c.value for c in claims.values()}
-        if len(claims) < 2 or len(values) < 2:
-            return []
-        out = []
-        for fid in self._overlay.new_in_subject.get(subject, []):
-            rivals = sorted(f for f in claims if f != fid)
-            out.append(
-                Event(
-                    agent=T.SYNTH_AGENT,
-                    type=T.FACT_CONTESTED,
-                    key=fid,
-                    body={"subject": subject, "rivals": rivals},
-                )
-            )
-        ranked = sorted(
-            claims.values(),
-            key=lambda c: (len(c.agents), c.importance, c.feedback, c.last_seq),
-            reverse=True,
-        )
-        winner = ranked[0]
-        losers = sorted(c.fid for c in ranked[1:])
-        settled = winner.status == "active" and all(
-            claims[f].status == "superseded" for f in losers
-        )
-        if out or not settled:
-            top, second = ranked[0], ranked[1]
-            reason = (
-                f"{len(top.agents)} agent(s) vs {len(second.agents)}"
-                if len(top.agents) != len(second.agents)
-                else "tie on agents; decided by importance, feedback, then recency"
-            )
-            out.append(
-                Event(
-                    agent=T.SYNTH_AGENT,
-                    type=T.FACT_RESOLVED,
-                    key=winner.fid,
-                    body={
-                        "subject": subject,
-                        "winner": winner.fid,
-                        "losers": losers,
-                        "reason": reason,
-                    },
-                )
-            )
-            winner.status = "active"
-            for f in losers:
-                claims[f].status = "superseded"
-        return out
 
 
 __all__ = ["Synthesizer", "facts_digest", "fold_into"]

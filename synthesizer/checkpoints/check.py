@@ -41,7 +41,7 @@ def side_problem(directory: Path | None, info: CheckpointInfo) -> str | None:
         path = directory / name
         if not path.exists():
             continue  # never written, or discarded: readers embed instead
-        why = sidefile.problem(path, digest)
+        why = sidefile.problem(path, digest, full=True)  # verify hashes every byte
         if why is not None:
             return f"side file {name}: {why}"
     return None

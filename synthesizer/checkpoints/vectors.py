@@ -4,8 +4,9 @@ Beside a file checkpoint ``ckpt-<seq>.bin`` the writer stores the local embedder
 of the FactIndex as ``vec-<seq>-<sha256>.f32``, written *before* the checkpoint, whose
 header then names it with the SHA-256 of its bytes (``CheckpointInfo.side``,
 swarmlog/sidefile.py): a vector file only ever loads with the state it was written from,
-and only when its bytes are the ones written. The check runs once per process, in the
-background while the rest opens; the first use of the vectors waits for it, and a file
+and only when its bytes are the ones written. The check runs in the background while
+the rest opens (a file hashed before, unchanged since, is not hashed again: the stamp of
+swarmlog/sidefile.py); the first use of the vectors waits for it, and a file
 that fails it (rot, zeroed or permuted rows, another swarm's rows of the right size) is
 deleted with a one-line note and its facts embedded instead: never served. A crash
 between the side files and the checkpoint leaves files no checkpoint names; the next
@@ -279,7 +280,7 @@ def attach(log: Log, info: CheckpointInfo, index: FactIndex) -> bool:
     if lex is not None and store.fetch(lex):
         index.lexical_from(lambda: _read_lexical(d / lex))
         used[lex] = side[lex]
-    index.verify_later(lambda: _verified(d, used))
+    index.verify_later(lambda: _verified(d, used) and _warm(mat, n))
     return True
 
 
@@ -292,6 +293,15 @@ def _read_lexical(path: Path) -> LexicalIndex | None:
     except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError) as e:
         LOG.warning("swarmlog: lexical index %s not used (%s); built from the facts", path, e)
         return None
+
+
+def _warm(mat: np.ndarray, n: int) -> bool:
+    """Fault the ``n`` live rows of a mapped matrix in (one float read per 4 KiB page,
+    outside the GIL) while the rest opens, so the first recall's product does not; True.
+    Why: the side files' check, once a hash of every byte, no longer reads them."""
+    flat = np.asarray(mat).reshape(-1)[: n * mat.shape[1]]
+    float(flat[::1024].sum())
+    return True
 
 
 def _verified(d: Path, files: dict[str, str]) -> bool:

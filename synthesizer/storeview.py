@@ -320,12 +320,15 @@ class StoreView:
         offset: int,
         space: str | None = None,
         distance: str = "cosine",
+        boost: Mapping[tuple[Namespace, str], tuple[float, int]] | None = None,
     ) -> list[tuple[StoredItem, float | None]]:
         """A page of candidates: in order, or by best cosine when a query vector is given.
 
         As InMemoryStore: an item scores its best vector; items without vectors follow the
         scored ones (unscored, not offset) while the page has room. Only vectors of the
         query's embedding ``space`` and width count: another embedder's never mix in.
+        ``boost`` (a hybrid search) adds a score to an item's and ranks the items holding
+        more of the query's identifiers first.
         """
         if query is None:
             return [(it, None) for it in cands[offset : offset + limit]]
@@ -343,11 +346,21 @@ class StoreView:
                     found = True
             if not found:
                 scoreless.append(it)
-        scored = sorted(
-            zip(similarity(distance, query, rows), flat_items, strict=True),
-            key=lambda x: x[0],
-            reverse=True,
-        )
+        sims = similarity(distance, query, rows)
+        if boost:
+            extra = [boost.get((it.namespace, it.key), (0.0, 0)) for it in flat_items]
+            sims = [float(s) + add for s, (add, _) in zip(sims, extra, strict=True)]
+            first = [held for _, held in extra]
+        else:
+            first = [0] * len(flat_items)
+        scored = [
+            (score, it)
+            for _, score, it in sorted(
+                zip(first, sims, flat_items, strict=True),
+                key=lambda x: (x[0], x[1]),
+                reverse=True,
+            )
+        ]
         seen: set[tuple[Namespace, str]] = set()
         kept: list[tuple[StoredItem, float | None]] = []
         for score, it in scored:

@@ -249,3 +249,19 @@ def test_memories_leave_by_strength_only_on_a_pool_log() -> None:
     assert "f1" in fold_dicts(SwarmState(cfg), [dict(e) for e in evs]).facts
     default = fold_dicts(SwarmState(), [dict(e) for e in evs])
     assert "f1" not in default.facts  # the swarm's default tiers would expire it
+
+
+def test_search_is_dense_by_default_and_hybrid_when_asked(make: Any) -> None:
+    pool = make()
+    exact = pool.share("a", "Checkout fails with error PAY-4012 when the card is declined")
+    pool.share("b", "Checkout fails with error PAY-4021 when the cart is empty")
+    pool.share("c", "The release train leaves every second Tuesday")
+    dense = pool.search("PAY-4012", limit=3)
+    hybrid = pool.search("PAY-4012", limit=3, mode="hybrid")
+    assert hybrid[0].memory.id == exact.id
+    # dense: relevance is the seed's cosine x importance x strength, nothing added
+    for r in dense:
+        assert r.relevance == pytest.approx(r.similarity * r.memory.importance * r.strength)
+    assert hybrid[0].relevance > next(r for r in dense if r.memory.id == exact.id).relevance
+    with pytest.raises(ValueError, match="mode must be dense or hybrid, not 'bm25'"):
+        pool.search("PAY-4012", mode="bm25")

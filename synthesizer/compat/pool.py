@@ -177,15 +177,18 @@ class SharedMemoryPool(FacadeBase):
         return self._memory(f)
 
     def search(
-        self, query: str, limit: int = 10, category: str | None = None
+        self, query: str, limit: int = 10, category: str | None = None, mode: str = "dense"
     ) -> list[MemorySearchResult]:
         """Memories by ``cosine × importance × strength``, best first (ties by id): the
-        dense ranking, since seed 000 defines relevance so (``Swarm.search`` is hybrid)."""
+        dense ranking by default, since seed 000 defines relevance so; ``mode="hybrid"``
+        ranks as ``Swarm.search`` does (the words too, an identifier held whole first)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be a positive integer, got {limit!r}")
         if not self.refresh().facts:
             return []
-        hits = self.swarm.search(query, limit=limit, category=category, mode="dense")
+        if mode not in ("dense", "hybrid"):
+            raise ValueError(f"mode must be dense or hybrid, not {mode!r}")
+        hits = self.swarm.search(query, limit=limit, category=category, mode=mode)
         return [
             MemorySearchResult(self._memory(h.fact), h.relevance, h.similarity, h.strength)
             for h in hits

@@ -57,6 +57,7 @@ except ModuleNotFoundError as e:  # one clear line instead of a bare "No module 
     raise ModuleNotFoundError(need, name=e.name) from None
 
 from swarmlog import Event, Log, VersionConflict, open_log
+from synthesizer.integrations.storelex import RANKINGS, lexical_boost
 from synthesizer.storeview import (
     DISTANCES,
     Namespace,
@@ -161,7 +162,13 @@ class SwarmStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         agent: str = STORE_AGENT,
+        ranking: str = "dense",
     ) -> None:
+        if ranking not in RANKINGS:
+            raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, not {ranking!r}")
+        self.ranking = ranking
+        """``dense`` ranks a query as InMemoryStore does (the upstream suites hold it to
+        that); ``hybrid`` adds the items' words as ``agent.recall`` does (storelex)."""
         self._owns_log = not isinstance(target, Log)
         self.log: Log = open_log(target) if not isinstance(target, Log) else target
         self.agent = agent
@@ -190,6 +197,8 @@ class SwarmStore(BaseStore):
                     f"index distance_type must be one of {', '.join(DISTANCES)},"
                     f" not {cfg['distance_type']!r}"
                 )
+            if ranking == "hybrid" and (cfg.get("distance_type") or "cosine") != "cosine":
+                raise ValueError("ranking='hybrid' adds to a cosine: it needs distance_type cosine")
             cfg["__tokenized_fields"] = [
                 (p, tokenize_path(p)) if p != "$" else (p, p) for p in (cfg.get("fields") or ["$"])
             ]
@@ -341,7 +350,10 @@ class SwarmStore(BaseStore):
         if op.query and self.embeddings is not None and cands:
             query = [float(x) for x in self.embeddings.embed_query(op.query)]
         distance = (self.index_config or {}).get("distance_type") or "cosine"
-        page = self.view.ranked(cands, query, op.limit, op.offset, self.space, distance)
+        boost = None
+        if query is not None and self.ranking == "hybrid":
+            boost = lexical_boost(cands, self._indexed_text, str(op.query))
+        page = self.view.ranked(cands, query, op.limit, op.offset, self.space, distance, boost)
         if op.refresh_ttl:
             touched.extend(it for it, _ in page)
         return [
@@ -356,6 +368,15 @@ class SwarmStore(BaseStore):
             )
             for it, score in page
         ]
+
+    def _indexed_text(self, it: StoredItem) -> str:
+        """The words of an item that its vectors were made from (the index's fields)."""
+        if not it.vectors or self.index_config is None:
+            return ""
+        found: list[str] = []
+        for _, field in self.index_config["__tokenized_fields"]:
+            found.extend(get_text_at_path(it.value, field))
+        return " ".join(found)
 
     @staticmethod
     def _item(it: StoredItem) -> VersionedItem:

@@ -71,6 +71,8 @@ class JudgeWorker:
         self.closed_until = 0.0  # the breaker: no call before this time
         self._retry_at: dict[str, float] = {}
         self.answered = 0
+        self.in_call = False
+        """Whether a judge call is in flight now (a stop need not wait for it)."""
 
     def judge_of(self, state: SwarmState) -> Judge | None:
         """The judge to ask under ``state``'s configuration (None: none configured)."""
@@ -115,6 +117,7 @@ class JudgeWorker:
         for qid, a, b in self.due(state):
             if stop is not None and stop():
                 break
+            self.in_call = True
             try:
                 answer = judge.answer(a, b)
             except Exception as e:  # a judge is advice: its failure leaves the question open
@@ -122,6 +125,8 @@ class JudgeWorker:
                 if self.clock() < self.closed_until:
                     break
                 continue
+            finally:
+                self.in_call = False
             self.failures = 0
             self.trips = 0  # a call that returned: the back-off starts over
             if answer is None:  # a hedge or no verdict: ask again later, not in a loop
@@ -215,8 +220,15 @@ class JudgeThread:
         return bool(state.judging.open) and self.worker.judge_of(state) is not None
 
     def stop(self, timeout: float = 5.0) -> bool:
-        """Ask the thread to stop and wait up to ``timeout`` s; True when it stopped (a
-        judge call in flight ends at its own deadline; the thread is a daemon)."""
+        """Ask the thread to stop and wait up to ``timeout`` s; True when it stopped. A
+        judge call in flight is not waited for (it ends at its own deadline, up to
+        ``merge.judge.TIMEOUT_S``; the thread is a daemon): a hanging judge once held
+        ``synth --follow``'s exit for the whole of ``timeout``."""
         self._stop.set()
-        self._thread.join(timeout)
+        end = time.monotonic() + timeout
+        while self._thread.is_alive() and not self.worker.in_call:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            self._thread.join(min(left, 0.05))
         return not self._thread.is_alive()

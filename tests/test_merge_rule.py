@@ -191,14 +191,14 @@ def test_without_wordnet_the_rule_keeps_apart_and_still_merges_rewordings(
 ) -> None:
     """Degrades to the safe side: no synonyms known, no slot difference ever merges."""
     from synthesizer.merge import lexicon as lexmod
-    from synthesizer.merge import rule
+    from synthesizer.merge import rule, statement
 
     def clear() -> None:
         for f in (
             lexmod.lexicon,
             rule.parse,
             rule.relation,
-            rule.lemma,
+            statement.lemma,
             rule._bag,
         ):
             f.cache_clear()

@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from synthesizer.merge.lexicon import lexicon
 from synthesizer.merge.statement import Parsed, Tok, active, key_base, parse
 from synthesizer.merge.wordclass import (
+    ARTICLES,
     CAUSE_BEFORE,
     CLAUSES,
     EFFECT_BEFORE,
+    LIGHT_PARTICLES,
     LIGHT_VERBS,
     NEGATIONS,
     PREPOSITIONS,
@@ -138,7 +140,7 @@ def _of_as_possessive(p: Parsed) -> Parsed:
     while k + 1 < len(toks):
         y, x = toks[k], toks[k + 1]
         between = words[y.pos + 1 : x.pos]
-        if between and between[0] == "of" and all(w in ("the", "a", "an", "of") for w in between):
+        if between and between[0] == "of" and all(w == "of" or w in ARTICLES for w in between):
             toks[k] = Tok(x.key, x.text, x.name, y.pos)
             toks[k + 1] = Tok(y.key, y.text, y.name, x.pos)
             k += 2
@@ -219,7 +221,7 @@ def _light(toks: tuple[Tok, ...], free: list[int], matched: set[int]) -> set[int
         if toks[i].text not in LIGHT_VERBS:
             continue
         k = i + 1
-        if k in free and toks[k].text in ("out", "up"):
+        if k in free and toks[k].text in LIGHT_PARTICLES:
             out.add(k)
             k += 1
         if k in matched:
@@ -368,7 +370,7 @@ def content_count(text: str) -> tuple[int, int]:
         1
         for k, t in enumerate(toks)
         if t.text in LIGHT_VERBS
-        or (t.text in ("out", "up") and k and toks[k - 1].text in LIGHT_VERBS)
+        or (t.text in LIGHT_PARTICLES and k and toks[k - 1].text in LIGHT_VERBS)
     )
     return len(toks) - light, light
 

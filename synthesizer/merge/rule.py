@@ -38,12 +38,9 @@ from __future__ import annotations
 
 import difflib
 import functools
-import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from synthesizer.merge.lexicon import lexicon
 from synthesizer.merge.paraphrase import (
     cause_and_effect,
     content_count,
@@ -51,10 +48,11 @@ from synthesizer.merge.paraphrase import (
     regrouped,
     unfronted,
 )
-from synthesizer.merge.statement import Parsed, Tok, active, key_base, lemma, parse, path_end
+from synthesizer.merge.span import SPAN_SAME, Span, SpanSim, judge_span
+from synthesizer.merge.statement import Parsed, Tok, active, key_base, parse, path_end
 from synthesizer.merge.wordclass import (
     CLAUSES,
-    HEDGES,
+    DEFINITE,
     NEGATING_VERBS,
     NEGATIONS,
 )
@@ -66,6 +64,7 @@ __all__ = [
     "SAME",
     "SPAN_SAME",
     "UNSURE",
+    "Span",
     "Verdict",
     "compare",
     "may_bind",
@@ -73,11 +72,6 @@ __all__ = [
 ]
 
 SAME, CONTRADICTS, DIFFERENT, UNSURE = "same", "contradicts", "different", "unsure"
-SPAN_SAME = 0.5
-"""Embedder cosine of two differing spans at or above which, when the lexicon knows no
-reason to keep them apart, they are a rewording of each other."""
-
-SpanSim = Callable[[str, str], float]
 
 
 @dataclass(frozen=True)
@@ -200,6 +194,8 @@ def _compare(
 def _judge_pair(
     pa: Parsed, pb: Parsed, span_sim: SpanSim | None, exhaustive: bool, settle: bool
 ) -> Verdict:
+    """The verdict on two parsed statements as they stand (``_compare`` settles passives):
+    the same words first, then the aligned frame's differing spans, each judged."""
     pb = _subject_as_in(pb, pa)
     ka, kb = [t.key for t in pa.toks], [t.key for t in pb.toks]
     polarity = pa.negated != pb.negated
@@ -208,21 +204,13 @@ def _judge_pair(
     if sorted(ka) == sorted(kb) and _reordered(ka, kb) and _negated(pa) == _negated(pb):
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "word order")
     ba, bb = [key_base(k) for k in ka], [key_base(k) for k in kb]  # (aligned without the ends)
-    swapped = sorted(map(path_end, ka)) == sorted(map(path_end, kb))
-    if sorted(ba) == sorted(bb) and sorted(ka) != sorted(kb) and swapped:  # the same words, the
-        # ends of a path swapped ("from Oslo to Rome" / "from Rome to Oslo"): reversed
-        ends = [t for t in (*pa.toks, *pb.toks) if path_end(t.key)]
-        if all(t.pos < p.verb_at for t in ends for p in (pa, pb)):
-            return Verdict(DIFFERENT, "direction in the subject")
-        if any(path_end(t.key) in CLAUSES.values() for t in ends):
-            return Verdict(DIFFERENT, "clauses swapped")  # (both may hold: not rivals)
-        return Verdict(DIFFERENT if polarity else CONTRADICTS, "direction")
+    reversed_path = _swapped_ends(pa, pb, ka, kb, ba, bb, polarity)
+    if reversed_path is not None:
+        return reversed_path
     common = sum((Counter(ba) & Counter(bb)).values())  # bounds the aligned words
     if common * 3 < max(len(ka), len(kb)):  # hardly a shared frame: a paraphrase, or not
         return _little_shared(pa, pb, polarity)
     matcher = difflib.SequenceMatcher(None, ba, bb, autojunk=False)
-    slots: list[tuple[str, bool]] = []  # (reason, in the subject)
-    unsure: list[str] = []
     shared = sum(size for _, _, size in matcher.get_matching_blocks())
     little = shared * 2 < max(len(ka), len(kb))
     if little and settle:
@@ -231,57 +219,124 @@ def _judge_pair(
         # the verdict below reads only the number/unit/name/antonym slots, which the
         # lexicon decides before any span reaches the embedder: skip embedding spans
         span_sim = None
-    spans = []
+    spans = _differing(matcher, ka, kb)
+    if settle:  # a differing quantity first: the cheapest slot to find
+        spans.sort(key=lambda op: _same_quantities(pa.toks[op[1] : op[2]], pb.toks[op[3] : op[4]]))
+    found = _slots(pa, pb, spans, span_sim, settle, polarity)
+    if found is None:
+        return _ANOTHER
+    if little:  # little shared frame: a paraphrase, or not
+        return _little_shared(pa, pb, polarity)  # (spans of a poor alignment prove little)
+    return _verdict(pa, pb, found, polarity)
+
+
+def _swapped_ends(
+    pa: Parsed,
+    pb: Parsed,
+    ka: list[str],
+    kb: list[str],
+    ba: list[str],
+    bb: list[str],
+    polarity: bool,
+) -> Verdict | None:
+    """The verdict when the two hold the same words with the ends of a path swapped
+    ("from Oslo to Rome" / "from Rome to Oslo": reversed), else None."""
+    swapped = sorted(map(path_end, ka)) == sorted(map(path_end, kb))
+    if not (sorted(ba) == sorted(bb) and sorted(ka) != sorted(kb) and swapped):
+        return None
+    ends = [t for t in (*pa.toks, *pb.toks) if path_end(t.key)]
+    if all(t.pos < p.verb_at for t in ends for p in (pa, pb)):
+        return Verdict(DIFFERENT, "direction in the subject")
+    if any(path_end(t.key) in CLAUSES.values() for t in ends):
+        return Verdict(DIFFERENT, "clauses swapped")  # (both may hold: not rivals)
+    return Verdict(DIFFERENT if polarity else CONTRADICTS, "direction")
+
+
+Op = tuple[str, int, int, int, int]
+"""An alignment opcode: (tag, i1, i2, j1, j2), as ``difflib`` gives it."""
+
+
+def _differing(matcher: difflib.SequenceMatcher[str], ka: list[str], kb: list[str]) -> list[Op]:
+    """The spans the alignment does not match, in order.
+
+    An aligned word at the other end of a path is a span of its own, unless it follows a
+    differing word, whose preposition it is ("connected to" / "disconnected from", "close
+    to" / "near"): that word decides.
+    """
+    spans: list[Op] = []
     for op in matcher.get_opcodes():
         if op[0] != "equal":
             spans.append(op)
             continue
-        # an aligned word at the other end of a path is a span of its own, unless it
-        # follows a differing word, whose preposition it is ("connected to" /
-        # "disconnected from", "close to" / "near"): that word decides
         _, i1, _, j1, _ = op
         spans += [
             ("replace", i, i + 1, j, j + 1)
             for i, j in zip(range(i1, op[2]), range(j1, op[4]), strict=True)
             if ka[i] != kb[j] and not (i == i1 and spans and spans[-1][2] == i1)
         ]
-    where = (0, 0, 0, 0)  # the last slot's span
-    if settle:  # a differing quantity first: the cheapest slot to find
-        spans.sort(key=lambda op: _same_quantities(pa.toks[op[1] : op[2]], pb.toks[op[3] : op[4]]))
+    return spans
+
+
+@dataclass
+class _Found:
+    """The slots of a pair's differing spans: (reason, in the subject) each, the spans
+    the lexicon cannot place (as text), and where the last slot is."""
+
+    slots: list[tuple[Span, bool]]
+    unsure: list[str]
+    where: tuple[int, int, int, int]
+
+
+def _slots(
+    pa: Parsed,
+    pb: Parsed,
+    spans: list[Op],
+    span_sim: SpanSim | None,
+    settle: bool,
+    polarity: bool,
+) -> _Found | None:
+    """Each differing span judged (``judge_span``); None as soon as ``settle`` sees the
+    verdict can be neither ``same`` nor ``contradicts``."""
+    found = _Found([], [], (0, 0, 0, 0))
+    na, nb = len(pa.toks), len(pb.toks)
     for _, i1, i2, j1, j2 in spans:
         xs, ys = pa.toks[i1:i2], pb.toks[j1:j2]
         subject = _in_subject(pa, xs, i1) and _in_subject(pb, ys, j1)
         modifier = (  # it names which of one shared head: "consumer lag" / "producer lag"
             subject
-            and i2 < len(ka)
-            and j2 < len(kb)
-            and ka[i2] == kb[j2]
+            and i2 < na
+            and j2 < nb
+            and pa.toks[i2].key == pb.toks[j2].key
             and pa.toks[i2].pos < pa.verb_at
             and pb.toks[j2].pos < pb.verb_at
         )
-        kind = _judge_span(xs, ys, span_sim, modifier)
-        if kind == "added" and _gap_antonym(pa, i1, i2, pb, j1, j2):
-            kind = "antonym"
-        if kind == "rewording":
+        kind = judge_span(xs, ys, span_sim, modifier)
+        if kind is Span.ADDED and _gap_antonym(pa, i1, i2, pb, j1, j2):
+            kind = Span.ANTONYM
+        if kind is Span.REWORDING:
             continue
-        if kind == "unsure":
-            unsure.append(" ".join(t.text for t in xs) + " / " + " ".join(t.text for t in ys))
+        if kind is Span.UNSURE:
+            found.unsure.append(" ".join(t.text for t in xs) + " / " + " ".join(t.text for t in ys))
         else:
-            slots.append((kind, subject))
-            where = (i1, i2, j1, j2)
+            found.slots.append((kind, subject))
+            found.where = (i1, i2, j1, j2)
         # never "same" or "contradicts" once: a span the lexicon cannot place, two slots,
         # a slot beside a flipped negation, a word added, a quantity in the subject (any
-        # other subject slot may be two holders of one thing: see the end)
+        # other subject slot may be two holders of one thing: see ``_verdict``)
         if settle and (
-            unsure
-            or len(slots) > 1
+            found.unsure
+            or len(found.slots) > 1
             or polarity
-            or kind in ("added", "hedge")
-            or (subject and kind in ("number", "unit"))
+            or kind in (Span.ADDED, Span.HEDGE)
+            or (subject and kind in (Span.NUMBER, Span.UNIT))
         ):
-            return _ANOTHER
-    if little:  # little shared frame: a paraphrase, or not
-        return _little_shared(pa, pb, polarity)  # (spans of a poor alignment prove little)
+            return None
+    return found
+
+
+def _verdict(pa: Parsed, pb: Parsed, found: _Found, polarity: bool) -> Verdict:
+    """The verdict from a shared frame's slots (see the module docstring, step 3)."""
+    slots, unsure = found.slots, found.unsure
     if not slots and not unsure:
         return Verdict(CONTRADICTS, "negation") if polarity else Verdict(SAME, "rewording")
     if not slots:  # (a negation beside a paraphrase may be a negated antonym)
@@ -289,39 +344,38 @@ def _judge_pair(
     if polarity or len(slots) + len(unsure) > 1:
         return _several(slots)
     reason, subject = slots[0]
-    if reason == "scale":
+    if reason is Span.SCALE:
         return Verdict(CONTRADICTS, "hedge")  # "few" / "many", "seldom" / "usually"
-    holder = reason not in ("added", "number", "unit", "hedge")
-    if subject and holder and _one_holder(pa, pb, where):
+    holder = reason not in (Span.ADDED, Span.NUMBER, Span.UNIT, Span.HEDGE)
+    if subject and holder and _one_holder(pa, pb, found.where):
         return Verdict(CONTRADICTS, "another holder")
-    if reason == "added":  # more said on one side: narrower, not shown to be another thing
+    if reason is Span.ADDED:  # more said on one side: narrower, not shown to be another thing
         return Verdict(UNSURE, "a word added in the subject" if subject else "a word added")
-    if subject or reason == "hedge":
-        return Verdict(DIFFERENT, f"{reason} in the subject" if subject else "a hedge changed")
-    return Verdict(CONTRADICTS, reason)
+    if subject or reason is Span.HEDGE:
+        return Verdict(
+            DIFFERENT, f"{reason.value} in the subject" if subject else "a hedge changed"
+        )
+    return Verdict(CONTRADICTS, reason.value)
 
 
-_EVIDENT = frozenset(["number", "unit", "name"])
+_EVIDENT = frozenset([Span.NUMBER, Span.UNIT, Span.NAME])
 """Slots that show another statement wherever they are: another quantity or name."""
-_ANOTHER_THING = frozenset(["name", "sibling", "word", "number", "unit", "direction", "antonym"])
+_ANOTHER_THING = frozenset(
+    [Span.NAME, Span.SIBLING, Span.WORD, Span.NUMBER, Span.UNIT, Span.DIRECTION, Span.ANTONYM]
+)
 """Slots that, in the subject, show another thing is spoken of."""
 
 
-def _several(slots: list[tuple[str, bool]]) -> Verdict:
+def _several(slots: list[tuple[Span, bool]]) -> Verdict:
     """Several slots (or one beside a flipped negation): ``different`` on evidence (a
     quantity or name anywhere, another thing in the subject, a hedge changed), else
     ``unsure`` (words the alignment could not place may still be a paraphrase)."""
     reasons = ", ".join(sorted({r for r, _ in slots}))
-    if any(r in _EVIDENT or r == "hedge" for r, _ in slots):
+    if any(r in _EVIDENT or r is Span.HEDGE for r, _ in slots):
         return Verdict(DIFFERENT, reasons + " (several slots)")
     if any(s and r in _ANOTHER_THING for r, s in slots):
         return Verdict(DIFFERENT, reasons + " (several slots, one in the subject)")
     return Verdict(UNSURE, reasons + " (several slots)")
-
-
-_DEFINITE = frozenset(
-    ["the", "this", "that", "these", "those", "its", "their", "our", "my", "your", "his", "her"]
-)
 
 
 def _one_holder(pa: Parsed, pb: Parsed, where: tuple[int, int, int, int]) -> bool:
@@ -338,7 +392,7 @@ def _one_holder(pa: Parsed, pb: Parsed, where: tuple[int, int, int, int]) -> boo
         if verb.pos != p.verb_at or verb.pos + 1 >= len(p.words):
             return False  # an auxiliary, or no object after the verb
         nxt = p.words[verb.pos + 1]
-        if nxt not in _DEFINITE and not (at + 1 < len(p.toks) and p.toks[at + 1].name):
+        if nxt not in DEFINITE and not (at + 1 < len(p.toks) and p.toks[at + 1].name):
             return False
     return holding_verb(key_base(pa.toks[i2].key))
 
@@ -366,15 +420,6 @@ def _subject_as_in(p: Parsed, like: Parsed) -> Parsed:
         pool.remove(t)
         ordered.append(Tok(t.key, t.text, t.name, slot.pos))
     return Parsed((*ordered, *p.toks[len(mine) :]), p.words, p.negated, p.verb_at, p.by_at)
-
-
-def _compound(w: str) -> bool:
-    """A hyphenated word or a joined collocation ("read-only", "rounded_up")."""
-    return "-" in w or "_" in w
-
-
-def _glued(toks: list[Tok]) -> str:
-    return "".join(t.text for t in toks).replace("-", "")
 
 
 def _gap(p: Parsed, i1: int, i2: int) -> list[str]:
@@ -434,131 +479,3 @@ def _in_subject(p: Parsed, toks: tuple[Tok, ...], at: int) -> bool:
     if toks:
         return toks[0].pos < p.verb_at
     return at < len(p.toks) and p.toks[at].pos < p.verb_at
-
-
-def _hedge_slot(hx: list[str], hy: list[str]) -> str | None:
-    """How two spans' hedges (``wordclass.HEDGES``, as token keys) differ: None when they
-    are the same classes, "scale" when one hedge each, on one scale, leaning opposite
-    ways ("few" / "many", "seldom" / "usually"), else "hedge" (one added, or another
-    class: "may" / "must", "some" / "most", "almost" / none)."""
-    if sorted(hx) == sorted(hy):
-        return None
-    if len(hx) == len(hy) == 1:
-        (sx, lx), (sy, ly) = _LEANS[key_base(hx[0])], _LEANS[key_base(hy[0])]
-        if sx == sy and lx * ly < 0:
-            return "scale"
-    return "hedge"
-
-
-_LEANS = {f"^{scale}:{name}": (scale, lean) for scale, name, lean in HEDGES.values()}
-"""A hedge token's key -> (its scale, its lean)."""
-
-
-def _judge_span(
-    xs: tuple[Tok, ...],
-    ys: tuple[Tok, ...],
-    span_sim: SpanSim | None,
-    modifier: bool = False,
-) -> str:
-    """rewording | unsure | a slot reason (number, name, antonym, sibling, added, word,
-    hedge, scale, direction)."""
-    bases_x, bases_y = sorted(key_base(t.key) for t in xs), sorted(key_base(t.key) for t in ys)
-    if bases_x == bases_y and sorted(t.key for t in xs) != sorted(t.key for t in ys):
-        return "direction"  # "from Oslo" / "to Oslo", "from A to B" / "from B to A"
-    # (other words too: they decide, each verb has its prepositions: "connected to" /
-    # "disconnected from")
-    xs = tuple(Tok(key_base(t.key), t.text, t.name, t.pos) for t in xs)
-    ys = tuple(Tok(key_base(t.key), t.text, t.name, t.pos) for t in ys)
-    nums_x = sorted(t.key for t in xs if t.key[0] in "#~")
-    nums_y = sorted(t.key for t in ys if t.key[0] in "#~")
-    if nums_x != nums_y:
-        return "number" if any(k[0] == "#" for k in nums_x + nums_y) else "unit"
-    hedges = _hedge_slot(
-        [t.key for t in xs if t.key[0] == "^"], [t.key for t in ys if t.key[0] == "^"]
-    )
-    if hedges:
-        return hedges
-    wx = [t for t in xs if t.key[0] not in "#~^"]
-    wy = [t for t in ys if t.key[0] not in "#~^"]
-    if not wx and not wy:
-        return "rewording"
-    if _glued(wx) == _glued(wy):
-        return "rewording"  # "start-up" / "startup", "rate limiter" / "rate-limiter"
-    if not wx or not wy:
-        added = wx or wy
-        lex = lexicon()
-        if lex is not None and all(lex.pos_of(t.text) == {"r"} for t in added):
-            return "rewording"  # an adverb only ("currently", "always")
-        return "added"
-    if any(t.name for t in wx + wy):
-        names_x = {t.key for t in wx if t.name}
-        names_y = {t.key for t in wy if t.name}
-        if names_x and names_y and names_x != names_y:
-            return "name"  # a name swapped for another
-    if len(wx) == len(wy) == 1 and _compound(wx[0].text) and _compound(wy[0].text):
-        lex = lexicon()
-        px = [lemma(w, lex) for w in re.split(r"[-_]", wx[0].text)]
-        py = [lemma(w, lex) for w in re.split(r"[-_]", wy[0].text)]
-        if (
-            len(px) == len(py) and sum(a != b for a, b in zip(px, py, strict=True)) == 1
-        ):  # "read-only"
-            x, y = next((a, b) for a, b in zip(px, py, strict=True) if a != b)
-            wx, wy = [Tok(x, x, False, wx[0].pos)], [Tok(y, y, False, wy[0].pos)]
-    rels = [relation(key_base(x.key), key_base(y.key)) for x in wx for y in wy]
-    if "antonym" in rels:
-        return "antonym"
-    if len(wx) == len(wy) == 1:
-        rel = rels[0]
-        if rel != "synonym" and relation(wx[0].text, wy[0].text) == "synonym":
-            rel = "synonym"  # the words as written ("gifted" / "talented": an adjective
-            # each, though "gifted" is also "gift" inflected, the lemma the key holds)
-        if rel == "synonym":
-            return "rewording"
-        if rel == "sibling":
-            return "sibling"
-        if rel == "unrelated" and modifier:
-            return "word"  # another modifier of one head: another thing
-    elif all(
-        any(relation(key_base(x.key), key_base(y.key)) == "synonym" for y in wy) for x in wx
-    ) and all(any(relation(key_base(x.key), key_base(y.key)) == "synonym" for x in wx) for y in wy):
-        return "rewording"
-    if "sibling" in rels:
-        return "sibling"  # two kinds of one thing among the words: another value
-    if len(wx) == len(wy) > 1:  # as many words: read word for word, each pair that is
-        # not the same word or a synonym judged as one word for one word; a slot among
-        # them is the span's ("evening classes" / "weekend courses" is "evening" /
-        # "weekend", not a paraphrase of a span the embedder reads alike)
-        kinds = [
-            _judge_span((x,), (y,), span_sim, modifier)
-            for x, y in zip(wx, wy, strict=True)
-            if x.key != y.key and relation(x.key, y.key) != "synonym"
-        ]
-        slot = next((k for k in kinds if k not in ("rewording", "unsure")), None)
-        if slot is not None:
-            return slot
-        if kinds and all(k == "rewording" for k in kinds):
-            return "rewording"
-    x_text = " ".join(t.text for t in wx)
-    y_text = " ".join(t.text for t in wy)
-    if "unrelated" in rels or "unknown" in rels:
-        # a paraphrase of a span (words on both sides) the lexicon has no rival for is a
-        # rewording when the embedder reads the two alike; a word for a phrase it reads
-        # alike ("moved out" / "left the apartment") cannot be told; one word for one
-        # word it reads alike is no evidence (embedders place antonyms and siblings near
-        # each other too), so there the lexicon's silence decides: another value
-        near = span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME
-        if near and len(wx) > 1 and len(wy) > 1:
-            return "rewording"
-        return "unsure" if near and len(wx) != len(wy) else "word"
-    if modifier and "kind" in rels:
-        return "word"  # a modifier swapped for a broader or narrower one: another thing
-    if span_sim is not None and span_sim(x_text, y_text) >= SPAN_SAME:
-        return "rewording"
-    # one word for a broader or narrower one the embedder does not read alike ("fixes" /
-    # "introduces", "author" / "reviewer": WordNet puts each under the other within two
-    # steps in some sense): never a rival value by itself, never a rewording either. (The
-    # embedder's cosine of the two in their frame, one shared word either side, is no
-    # evidence: the shared words carry it to 0.85-0.90 for rivals and rewordings alike.)
-    if "unknown" in rels and len(wx) == len(wy) == 1:
-        return "word"  # a word the lexicon does not know, swapped: another value
-    return "unsure" if (len(wx) > 1 or len(wy) > 1 or "kind" in rels) else "word"

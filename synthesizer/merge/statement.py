@@ -13,18 +13,24 @@ import functools
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from synthesizer.merge.lexicon import Lexicon, lexicon
 from synthesizer.merge.wordclass import (
+    AUX,
     BARE_ONLY,
+    BE,
     CALENDAR,
+    CLAUSE_START,
+    DETERMINERS,
     DIRECTIONS,
     HEDGES,
     MULTIPLIERS,
     NEGATING_VERBS,
     NEGATIONS,
+    NUMBER_START,
     NUMBER_WORDS,
+    PARTICLES,
     STOPWORDS,
     UNITS,
     canon,
@@ -32,74 +38,6 @@ from synthesizer.merge.wordclass import (
     stem,
 )
 
-# Closed-class words that head a predicate (the rest of the verb is found by morphology).
-_AUX = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "will",
-        "would",
-        "shall",
-        "should",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "get",
-        "gets",
-        "got",
-        "cannot",
-        "isnt",
-        "arent",
-        "wasnt",
-        "werent",
-        "dont",
-        "doesnt",
-        "didnt",
-        "cant",
-        "couldnt",
-        "wont",
-        "wouldnt",
-        "shouldnt",
-        "hasnt",
-        "havent",
-        "hadnt",
-    ]
-)
-_PARTICLES = frozenset(["in", "on", "off", "out", "up", "down", "over", "back", "away"])
-_DETERMINERS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "this",
-        "that",
-        "these",
-        "those",
-        "each",
-        "every",
-        "its",
-        "their",
-        "our",
-        "my",
-        "your",
-    ]
-)
-_NUMBER_START = frozenset([*NUMBER_WORDS, "one", "a", "an", "half"])
-"""The words ``_number_at`` can start a quantity with (besides digits and "twenty-one")."""
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
 
 
@@ -147,91 +85,119 @@ def parse(text: str) -> Parsed:
     spans = list(_WORD.finditer(raw))
     words = [m.group().casefold() for m in spans]
     names = [_is_name(raw, m) for m in spans]
-    toks: list[Tok] = []
-    negations = 0
-    verb_at = -1
+    r = _Reading(words, names, spans, lex)
     i, n = 0, len(words)
     while i < n:
-        w = words[i]
-        if w in _AUX and verb_at < 0 and not names[i]:  # ("in May": a name)
-            verb_at = i
-        if names[i] and len(w) == 1 and w != "i":  # "service A", "plan B": a label, not
-            toks.append(Tok(w, w, True, i))  # the article (a capital inside a sentence)
-            i += 1
-            continue
-        hedge = w in HEDGES and not names[i]
-        hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
-        if hedge and HEDGES[w][0] == "time":
-            hedge = i + 1 < n and words[i + 1] in CALENDAR
-        if hedge:  # kept, by its class: "may" / "must", "some" / "all" differ ("at most",
-            scale, name, _ = HEDGES[w]  # "the most": a bound, a superlative)
-            if w == "few" and i and words[i - 1] == "a":
-                name = "some"  # ("a few" is "some"; "few" is "not many")
-            toks.append(Tok(f"^{scale}:{name}", w, False, i))
-        if w == "not" and i + 1 < n and words[i + 1] in ("all", "every", "each"):
-            toks.append(Tok("^quantity:some", "not " + words[i + 1], False, i))
-            negations += 1  # ("not all X are" = "some X are not"; not "no X are")
-            i += 2
-            continue
-        if w in NEGATIONS:
-            negations += 1
-            i += 1
-            continue
-        if hedge:
-            i += 1
-            continue
-        if w in ("able", "unable") and i + 1 < n and words[i + 1] == "to":  # "can", "cannot"
-            toks.append(Tok("^modal:may", w, False, i))
-            negations += w == "unable"
-            if verb_at < 0:
-                verb_at = i
-            i += 2
-            continue
-        if w in NEGATING_VERBS and i + 1 < n and words[i + 1] == "to":
-            negations += 1
-            if verb_at < 0:
-                verb_at = i
-            i += 2
-            continue
-        value = _number_at(words, i) if w[0].isdigit() or w in _NUMBER_START or "-" in w else None
-        if value is not None:
-            v, j, dim = value
-            toks.append(Tok(f"#{dim}:{canon(v)}", " ".join(words[i:j]), False, i))
-            i = j
-            continue
-        if w in STOPWORDS or w == "one":
-            i += 1
-            continue
-        if (
-            lex is not None
-            and i + 1 < n
-            and words[i + 1] in _PARTICLES
-            and (i + 2 >= n or words[i + 2] not in _DETERMINERS)  # "builds on the branch":
-        ):  # a preposition before a noun phrase, not a particle
-            pair = f"{w}_{words[i + 1]}"
-            lem = lemma(pair, lex)
-            if lem != stem(pair) or lex.known(pair):  # a collocation WordNet knows
-                toks.append(Tok(lem, pair, False, i))
-                if verb_at < 0 and toks[:-1]:
-                    verb_at = i
-                i += 2
-                continue
-        if w in UNITS and w not in BARE_ONLY:
-            toks.append(Tok(f"~{UNITS[w][0]}:{stem(w)}", w, False, i))
-            i += 1
-            continue
-        if verb_at < 0 and toks and _verb_form(w, _before(words, i), lex):
-            verb_at = i
-        key = _name_key(w, spans[i].group()) if names[i] else lemma(w, lex)
-        toks.append(Tok(key, w, names[i], i))
-        i += 1
-    aux = next((k for k, w in enumerate(words) if w in _AUX and not names[k]), -1)
-    if aux >= 0:
-        verb_at = aux  # an auxiliary, where there is one, over a guess by morphology
+        i = _read(r, i)
+    aux = next((k for k, w in enumerate(words) if w in AUX and not names[k]), -1)
+    verb_at = aux if aux >= 0 else r.verb_at  # an auxiliary over a guess by morphology
     verb_at = n if verb_at < 0 else verb_at
     by_at = _agent_at(words, verb_at, lex)
-    toks = [_directed(t, words, names, lex) for t in toks]
-    return Parsed(_elide(toks), tuple(words), negations % 2 == 1, verb_at, by_at)
+    toks = [_directed(t, words, names, lex) for t in r.toks]
+    return Parsed(_elide(toks), tuple(words), r.negations % 2 == 1, verb_at, by_at)
+
+
+@dataclass
+class _Reading:
+    """A statement being read word by word: its words, which are names, the tokens so
+    far, the negations counted and where the verb is (-1: not found yet)."""
+
+    words: list[str]
+    names: list[bool]
+    spans: list[re.Match[str]]
+    lex: Lexicon | None
+    toks: list[Tok] = field(default_factory=list)
+    negations: int = 0
+    verb_at: int = -1
+
+
+def _read(r: _Reading, i: int) -> int:
+    """Read the word at ``i`` (and the words it takes with it); return the index after."""
+    w = r.words[i]
+    if w in AUX and r.verb_at < 0 and not r.names[i]:  # ("in May": a name)
+        r.verb_at = i
+    if r.names[i] and len(w) == 1 and w != "i":  # "service A", "plan B": a label, not
+        r.toks.append(Tok(w, w, True, i))  # the article (a capital inside a sentence)
+        return i + 1
+    after = _read_grammar(r, i, w)
+    return after if after is not None else _read_content(r, i, w)
+
+
+def _hedge_at(words: list[str], names: list[bool], i: int) -> bool:
+    """Whether ``words[i]`` is a hedge here: not a name, not "at most" or "the most" (a
+    bound, a superlative), and a deictic word of time only before a word of the calendar."""
+    w = words[i]
+    if w not in HEDGES or names[i] or (w == "most" and i and words[i - 1] in ("at", "the")):
+        return False
+    return HEDGES[w][0] != "time" or (i + 1 < len(words) and words[i + 1] in CALENDAR)
+
+
+def _read_grammar(r: _Reading, i: int, w: str) -> int | None:
+    """The closed-class readings of the word at ``i``: a hedge (kept, by its class: "may" /
+    "must", "some" / "all" differ), "not all", a negation, "able to", a negating verb.
+    The index after the words read, None when the word is none of these."""
+    words, n = r.words, len(r.words)
+    hedge = _hedge_at(words, r.names, i)
+    if hedge:
+        scale, name, _ = HEDGES[w]
+        if w == "few" and i and words[i - 1] == "a":
+            name = "some"  # ("a few" is "some"; "few" is "not many")
+        r.toks.append(Tok(f"^{scale}:{name}", w, False, i))
+    if w == "not" and i + 1 < n and words[i + 1] in ("all", "every", "each"):
+        r.toks.append(Tok("^quantity:some", "not " + words[i + 1], False, i))
+        r.negations += 1  # ("not all X are" = "some X are not"; not "no X are")
+        return i + 2
+    if w in NEGATIONS:
+        r.negations += 1
+        return i + 1
+    if hedge:
+        return i + 1
+    if w in ("able", "unable") and i + 1 < n and words[i + 1] == "to":  # "can", "cannot"
+        r.toks.append(Tok("^modal:may", w, False, i))
+        r.negations += w == "unable"
+        if r.verb_at < 0:
+            r.verb_at = i
+        return i + 2
+    if w in NEGATING_VERBS and i + 1 < n and words[i + 1] == "to":
+        r.negations += 1
+        if r.verb_at < 0:
+            r.verb_at = i
+        return i + 2
+    return None
+
+
+def _read_content(r: _Reading, i: int, w: str) -> int:
+    """The other readings of the word at ``i``: a quantity, a function word (dropped), a
+    phrasal verb WordNet knows, a unit, else a content word (or name); the index after."""
+    words, n, lex = r.words, len(r.words), r.lex
+    value = _number_at(words, i) if w[0].isdigit() or w in NUMBER_START or "-" in w else None
+    if value is not None:
+        v, j, dim = value
+        r.toks.append(Tok(f"#{dim}:{canon(v)}", " ".join(words[i:j]), False, i))
+        return j
+    if w in STOPWORDS or w == "one":
+        return i + 1
+    if (
+        lex is not None
+        and i + 1 < n
+        and words[i + 1] in PARTICLES
+        and (i + 2 >= n or words[i + 2] not in DETERMINERS)  # "builds on the branch":
+    ):  # a preposition before a noun phrase, not a particle
+        pair = f"{w}_{words[i + 1]}"
+        lem = lemma(pair, lex)
+        if lem != stem(pair) or lex.known(pair):  # a collocation WordNet knows
+            r.toks.append(Tok(lem, pair, False, i))
+            if r.verb_at < 0 and r.toks[:-1]:
+                r.verb_at = i
+            return i + 2
+    if w in UNITS and w not in BARE_ONLY:
+        r.toks.append(Tok(f"~{UNITS[w][0]}:{stem(w)}", w, False, i))
+        return i + 1
+    if r.verb_at < 0 and r.toks and _verb_form(w, _before(words, i), lex):
+        r.verb_at = i
+    key = _name_key(w, r.spans[i].group()) if r.names[i] else lemma(w, lex)
+    r.toks.append(Tok(key, w, r.names[i], i))
+    return i + 1
 
 
 def _directed(t: Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon | None) -> Tok:
@@ -242,7 +208,7 @@ def _directed(t: Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon 
     k = t.pos - 1
     while k >= 0 and words[k] in STOPWORDS:
         end = DIRECTIONS.get(words[k])
-        if words[k] == "once" and words[k + 1] in _CLAUSE_START:
+        if words[k] == "once" and words[k + 1] in CLAUSE_START:
             end = "when"  # ("once the pressure drops"; "once a day" is a number)
         if end is not None:
             if end == "to" and k == t.pos - 1 and not names[t.pos] and _base_verb(t.text, lex):
@@ -250,10 +216,6 @@ def _directed(t: Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon 
             return Tok(f"{t.key}<{end}", t.text, t.name, t.pos)
         k -= 1
     return t
-
-
-_CLAUSE_START = frozenset(["the", "this", "that", "these", "those", "its", "their", "our"])
-"""Determiners after which "once" opens a clause ("once the valve opens")."""
 
 
 def _base_verb(w: str, lex: Lexicon | None) -> bool:
@@ -271,18 +233,12 @@ def path_end(key: str) -> str:
     return key.partition("<")[2]
 
 
-_BE = frozenset([
-    "is", "are", "was", "were", "be", "been", "being", "am", "get", "gets", "got",
-    "isnt", "arent", "wasnt", "werent",
-])  # fmt: skip
-
-
 def _agent_at(words: Sequence[str], verb_at: int, lex: Lexicon | None) -> int:
     """Where a passive's agent is introduced: the first "by" after a form of "be" (or
     "get") and a past participle ("the tasks *are retried* three times *by* the
     scheduler"); -1 when the statement is not such a passive ("due by Friday", "grew by
     five percent")."""
-    be = next((k for k in range(verb_at, len(words)) if words[k] in _BE), -1)
+    be = next((k for k in range(verb_at, len(words)) if words[k] in BE), -1)
     if be < 0:
         return -1
     participle = False
@@ -298,7 +254,7 @@ def _participle(w: str, lex: Lexicon | None) -> bool:
     """``w`` reads as a verb's past participle ("paid", "hired", "written"): a regular
     one, or an irregular form that is neither a present participle nor a third person
     ("lagging", "runs") nor an auxiliary ("is", "been")."""
-    if w in _AUX or w.endswith(("ing", "s")):
+    if w in AUX or w.endswith(("ing", "s")):
         return False
     if lex is None:
         return w.endswith(("ed", "en"))
@@ -381,7 +337,7 @@ def _name_key(w: str, original: str = "") -> str:
 @functools.lru_cache(maxsize=1 << 15)
 def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
     """``w`` reads as an inflected verb after a content word ("the courier picks")."""
-    if lex is None or before in _DETERMINERS or before in STOPWORDS:
+    if lex is None or before in DETERMINERS or before in STOPWORDS:
         return False
     if w.endswith(("s", "ed", "en")) or w in lex.exceptions("v"):
         return any(b != w for b in lex.bases(w, "v"))

@@ -1,5 +1,8 @@
 """Closed-class English: number words, units, negations, hedges, function words.
 
+Every closed class the merge rule reads is here, each word listed once: a class used in
+several places (the determiners) is the union of its parts.
+
 Grammar, not vocabulary of any topic: the merge rule (``rule.py``) reads quantities
 ("five minutes" = "300 seconds"), counts negations, keeps the hedges that change what a
 statement claims ("may" / "must", "some" / "all", "almost empty" / "empty") and drops
@@ -13,18 +16,27 @@ import functools
 import re
 
 __all__ = [
+    "ARTICLES",
+    "AUX",
     "BARE_ONLY",
+    "BE",
     "CALENDAR",
     "CAUSE_BEFORE",
     "CLAUSES",
+    "CLAUSE_START",
+    "DEFINITE",
+    "DETERMINERS",
     "DIRECTIONS",
     "EFFECT_BEFORE",
     "HEDGES",
+    "LIGHT_PARTICLES",
     "LIGHT_VERBS",
     "MULTIPLIERS",
     "NEGATING_VERBS",
     "NEGATIONS",
+    "NUMBER_START",
     "NUMBER_WORDS",
+    "PARTICLES",
     "PREPOSITIONS",
     "STOPWORDS",
     "UNITS",
@@ -84,13 +96,56 @@ _NEGATIONS = _set(
 )
 _NEGATING_VERBS = _set("fail fails failed failing unable refuse refuses refused")
 
-_STOPWORDS = _set(
-    """a an the and or but so yet of to in on at by for with from into onto upon as than
-    then that this these those there here it its is are was were be been being am do does
-    did has have had having will would shall should can could may might must i you he she
-    we they me him her us them my your his our their what which who whom whose when where
-    why how all any both each every some such only own same too very just also about again once
-    get gets got while whilst whenever if unless until toward towards"""
+_INDEFINITE = _set("a an")
+_DEMONSTRATIVES = _set("this that these those")
+ARTICLES = _INDEFINITE | _set("the")
+_POSSESSIVES = _set("its their our")
+_PERSONAL_POSSESSIVES = _set("my your")
+_PRONOUN_POSSESSIVES = _set("his her")  # ("her" is as often an object pronoun)
+_DISTRIBUTIVES = _set("each every")
+DETERMINERS = ARTICLES | _DEMONSTRATIVES | _POSSESSIVES | _PERSONAL_POSSESSIVES | _DISTRIBUTIVES
+"""The determiners a noun follows: a word after one is not a verb ("the *runs*"), and a
+particle before one is a preposition ("builds *on* the branch")."""
+_POINTING = (ARTICLES - _INDEFINITE) | _DEMONSTRATIVES | _POSSESSIVES
+DEFINITE = _POINTING | _PERSONAL_POSSESSIVES | _PRONOUN_POSSESSIVES
+"""The determiners of one known thing: "owns *the* billing service" can be true of one
+holder only, "owns *a* bicycle" of many."""
+CLAUSE_START = _POINTING
+"""Determiners after which "once" opens a clause ("once the valve opens"; "once a day" is a
+number)."""
+
+_BE_FORMS = _set("is are was were be been being am")
+_GET = _set("get gets got")
+BE = _BE_FORMS | _GET | _set("isnt arent wasnt werent")
+"""The forms of "be" (and "get") a passive is made with ("was paid", "got paid")."""
+_HAVE_DO = _set("has have had do does did")
+_MODALS = _set("will would shall should can could may might must")
+AUX = (
+    BE
+    | _HAVE_DO
+    | _MODALS
+    | _set("cannot dont doesnt didnt cant couldnt wont wouldnt shouldnt hasnt havent hadnt")
+)
+"""The auxiliaries: closed-class words that head a predicate (the rest of a verb is found
+by morphology)."""
+LIGHT_PARTICLES = _set("out up")
+"""The particles that complete a light verb (``LIGHT_VERBS``: "carried out", "made up")."""
+PARTICLES = LIGHT_PARTICLES | _set("in on off down over back away")
+"""The particles of a phrasal verb ("log in", "back up")."""
+
+_STOPWORDS = (
+    _set(
+        """and or but so yet of to in on at by for with from into onto upon as than then
+        there here it i you he she we they me him us them what which who whom whose when
+        where why how all any both some such only own same too very just also about again
+        once having while whilst whenever if unless until toward towards"""
+    )
+    | DETERMINERS
+    | _PRONOUN_POSSESSIVES
+    | _BE_FORMS
+    | _GET
+    | _HAVE_DO
+    | _MODALS
 )
 
 DIRECTIONS = {"from": "from", "to": "to", "into": "to", "onto": "to", "toward": "to"}
@@ -164,6 +219,8 @@ BARE_ONLY = _BARE_ONLY
 NEGATIONS = _NEGATIONS
 NEGATING_VERBS = _NEGATING_VERBS
 STOPWORDS = _STOPWORDS
+NUMBER_START = frozenset([*NUMBER_WORDS, "one", "half", *_INDEFINITE])
+"""The words a quantity can start with besides digits and "twenty-one" ("a minute")."""
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -213,10 +270,12 @@ EFFECT_BEFORE = (
     r"\s(?:results\s+from|resulted\s+from|stems\s+from|stemmed\s+from)",
 )
 """Connectives written after the effect and before the cause."""
-LIGHT_VERBS = _set("make makes made making take takes took taken taking give gives gave given"
-                   " giving have has had do does did done perform performs performed carry"
-                   " carries carried conduct conducts conducted undergo undergoes underwent"
-                   " stay stays stayed remain remains remained")
+LIGHT_VERBS = _set(
+    "make makes made making take takes took taken taking give gives gave given"
+    " giving have has had do does did done perform performs performed carry"
+    " carries carried conduct conducts conducted undergo undergoes underwent"
+    " stay stays stayed remain remains remained"
+)
 """Verbs of little meaning of their own, carried by the word after them ("made a decision"
 = "decided", "stayed shut" = "did not open"): dropped when that word is matched."""
 PREPOSITIONS = _set(

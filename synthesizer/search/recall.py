@@ -167,6 +167,93 @@ def _lexical(state: SwarmState, index: FactIndex, idx: VectorIndex, q: RecallQue
     )
 
 
+@dataclass
+class _Scored:
+    """A recall's scores over every live row, or over the rows ``base`` only (ascending):
+    cosines, relevance × weight (``score``), the ranking key and the rows that may pass."""
+
+    idx: VectorIndex
+    base: np.ndarray | None
+    cos: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    ok: np.ndarray
+
+    def col(self, name: str) -> np.ndarray:
+        """A ranking column over the scored rows."""
+        c = self.idx.column(name)
+        return c if self.base is None else c[self.base]
+
+
+def _scored(
+    idx: VectorIndex, query: np.ndarray, q: RecallQuery, base: np.ndarray | None, lex: _Lex | None
+) -> _Scored:
+    """Cosines, weights and (hybrid or lexical) the fused relevance of the scored rows."""
+    if base is None:
+        cos, weights = idx.cosines(query), idx.weights()
+        status = idx.column("status")
+    else:
+        with one_blas_thread():  # a small product: a second BLAS thread only waits
+            cos = idx.cosines_at(query, base)
+        weights, status = idx.weights()[base], idx.column("status")[base]
+    if lex is None:
+        score = cos * weights
+        ok = (cos > 0.0) & (status <= LIVE_STATUS_MAX)
+        return _Scored(idx, base, cos, score, score, ok)
+    lexn, held = np.zeros(cos.shape[0]), np.zeros(cos.shape[0])
+    at_rows = lex[0] if base is None else np.searchsorted(base, lex[0])
+    lexn[at_rows], held[at_rows] = lex[1], lex[2]
+    if q.mode == "lexical":
+        score, found = lexn * weights, lexn > 0.0
+    else:
+        score, found = (cos + LEX_WEIGHT * lexn) * weights, (cos > 0.0) | (lexn > 0.0)
+    ok = (found | (held > 0.0)) & (status <= LIVE_STATUS_MAX)
+    return _Scored(idx, base, cos, score, score + held * _FIRST, ok)
+
+
+def _filtered(index: FactIndex, s: _Scored, q: RecallQuery) -> bool:
+    """Narrow ``s.ok`` to the query's filters; False when a filter admits no fact."""
+    for name, value in (("category", q.category), ("thread", None if q.thread_first else q.thread)):
+        if value is not None:
+            code = index.code(value)
+            if code is None:
+                return False
+            s.ok &= s.col(name) == code
+    if q.tier is not None:
+        if q.tier not in TIER_CODES:
+            return False
+        s.ok &= s.col("tier") == TIER_CODES[q.tier]
+    if q.now is not None:
+        s.ok &= s.col("expires") > q.now
+    if q.min_similarity is not None:
+        s.ok &= s.cos >= q.min_similarity
+    if q.min_score is not None:
+        s.ok &= s.score >= q.min_score
+    if q.only is not None:
+        allowed = [fid for fid in q.only if fid in s.idx]
+        if not allowed:
+            return False
+        mask = s.idx.mask_for(allowed)
+        s.ok &= mask if s.base is None else mask[s.base]
+    return True
+
+
+def _top_hits(state: SwarmState, s: _Scored, mask: np.ndarray, want: int) -> list[Hit]:
+    """The best ``want`` rows of ``mask`` as hits, best first (ties by fact id)."""
+    pos = np.flatnonzero(mask)
+    if not pos.shape[0]:
+        return []
+    base, idx, facts = s.base, s.idx, state.facts
+    top = idx.top(s.rank[pos], want, pos if base is None else base[pos])
+    # positions in cos/score: the row itself, or its place in the ascending `base`
+    at = top if base is None else np.searchsorted(base, top).tolist()
+    out = []
+    for r, p in zip(top, at, strict=True):
+        f = facts[idx.id_at(r)]
+        out.append(Hit(f, float(s.cos[p]), float(s.score[p]), f.strength))
+    return out
+
+
 def _ranked(
     state: SwarmState,
     index: FactIndex,
@@ -177,82 +264,17 @@ def _ranked(
     lex: _Lex | None = None,
 ) -> list[Hit]:
     """The ranking of ``recall`` over every live row, or over the rows ``base`` only."""
-    if base is None:
-        cos = idx.cosines(query)
-
-        def col(name: str) -> np.ndarray:
-            return idx.column(name)
-
-        weights = idx.weights()
-    else:
-        with one_blas_thread():  # a small product: a second BLAS thread only waits
-            cos = idx.cosines_at(query, base)
-
-        def col(name: str) -> np.ndarray:
-            return idx.column(name)[base]
-
-        weights = idx.weights()[base]
-    if lex is None:
-        score = cos * weights
-        ok = (cos > 0.0) & (col("status") <= LIVE_STATUS_MAX)
-        rank = score
-    else:
-        lexn, held = np.zeros(cos.shape[0]), np.zeros(cos.shape[0])
-        at_rows = lex[0] if base is None else np.searchsorted(base, lex[0])
-        lexn[at_rows], held[at_rows] = lex[1], lex[2]
-        if q.mode == "lexical":
-            score, found = lexn * weights, lexn > 0.0
-        else:
-            score, found = (cos + LEX_WEIGHT * lexn) * weights, (cos > 0.0) | (lexn > 0.0)
-        ok = (found | (held > 0.0)) & (col("status") <= LIVE_STATUS_MAX)
-        rank = score + held * _FIRST
-    for name, value in (("category", q.category), ("thread", None if q.thread_first else q.thread)):
-        if value is not None:
-            code = index.code(value)
-            if code is None:
-                return []
-            ok &= col(name) == code
-    if q.tier is not None:
-        if q.tier not in TIER_CODES:
-            return []
-        ok &= col("tier") == TIER_CODES[q.tier]
-    if q.now is not None:
-        ok &= col("expires") > q.now
-    if q.min_similarity is not None:
-        ok &= cos >= q.min_similarity
-    if q.min_score is not None:
-        ok &= score >= q.min_score
-    if q.only is not None:
-        allowed = [fid for fid in q.only if fid in idx]
-        if not allowed:
-            return []
-        mask = idx.mask_for(allowed)
-        ok &= mask if base is None else mask[base]
-    facts = state.facts
-
-    def ranked(mask: np.ndarray, want: int) -> list[Hit]:
-        pos = np.flatnonzero(mask)
-        if not pos.shape[0]:
-            return []
-        rows = pos if base is None else base[pos]
-        top = idx.top(rank[pos], want, rows)
-        # positions in cos/score: the row itself, or its place in the ascending `base`
-        at = top if base is None else np.searchsorted(base, top).tolist()
-        out = []
-        for r, p in zip(top, at, strict=True):
-            f = facts[idx.id_at(r)]
-            out.append(Hit(f, float(cos[p]), float(score[p]), f.strength))
-        return out
-
-    limit = q.limit
+    s = _scored(idx, query, q, base, lex)
+    if not _filtered(index, s, q):
+        return []
     if q.thread is not None and q.thread_first:
         code = index.code(q.thread)
-        own_mask = ok & (col("thread") == code) if code is not None else ok & False
-        own = ranked(own_mask, limit)
-        if len(own) >= limit:
+        own_mask = s.ok & (s.col("thread") == code) if code is not None else s.ok & False
+        own = _top_hits(state, s, own_mask, q.limit)
+        if len(own) >= q.limit:
             return own
-        return own + ranked(ok & ~own_mask, limit - len(own))
-    return ranked(ok, limit)
+        return own + _top_hits(state, s, s.ok & ~own_mask, q.limit - len(own))
+    return _top_hits(state, s, s.ok, q.limit)
 
 
 def extra_wanted(state: SwarmState, limit: int) -> int:

@@ -257,6 +257,7 @@ def write(directory: Path, prefix: str, suffix: str) -> Iterator[Written]:
             out = Written(f)
             yield out
             f.flush()
+            _allocate(f.fileno())
             os.fsync(f.fileno())
             at = time.time_ns()
             before = os.fstat(f.fileno())
@@ -267,6 +268,16 @@ def write(directory: Path, prefix: str, suffix: str) -> Iterator[Written]:
             tmp.unlink(missing_ok=True)
             raise
     _stamp_written(directory / out.name, out.digest, before, at)
+
+
+def _allocate(fd: int) -> None:
+    """Give every block of the file its storage now (the holes a writer seeked over:
+    spare rows). Readers map side files, and on tmpfs the first touch of a hole page
+    allocates it: on a full disk that touch is a SIGBUS, where this is an ENOSPC the
+    writer reports (no side files; readers embed)."""
+    size = os.fstat(fd).st_size
+    if size:
+        os.posix_fallocate(fd, 0, size)
 
 
 def _stamp_written(path: Path, digest: str, before: os.stat_result, at: int) -> None:

@@ -25,6 +25,7 @@ from synthesizer.merge.wordclass import (
     DETERMINERS,
     DIRECTIONS,
     HEDGES,
+    INDEFINITE,
     MULTIPLIERS,
     NEGATING_VERBS,
     NEGATIONS,
@@ -33,6 +34,7 @@ from synthesizer.merge.wordclass import (
     PARTICLES,
     STOPWORDS,
     UNITS,
+    UNIVERSAL,
     canon,
     number_of,
     stem,
@@ -143,7 +145,7 @@ def _read_grammar(r: _Reading, i: int, w: str) -> int | None:
         if w == "few" and i and words[i - 1] == "a":
             name = "some"  # ("a few" is "some"; "few" is "not many")
         r.toks.append(Tok(f"^{scale}:{name}", w, False, i))
-    if w == "not" and i + 1 < n and words[i + 1] in ("all", "every", "each"):
+    if w == "not" and i + 1 < n and words[i + 1] in UNIVERSAL:
         r.toks.append(Tok("^quantity:some", "not " + words[i + 1], False, i))
         r.negations += 1  # ("not all X are" = "some X are not"; not "no X are")
         return i + 2
@@ -363,13 +365,13 @@ def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
     elif "-" in w and all(p in NUMBER_WORDS for p in w.split("-")):
         value = float(sum(NUMBER_WORDS[p] for p in w.split("-")))
     elif (
-        w in ("one", "a", "an")
+        (w == "one" or w in INDEFINITE)
         and i + 1 < n
         and words[i + 1] in UNITS
         and words[i + 1] not in BARE_ONLY
     ):
         value = 1.0
-    elif w == "half" and i + 2 < n and words[i + 1] in ("a", "an") and words[i + 2] in UNITS:
+    elif w == "half" and i + 2 < n and words[i + 1] in INDEFINITE and words[i + 2] in UNITS:
         value, i = 0.5, i + 1
     if value is None:
         return None

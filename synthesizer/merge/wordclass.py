@@ -29,6 +29,7 @@ __all__ = [
     "DIRECTIONS",
     "EFFECT_BEFORE",
     "HEDGES",
+    "INDEFINITE",
     "LIGHT_PARTICLES",
     "LIGHT_VERBS",
     "MULTIPLIERS",
@@ -40,6 +41,7 @@ __all__ = [
     "PREPOSITIONS",
     "STOPWORDS",
     "UNITS",
+    "UNIVERSAL",
     "Hedge",
     "canon",
     "number_of",
@@ -96,17 +98,20 @@ _NEGATIONS = _set(
 )
 _NEGATING_VERBS = _set("fail fails failed failing unable refuse refuses refused")
 
-_INDEFINITE = _set("a an")
+INDEFINITE = _set("a an")
 _DEMONSTRATIVES = _set("this that these those")
-ARTICLES = _INDEFINITE | _set("the")
+ARTICLES = INDEFINITE | _set("the")
 _POSSESSIVES = _set("its their our")
 _PERSONAL_POSSESSIVES = _set("my your")
 _PRONOUN_POSSESSIVES = _set("his her")  # ("her" is as often an object pronoun)
 _DISTRIBUTIVES = _set("each every")
+UNIVERSAL = _DISTRIBUTIVES | _set("all")
+"""The quantifiers of every member: "not" before one says "some … not" ("not all tests
+pass" = "some tests do not pass"), not "none"."""
 DETERMINERS = ARTICLES | _DEMONSTRATIVES | _POSSESSIVES | _PERSONAL_POSSESSIVES | _DISTRIBUTIVES
 """The determiners a noun follows: a word after one is not a verb ("the *runs*"), and a
 particle before one is a preposition ("builds *on* the branch")."""
-_POINTING = (ARTICLES - _INDEFINITE) | _DEMONSTRATIVES | _POSSESSIVES
+_POINTING = (ARTICLES - INDEFINITE) | _DEMONSTRATIVES | _POSSESSIVES
 DEFINITE = _POINTING | _PERSONAL_POSSESSIVES | _PRONOUN_POSSESSIVES
 """The determiners of one known thing: "owns *the* billing service" can be true of one
 holder only, "owns *a* bicycle" of many."""
@@ -219,7 +224,7 @@ BARE_ONLY = _BARE_ONLY
 NEGATIONS = _NEGATIONS
 NEGATING_VERBS = _NEGATING_VERBS
 STOPWORDS = _STOPWORDS
-NUMBER_START = frozenset([*NUMBER_WORDS, "one", "half", *_INDEFINITE])
+NUMBER_START = frozenset([*NUMBER_WORDS, "one", "half", *INDEFINITE])
 """The words a quantity can start with besides digits and "twenty-one" ("a minute")."""
 
 

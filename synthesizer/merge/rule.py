@@ -342,7 +342,7 @@ def _verdict(pa: Parsed, pb: Parsed, found: _Found, polarity: bool) -> Verdict:
     if not slots:  # (a negation beside a paraphrase may be a negated antonym)
         return Verdict(UNSURE, "the lexicon cannot tell", "; ".join(unsure))
     if polarity or len(slots) + len(unsure) > 1:
-        return _several(slots)
+        return _several(pa, pb, slots)
     reason, subject = slots[0]
     if reason is Span.SCALE:
         return Verdict(CONTRADICTS, "hedge")  # "few" / "many", "seldom" / "usually"
@@ -366,16 +366,29 @@ _ANOTHER_THING = frozenset(
 """Slots that, in the subject, show another thing is spoken of."""
 
 
-def _several(slots: list[tuple[Span, bool]]) -> Verdict:
+def _several(pa: Parsed, pb: Parsed, slots: list[tuple[Span, bool]]) -> Verdict:
     """Several slots (or one beside a flipped negation): ``different`` on evidence (a
     quantity or name anywhere, another thing in the subject, a hedge changed), else
-    ``unsure`` (words the alignment could not place may still be a paraphrase)."""
+    ``unsure`` (words the alignment could not place may still be a paraphrase).
+
+    A quantity or name slot is evidence only when the statements hold other values: when
+    both hold the same names and quantities, the slot is the alignment's (the same value
+    met at another place: "62 percent of trips over 5 km" / "of the trips over 5 km, 62
+    percent"), not another value."""
     reasons = ", ".join(sorted({r for r, _ in slots}))
-    if any(r in _EVIDENT or r is Span.HEDGE for r, _ in slots):
+    moved = _values(pa) == _values(pb)  # every value on both sides: slots of a reordering
+    if any((r in _EVIDENT and not moved) or r is Span.HEDGE for r, _ in slots):
         return Verdict(DIFFERENT, reasons + " (several slots)")
-    if any(s and r in _ANOTHER_THING for r, s in slots):
+    if any(s and r in _ANOTHER_THING and not (moved and r in _EVIDENT) for r, s in slots):
         return Verdict(DIFFERENT, reasons + " (several slots, one in the subject)")
     return Verdict(UNSURE, reasons + " (several slots)")
+
+
+def _values(p: Parsed) -> tuple[list[str], set[str]]:
+    """A statement's quantities (with their units) and names, without the ends of paths
+    they stand at ("to Postgres" and "Postgres" name one thing)."""
+    nums = sorted(key_base(t.key) for t in p.toks if t.key[0] in "#~")
+    return nums, {key_base(t.key) for t in p.toks if t.name}
 
 
 def _one_holder(pa: Parsed, pb: Parsed, where: tuple[int, int, int, int]) -> bool:
@@ -440,13 +453,14 @@ def _little_shared(pa: Parsed, pb: Parsed, polarity: bool) -> Verdict:
     """Two statements that share less than half their words: another statement when each
     names a value the other lacks (a name, or a number by its value: "2am" and "two in
     the morning" are both 2), else ``unsure``: only a judge can tell."""
-    nums_a = sorted(t.key.partition(":")[2] for t in pa.toks if t.key[0] == "#")
-    nums_b = sorted(t.key.partition(":")[2] for t in pb.toks if t.key[0] == "#")
-    names_a = {t.key for t in pa.toks if t.name}
-    names_b = {t.key for t in pb.toks if t.name}
+    nums_a = {key_base(t.key).partition(":")[2] for t in pa.toks if t.key[0] == "#"}
+    nums_b = {key_base(t.key).partition(":")[2] for t in pb.toks if t.key[0] == "#"}
+    names_a = {key_base(t.key) for t in pa.toks if t.name}
+    names_b = {key_base(t.key) for t in pb.toks if t.name}
     if (names_a - names_b and names_b - names_a) or (
-        set(nums_a) - set(nums_b) and set(nums_b) - set(nums_a)
-    ):  # a name or quantity on each side that the other lacks: another value
+        nums_a - nums_b and nums_b - nums_a
+    ):  # a name or quantity on each side that the other lacks (by value, wherever it
+        # stands on a path: "to Postgres" / "Postgres"): another value
         return Verdict(DIFFERENT, "little shared wording; another quantity or name")
     return Verdict(UNSURE, "little shared wording")  # (a flipped negation: an antonym?)
 

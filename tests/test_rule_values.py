@@ -1,0 +1,53 @@
+"""``different`` on evidence of another value, not on where a value stands.
+
+A statement reworded moves its quantities and names: "70 percent of memory but only 20
+percent of CPU" / "only 20 percent of CPU, but 70 percent of memory"; "pushes rows to
+Postgres" / "Postgres receives rows". The alignment then meets a quantity or a name at
+another place and reports a slot; that is not another value, so the pair is ``unsure``
+(kept apart, asked of a judge, grouped for readers), never ``different``. The same pair
+with one value changed still shows another statement."""
+
+from __future__ import annotations
+
+import pytest
+
+from synthesizer.merge.rule import compare
+
+MOVED = [
+    (
+        "Batch jobs use 70 percent of the cluster's memory but only 20 percent of its CPU",
+        "Only 20 percent of the cluster's CPU, but 70 percent of its memory, is used by batch jobs",
+    ),
+    (
+        "The importer pushes rows to Postgres every 5 minutes",
+        "Every 5 minutes, Postgres receives rows pushed by the importer",
+    ),
+]
+CHANGED = [
+    (
+        "Batch jobs use 70 percent of the cluster's memory but only 20 percent of its CPU",
+        "Only 25 percent of the cluster's CPU, but 70 percent of its memory, is used by batch jobs",
+    ),
+    (
+        "The importer pushes rows to Postgres every 5 minutes",
+        "Every 7 minutes, Postgres receives rows pushed by the importer",
+    ),
+    (
+        "The importer pushes rows to Postgres every 5 minutes",
+        "Every 5 minutes, MySQL receives rows pushed by the importer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), MOVED)
+def test_values_moved_by_a_rewording_are_not_evidence(a: str, b: str) -> None:
+    for x, y in ((a, b), (b, a)):
+        v = compare(x, y)
+        assert v.kind in ("same", "unsure"), v
+
+
+@pytest.mark.parametrize(("a", "b"), CHANGED)
+def test_another_value_still_shows_another_statement(a: str, b: str) -> None:
+    for x, y in ((a, b), (b, a)):
+        v = compare(x, y)
+        assert v.kind in ("different", "contradicts"), v

@@ -51,3 +51,26 @@ def test_another_value_still_shows_another_statement(a: str, b: str) -> None:
     for x, y in ((a, b), (b, a)):
         v = compare(x, y)
         assert v.kind in ("different", "contradicts"), v
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "kind"),
+    [
+        (
+            "The survey counted 140 nesting pairs",
+            "The survey counted one hundred and forty nesting pairs",
+            "same",
+        ),
+        (
+            "The survey counted 140 nesting pairs",
+            "The survey counted one hundred and fifty nesting pairs",
+            "contradicts",
+        ),
+        ("The ferry leaves at 6 pm", "The ferry leaves at 6 p.m.", "same"),
+        ("The ferry leaves at 6 pm", "The ferry leaves at 6 a.m.", "contradicts"),
+        ("The kiln holds two and three tray stacks", "The kiln holds 5 tray stacks", "contradicts"),
+    ],
+)
+def test_quantities_spelled_out_or_abbreviated_are_read_by_value(a: str, b: str, kind: str) -> None:
+    for x, y in ((a, b), (b, a)):
+        assert compare(x, y).kind == kind, compare(x, y)

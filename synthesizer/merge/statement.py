@@ -347,6 +347,14 @@ def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
     return before.endswith("s") and not before.endswith("ss") and bool(lex.bases(w, "v"))
 
 
+def _and_more(words: Sequence[str], j: int, value: float) -> bool:
+    """Whether ``words[j]`` is the "and" inside a spelled-out number of a hundred or more
+    ("one hundred and forty"), not one between two quantities ("two and three")."""
+    return (
+        words[j] == "and" and value >= 100 and j + 1 < len(words) and words[j + 1] in NUMBER_WORDS
+    )
+
+
 def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
     """(value in base units, index after it, dimension) when a quantity starts at ``i``."""
     w = words[i]
@@ -369,20 +377,25 @@ def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
         and i + 1 < n
         and words[i + 1] in UNITS
         and words[i + 1] not in BARE_ONLY
-    ):
-        value = 1.0
+    ) or (w == "one" and i + 1 < n and words[i + 1] in MULTIPLIERS):
+        value = 1.0  # "a metre", "one hour", "one hundred"
     elif w == "half" and i + 2 < n and words[i + 1] in INDEFINITE and words[i + 2] in UNITS:
         value, i = 0.5, i + 1
     if value is None:
         return None
     j = i + 1
-    while j < n and (words[j] in MULTIPLIERS or words[j] in NUMBER_WORDS):
+    while j < n and (
+        words[j] in MULTIPLIERS or words[j] in NUMBER_WORDS or _and_more(words, j, value)
+    ):
         nxt = words[j]
+        if nxt == "and":  # "one hundred and forty": the and of a spelled-out number
+            j += 1
+            continue
         value = value * MULTIPLIERS[nxt] if nxt in MULTIPLIERS else value + NUMBER_WORDS[nxt]
         j += 1
     unit = suffix if suffix not in ("st", "nd", "rd", "th", "x") else ""
-    if not suffix and j < n and words[j] in ("am", "pm"):
-        unit = words[j]
+    if not suffix and j < n and words[j].replace(".", "") in ("am", "pm"):
+        unit = words[j].replace(".", "")  # "10 p.m." is "10 pm"
         j += 1
     if unit in ("am", "pm"):
         return value % 12 + (12 if unit == "pm" else 0), j, "clock"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
@@ -125,14 +124,17 @@ class LexicalIndex:
     """BM25 over documents named by fact id (see module docstring).
 
     Two layers: a frozen *base* (compressed postings, as ``load`` reads them from a
-    checkpoint's side file: a few array reads, no per-document work) and a mutable
-    *overlay* of dicts for what changed since. A base document that leaves (or changes)
-    is masked (``_live``), never reused; a full ``sync`` that drops base documents
-    compacts the index, so dropped words leave the base too."""
+    checkpoint's side file: a few array reads, no per-document work, its terms and fact
+    ids left in their blobs until looked up, ``_Names``) and a mutable *overlay* of
+    dicts for what changed since. A base document that leaves (or changes) is masked
+    (``_live``), never reused; a full ``sync`` that drops base documents compacts the
+    index, so dropped words leave the base too."""
 
     def __init__(self) -> None:
-        self._slot: dict[str, int] = {}  # fact id -> slot
-        self._ids: list[str | None] = []  # slot -> fact id (None: free or dropped)
+        self._base = _Names.of([])  # base slot -> fact id (slots below _bdocs)
+        self._oids: list[str | None] = []  # overlay slot - _bdocs -> fact id (None: free)
+        self._oslot: dict[str, int] = {}  # overlay: fact id -> slot
+        self._count = 0  # live documents
         self._free: list[int] = []  # overlay slots to reuse
         self._sig = np.zeros(1024, dtype=np.int64)  # slot -> digest of its content
         self._len = np.zeros(1024, dtype=np.float64)  # slot -> document length (0: none)
@@ -141,22 +143,43 @@ class LexicalIndex:
         self._terms: dict[str, tuple[str, ...]] = {}  # overlay fact id -> distinct terms
         self._post: dict[str, dict[int, int]] = {}  # overlay: term -> slot -> tf
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # its numpy copies
-        self._bvocab = _Vocab([])  # base: term -> its postings' number
+        self._bvocab = _Names.of([])  # base: sorted terms; a term's number: its postings'
         self._bptr = np.zeros(1, dtype=np.int64)  # base postings t: [ptr[t], ptr[t+1])
         self._bslots = np.zeros(0, dtype=np.int64)
         self._btf = np.zeros(0, dtype=np.float64)
         self._bdocs = 0  # slots below this are base documents (never reused)
 
     def __len__(self) -> int:
-        return len(self._slot)
+        return self._count
 
     def __contains__(self, fid: object) -> bool:
-        return fid in self._slot
+        return isinstance(fid, str) and self._slot_of(fid) is not None
 
     @property
     def frozen(self) -> int:
         """How many slots the base read from a checkpoint's file holds (0: built here)."""
         return self._bdocs
+
+    def _slot_of(self, fid: str) -> int | None:
+        """The live slot of a fact (the overlay's, else the base's), None if absent."""
+        s = self._oslot.get(fid)
+        if s is None and self._bdocs:
+            s = self._base.find(fid)
+            if s is not None and not self._live[s]:
+                return None
+        return s
+
+    def _id_of(self, slot: int) -> str:
+        got = self._base.at(slot) if slot < self._bdocs else self._oids[slot - self._bdocs]
+        return str(got)
+
+    def _slots(self) -> int:
+        return self._bdocs + len(self._oids)
+
+    def _fids(self) -> list[str]:
+        """Every live document's fact id (decodes the base's: a full sync, a dump)."""
+        live = np.flatnonzero(self._live[: self._bdocs]).tolist()
+        return [self._base.at(s) for s in live] + list(self._oslot)
 
     def vocabulary(self) -> set[str]:
         """Every term some live document holds (tests: erasure leaves no word behind)."""
@@ -178,19 +201,20 @@ class LexicalIndex:
     def put(self, fid: str, content: str) -> None:
         """Index (or re-index, when its content changed) one fact's content."""
         sig = _digest(content)
-        slot = self._slot.get(fid)
+        slot = self._slot_of(fid)
         if slot is not None and self._sig[slot] == sig:
             return
         self.remove(fid)
         counts = Counter(terms(content))
         if self._free:
             slot = self._free.pop()
-            self._ids[slot] = fid
+            self._oids[slot - self._bdocs] = fid
         else:
-            slot = len(self._ids)
-            self._ids.append(fid)
+            slot = self._slots()
+            self._oids.append(fid)
             self._grow(slot)
-        self._slot[fid] = slot
+        self._oslot[fid] = slot
+        self._count += 1
         self._terms[fid] = tuple(counts)
         n = sum(counts.values())
         self._sig[slot], self._len[slot], self._live[slot] = sig, n, True
@@ -209,14 +233,16 @@ class LexicalIndex:
     def remove(self, fid: str) -> None:
         """Drop a fact: its terms leave the postings, an emptied term the vocabulary (a
         base document is masked until the next compaction)."""
-        slot = self._slot.pop(fid, None)
+        slot = self._slot_of(fid)
         if slot is None:
             return
+        self._count -= 1
         self._total -= int(self._len[slot])
         self._len[slot], self._sig[slot], self._live[slot] = 0.0, 0, False
-        self._ids[slot] = None
         if slot < self._bdocs:
             return
+        del self._oslot[fid]
+        self._oids[slot - self._bdocs] = None
         for t in self._terms.pop(fid):
             p = self._post[t]
             del p[slot]
@@ -230,7 +256,7 @@ class LexicalIndex:
         given (changed, new or gone), else every fact (a full comparison, then a
         compaction if base documents left)."""
         if names is None:
-            gone = [f for f in self._slot if f not in facts]
+            gone = [f for f in self._fids() if f not in facts]
             for fid in gone:
                 self.remove(fid)
             todo: Iterable[str] = facts
@@ -253,7 +279,7 @@ class LexicalIndex:
         arr = self._arrays.get(t)
         if arr is None:
             p = self._post.get(t)
-            i = self._bvocab.get(t)
+            i = self._bvocab.find(t) if self._bdocs else None
             if not p and i is None:
                 return None
             parts_s, parts_t = [], []
@@ -271,12 +297,12 @@ class LexicalIndex:
         """The best ``limit`` documents for ``query`` by BM25 (fact id -> score > 0);
         ties at the cut by fact id, so the choice never depends on slot order."""
         qterms = sorted(set(terms(query)))
-        n_docs = len(self._slot)
+        n_docs = self._count
         if not qterms or not n_docs:
             return {}
         avg = self._total / n_docs if self._total else 1.0
         live = self._live
-        acc = np.zeros(len(self._ids), dtype=np.float64)
+        acc = np.zeros(self._slots(), dtype=np.float64)
         hit = False
         for t in qterms:
             arr = self._posting(t)
@@ -298,30 +324,28 @@ class LexicalIndex:
         if not hit:
             return {}
         found = np.flatnonzero(acc > 0.0)
-        ids = self._ids
         if found.shape[0] > limit:
             cut = np.partition(acc[found], -limit)[-limit]
             above = found[acc[found] > cut]
-            tied = sorted((str(ids[s]), s) for s in found[acc[found] == cut].tolist())
+            tied = sorted((self._id_of(s), s) for s in found[acc[found] == cut].tolist())
             found = np.concatenate([above, [s for _, s in tied[: limit - above.shape[0]]]])
-        return {str(ids[s]): float(acc[s]) for s in found.astype(np.int64).tolist()}
+        return {self._id_of(s): float(acc[s]) for s in found.astype(np.int64).tolist()}
 
     def holding(self, term: str, limit: int) -> list[str]:
         """Fact ids (at most ``limit``, by id) whose content holds ``term`` whole."""
         arr = self._posting(term)
         if arr is None:
             return []
-        ids = self._ids
-        return sorted(str(ids[s]) for s in arr[0].tolist() if self._live[s])[:limit]
+        return sorted(self._id_of(s) for s in arr[0].tolist() if self._live[s])[:limit]
 
     # ------------------------------------------------------------------ checkpoint file
 
     def dump(self) -> bytes:
         """The live documents as one compact blob (a checkpoint's side file): a JSON
         header, then the arrays; ``load`` reads it back."""
-        live_slots = [s for s, f in enumerate(self._ids) if f is not None]
-        renum = np.full(len(self._ids) + 1, -1, dtype=np.int64)
-        renum[live_slots] = np.arange(len(live_slots))
+        live_slots = np.flatnonzero(self._live[: self._slots()])
+        renum = np.full(self._slots() + 1, -1, dtype=np.int64)
+        renum[live_slots] = np.arange(live_slots.shape[0])
         by_term: dict[str, list[np.ndarray]] = {}
         for t, i in self._bvocab.items():
             a, b = self._bptr[i], self._bptr[i + 1]
@@ -345,38 +369,48 @@ class LexicalIndex:
         np.cumsum(counts, out=ptr[1:])
         slots = np.concatenate([by_term[t][0] for t in vocab]) if vocab else np.zeros(0)
         tfs = np.concatenate([by_term[t][1] for t in vocab]) if vocab else np.zeros(0)
+        ids = _Names.of([self._id_of(s) for s in live_slots.tolist()], order=True)
+        terms_ = _Names.of(vocab)
         arrays = {
             "ptr": ptr,
             "slots": slots.astype(np.int32),
             "tf": tfs.astype(np.int32),
             "len": self._len[live_slots].astype(np.int32),
             "sig": self._sig[live_slots].astype(np.int64),
+            "vocab_off": terms_.off,
+            "vocab": np.frombuffer(terms_.blob, dtype=np.uint8),
+            "ids_off": ids.off,
+            "ids": np.frombuffer(ids.blob, dtype=np.uint8),
+            "ids_order": ids.order if ids.order is not None else np.zeros(0, np.int64),
         }
-        names = orjson.dumps({"vocab": vocab, "ids": [self._ids[s] for s in live_slots]})
         offsets: dict[str, list[Any]] = {}
         at = 0
         for name, arr in arrays.items():
             offsets[name] = [at, arr.dtype.str, int(arr.shape[0])]
             at += arr.nbytes
-        header = orjson.dumps({"magic": LEX_MAGIC, "arrays": offsets, "names": [at, len(names)]})
+        header = orjson.dumps({"magic": LEX_MAGIC, "arrays": offsets})
         body = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
-        return len(header).to_bytes(8, "little") + header + body + names
+        return len(header).to_bytes(8, "little") + header + body
 
     @classmethod
     def load(cls, data: bytes) -> LexicalIndex:
-        """An index from ``dump``'s bytes; ValueError (or KeyError, TypeError) when they
-        are not well formed."""
+        """An index from ``dump``'s bytes (or those of the format before, ``swarmlex/1``:
+        names as JSON); ValueError (or KeyError, TypeError) when not well formed."""
         hlen = int.from_bytes(data[:8], "little")
         header = orjson.loads(data[8 : 8 + hlen])
-        if header.get("magic") != LEX_MAGIC:
+        if header.get("magic") not in (LEX_MAGIC, _LEX_MAGIC_1):
             raise ValueError("not a lexical index")
         base = 8 + hlen
         got: dict[str, np.ndarray] = {}
         for name, (off, dtype, n) in header["arrays"].items():
             got[name] = np.frombuffer(data, dtype=np.dtype(dtype), count=n, offset=base + off)
-        off, size = header["names"]
-        names = orjson.loads(data[base + off : base + off + size])
-        vocab, ids = names["vocab"], names["ids"]
+        if header["magic"] == _LEX_MAGIC_1:
+            off, size = header["names"]
+            names = orjson.loads(data[base + off : base + off + size])
+            vocab, ids = _Names.of(names["vocab"]), _Names.of(names["ids"], order=True)
+        else:
+            vocab = _Names(got["vocab"].tobytes(), got["vocab_off"], None)
+            ids = _Names(got["ids"].tobytes(), got["ids_off"], got["ids_order"])
         n = len(ids)
         ptr = got["ptr"]
         if ptr.shape[0] != len(vocab) + 1 or got["len"].shape[0] != n or got["sig"].shape[0] != n:
@@ -384,16 +418,13 @@ class LexicalIndex:
         if got["slots"].shape[0] != int(ptr[-1]) or (n and int(got["slots"].max(initial=0)) >= n):
             raise ValueError("lexical index: postings out of range")
         self = cls()
-        self._ids = list(ids)
-        self._slot = {f: i for i, f in enumerate(ids)}
-        if len(self._slot) != n:
-            raise ValueError("lexical index: a fact twice")
+        self._base, self._count = ids, n
         self._grow(max(n, 1))
         self._len[:n] = got["len"]
         self._sig[:n] = got["sig"]
         self._live[:n] = True
         self._total = int(got["len"].sum())
-        self._bvocab = _Vocab(vocab)
+        self._bvocab = vocab
         self._bptr = ptr.astype(np.int64)
         self._bslots = got["slots"]  # int32, read in place (see _posting)
         self._btf = got["tf"]
@@ -401,27 +432,66 @@ class LexicalIndex:
         return self
 
 
-LEX_MAGIC = "swarmlex/1"
+LEX_MAGIC = "swarmlex/2"
+_LEX_MAGIC_1 = "swarmlex/1"  # names as JSON: still read (a checkpoint of the version before)
 
 
-class _Vocab:
-    """A base's terms, sorted as ``dump`` writes them: a term's postings number by
-    bisection. Why not a dict: building one over 100,000 terms cost a fresh process's
-    first text recall ~70 ms; a query looks up a handful of terms."""
+class _Names:
+    """Strings kept as one UTF-8 blob with offsets (as ``dump`` writes them), decoded only
+    when one is asked for; ``find`` bisects them (in ``order`` when given: their positions
+    sorted; else they are sorted themselves). Why not a list and a dict: at 1,000,000
+    facts parsing 2M terms and 1M ids and hashing them cost a fresh process's first text
+    recall seconds; a query looks up a handful of terms and ten or so ids. UTF-8 bytes
+    sort as their strings do (by code point), so ``dump``'s ``sorted`` order holds."""
 
-    __slots__ = ("terms",)
+    __slots__ = ("blob", "off", "order")
 
-    def __init__(self, terms: list[str]) -> None:
-        self.terms = terms
+    def __init__(self, blob: bytes, off: np.ndarray, order: np.ndarray | None) -> None:
+        if off.shape[0] < 1 or int(off[-1]) != len(blob):
+            raise ValueError("lexical index: names out of range")
+        n = off.shape[0] - 1
+        if order is not None and (order.shape[0] != n or (n and int(order.max()) >= n)):
+            raise ValueError("lexical index: names out of order")
+        self.blob, self.off, self.order = blob, off, order
 
-    def get(self, term: str) -> int | None:
-        """The postings number of ``term``, None when the base does not hold it."""
-        i = bisect_left(self.terms, term)
-        return i if i < len(self.terms) and self.terms[i] == term else None
+    @classmethod
+    def of(cls, strings: list[str], order: bool = False) -> _Names:
+        """Names from strings (``order``: with their sorted order; else already sorted)."""
+        raw = [s.encode() for s in strings]
+        off = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in raw], out=off[1:])
+        by = np.array(sorted(range(len(raw)), key=raw.__getitem__), dtype=np.int64)
+        return cls(b"".join(raw), off, by if order else None)
+
+    def __len__(self) -> int:
+        return self.off.shape[0] - 1
+
+    def _raw(self, i: int) -> bytes:
+        return self.blob[int(self.off[i]) : int(self.off[i + 1])]
+
+    def at(self, i: int) -> str:
+        """The ``i``-th string."""
+        return self._raw(i).decode()
+
+    def find(self, s: str) -> int | None:
+        """The position of ``s``, None when absent."""
+        key, order = s.encode(), self.order
+        lo, hi = 0, len(self)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._raw(mid if order is None else int(order[mid])) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(self):
+            i = lo if order is None else int(order[lo])
+            if self._raw(i) == key:
+                return i
+        return None
 
     def items(self) -> Iterable[tuple[str, int]]:
-        """(term, postings number) in order."""
-        return zip(self.terms, range(len(self.terms)), strict=True)
+        """(string, position) in position order."""
+        return ((self.at(i), i) for i in range(len(self)))
 
 
 def _digest(content: str) -> int:

@@ -6,10 +6,17 @@ rewrite, the checkpoints). Bad input and refusals are one-line errors (exit 1).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from dashboards.app import JsonOpt, RootOpt, UrlOpt, app, emit_json, fail, open_swarm
 from dashboards.progress import working
+
+if TYPE_CHECKING:
+    from synthesizer.forget.erase import Identity, Result
+    from synthesizer.promotion.propagate import Propagated
+    from synthesizer.swarm import Swarm
 
 DASHBOARD_REPORT = "metrics/swarm_memory_dashboard.md"
 
@@ -42,11 +49,35 @@ def forget(
     only it evidenced are dropped and checkpoints after it rebuilt (re-run to finish an
     interrupted one). A store identity forgets by prefix (--tenant T --principal P: all
     of P's conversations); an identity with no events exits 1 unless --force."""
-    from dashboards.app import os_message
-    from swarmlog import SwarmlogError
-    from synthesizer.forget.erase import ForgetError, Identity, forget
+    ident = _identity(agent, session, thread, (tenant, principal, conversation), by)
+    swarm = open_swarm(ctx, root, url, write=True)
+    res, spread = _erase(swarm, ident, by, force, propagate)
+    if json:
+        emit_json({**res.to_dict(), **({"propagated": spread.to_dict()} if spread else {})})
+        return
+    typer.echo(
+        f"forgot {res.identity}: intent at seq {res.intent_seq}, {res.redacted} record(s)"
+        f" rewritten ({res.matched} affected), {res.checkpoints_dropped} checkpoint(s)"
+        " dropped" + (f", checkpoint rebuilt at seq {res.checkpoint}" if res.checkpoint else "")
+    )
+    if spread is not None:
+        gone = spread.forgot.redacted if spread.forgot is not None else 0
+        typer.echo(
+            f"propagated to {spread.target}: {gone} record(s) rewritten there,"
+            f" {spread.updated.updated + spread.updated.promoted} fact(s) sent again"
+        )
 
-    store = (tenant, principal, conversation)
+
+def _identity(
+    agent: str | None,
+    session: str | None,
+    thread: str | None,
+    store: tuple[str | None, str | None, str | None],
+    by: str,
+) -> Identity:
+    """The identity the options name (exactly one), and who asks checked (one-line errors)."""
+    from synthesizer.forget.erase import Identity
+
     ns = None
     if any(x is not None for x in store):
         from synthesizer.compat.store import MemoryIdentity, encode_identity
@@ -61,8 +92,18 @@ def forget(
 
     if by in RESERVED and by != "operator":
         fail(f"--as {by!r}: a reserved name (the project writes as it); name who asks")
-    ident = Identity(agent, session, thread, ns)
-    swarm = open_swarm(ctx, root, url, write=True)
+    return Identity(agent, session, thread, ns)
+
+
+def _erase(
+    swarm: Swarm, ident: Identity, by: str, force: bool, propagate: str | None
+) -> tuple[Result, Propagated | None]:
+    """The forget done (and propagated), the dashboard report rendered again from the
+    rewritten log; a refusal or a stop is a one-line error saying whether to run it again."""
+    from dashboards.app import os_message
+    from swarmlog import SwarmlogError
+    from synthesizer.forget.erase import ForgetError, forget
+
     spread = None
     try:
         with working(f"forgetting {ident.describe()}"):
@@ -80,30 +121,14 @@ def forget(
             spread = _propagate(swarm, ident, propagate)
     except NotImplementedError as e:
         fail(str(e))
-        return
     except ForgetError as e:
         fail(f"{e} (nothing was written; running it again as it is will not help)")
-        return
     except (OSError, SwarmlogError) as e:  # (disk full, ...): the intent is durable
         what = os_message(e) if isinstance(e, OSError) else str(e)
         fail(
             f"forget stopped: {what}; every file is the old one or the new one: run the"
             " same 'swarmlog forget' again (once there is room) to finish it"
         )
-        return
     finally:
         swarm.close()
-    if json:
-        emit_json({**res.to_dict(), **({"propagated": spread.to_dict()} if spread else {})})
-        return
-    typer.echo(
-        f"forgot {res.identity}: intent at seq {res.intent_seq}, {res.redacted} record(s)"
-        f" rewritten ({res.matched} affected), {res.checkpoints_dropped} checkpoint(s)"
-        " dropped" + (f", checkpoint rebuilt at seq {res.checkpoint}" if res.checkpoint else "")
-    )
-    if spread is not None:
-        gone = spread.forgot.redacted if spread.forgot is not None else 0
-        typer.echo(
-            f"propagated to {spread.target}: {gone} record(s) rewritten there,"
-            f" {spread.updated.updated + spread.updated.promoted} fact(s) sent again"
-        )
+    return res, spread

@@ -4,7 +4,7 @@ and ``tail`` are declared, typer-free, in ``act_log``)."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -21,6 +21,9 @@ from dashboards.app import (
 from dashboards.commands.act_log import APPEND, TAIL, describe, parse_jsonl
 from dashboards.progress import working
 from swarmlog import SwarmlogError
+
+if TYPE_CHECKING:
+    from swarmlog import Log, VerifyReport
 
 
 @app.command()
@@ -149,19 +152,8 @@ def verify(
             problem = check_anchor(log, at, want, rep)
             if problem is not None:
                 rep.problems.append(problem)
-        if rep.ok:  # redactions no forget request explains (synthesizer/forget/redactions.py)
-            from synthesizer.forget.redactions import RETENTION_NOTE, unexplained
-
-            for line in unexplained(log):
-                (rep.notes if line.startswith(RETENTION_NOTE) else rep.problems).append(line)
-            from synthesizer.checkpoints.check import report  # checkpoints and their side files
-
-            problems, notes = report(log)
-            rep.problems.extend(problems)
-            rep.notes.extend(notes)
-            from synthesizer.forget.unfinished import unfinished  # a forget killed mid-way
-
-            rep.notes.extend(unfinished(log))
+        if rep.ok:
+            _beyond_records(log, rep)
         if chain_k is not None:  # keyed links and seals (docs/trust.md)
             problems, notes = check_keyed(log, rep, chain_k)
             rep.problems.extend(problems)
@@ -173,26 +165,48 @@ def verify(
     if json:
         emit_json(rep.to_dict())
     else:
-        status = "ok" if rep.ok else "CORRUPT"
-        c = rep.corruption
-        what, last = ("valid prefix ", "last good seq") if c else ("", "last seq")
-        typer.echo(
-            f"{status}: {what}{rep.events} events, {last} {rep.last_seq},"
-            f" {rep.segments} segment(s) in {time.perf_counter() - t0:.2f}s"
-        )
-        if c:
-            seq = f"seq {c['seq']}" if c["seq"] is not None else "unknown seq"
-            typer.echo(f"corruption: {c['segment']} at byte {c['offset']} ({seq})")
-        for p in rep.problems:
-            typer.echo(f"problem: {p}")
-        for n in rep.notes:
-            typer.echo(f"note: {n}")
-        if anchor:
-            typer.echo(f"anchor: seq {rep.head_seq} {rep.head or '(no chained record)'}")
-        if sealed:
-            typer.echo(f"sealed: {sealed}")
+        _print_report(rep, time.perf_counter() - t0, anchor, sealed)
     if not rep.ok:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _beyond_records(log: Log, rep: VerifyReport) -> None:
+    """Add to ``rep`` what the records' checksums cannot show: redactions no forget
+    request explains, checkpoints and side files that do not hold what was written, and
+    a forget killed mid-way (a note)."""
+    from synthesizer.checkpoints.check import report
+    from synthesizer.forget.redactions import RETENTION_NOTE, unexplained
+    from synthesizer.forget.unfinished import unfinished
+
+    for line in unexplained(log):
+        (rep.notes if line.startswith(RETENTION_NOTE) else rep.problems).append(line)
+    problems, notes = report(log)
+    rep.problems.extend(problems)
+    rep.notes.extend(notes)
+    rep.notes.extend(unfinished(log))
+
+
+def _print_report(rep: VerifyReport, took: float, anchor: bool, sealed: str) -> None:
+    """The report as text: status and counts, the corruption, problems and notes, the
+    anchor (``--anchor``) and the seal written (``--seal``)."""
+    status = "ok" if rep.ok else "CORRUPT"
+    c = rep.corruption
+    what, last = ("valid prefix ", "last good seq") if c else ("", "last seq")
+    typer.echo(
+        f"{status}: {what}{rep.events} events, {last} {rep.last_seq},"
+        f" {rep.segments} segment(s) in {took:.2f}s"
+    )
+    if c:
+        seq = f"seq {c['seq']}" if c["seq"] is not None else "unknown seq"
+        typer.echo(f"corruption: {c['segment']} at byte {c['offset']} ({seq})")
+    for p in rep.problems:
+        typer.echo(f"problem: {p}")
+    for n in rep.notes:
+        typer.echo(f"note: {n}")
+    if anchor:
+        typer.echo(f"anchor: seq {rep.head_seq} {rep.head or '(no chained record)'}")
+    if sealed:
+        typer.echo(f"sealed: {sealed}")
 
 
 __all__ = ["SwarmlogError", "describe", "parse_jsonl"]

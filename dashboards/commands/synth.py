@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -72,47 +73,61 @@ def synth(
 
     signal.signal(signal.SIGTERM, _stop)
     try:
-        if follow:
-            _show_lease_changes()
-            typer.echo(
-                f"following from seq {worker.state.last_seq} as {worker.lease.worker}", err=True
-            )
-            judging = _judge_thread(log, worker)
-            from synthesizer.worker.follow import Follower
-
-            try:  # (a full or failing disk is waited out: follow.py)
-                Follower(worker).run(stop=lambda: stopping, idle_exit=idle_exit)
-            except KeyboardInterrupt:
-                pass
-            judging.stop(timeout=1.0)  # a judge call in flight is abandoned (daemon)
-            if worker.release():  # a clean stop: the next worker need not wait
-                worker.catch_up()
-            worker.maybe_checkpoint(force=True)
-            n = worker.decisions
-        else:
-            with working("deciding raw memories"):
-                n = worker.run_once()
-                if worker.release():  # a one-off pass: a --follow worker takes over at once
-                    worker.catch_up()
-                _judge_once(log, worker)
-                worker.maybe_checkpoint()
-        st = worker.state
-        if json:
-            emit_json(
-                {
-                    "decisions": n,
-                    "seq": st.last_seq,
-                    "progress": st.progress,
-                    "facts": len(st.facts),
-                    "standing_by": worker.standing_by,
-                    "lease": _holder_json(worker) if worker.standing_by else None,
-                }
-            )
-        else:
-            note = f" ({worker.standby_note()})" if worker.standing_by else ""
-            typer.echo(f"{n} decision(s); {len(st.facts)} facts; folded to seq {st.last_seq}{note}")
+        n = _follow(log, worker, lambda: stopping, idle_exit) if follow else _once(log, worker)
+        _print_result(worker, n, json)
     finally:
         log.close()
+
+
+def _follow(
+    log: Log, worker: Synthesizer, stop: Callable[[], bool], idle_exit: float | None
+) -> int:
+    """Decide until ``stop()`` (SIGTERM) or Ctrl-C, the judge on its own thread; on a clean
+    stop release the lease and checkpoint. The decisions made."""
+    _show_lease_changes()
+    typer.echo(f"following from seq {worker.state.last_seq} as {worker.lease.worker}", err=True)
+    judging = _judge_thread(log, worker)
+    from synthesizer.worker.follow import Follower
+
+    try:  # (a full or failing disk is waited out: follow.py)
+        Follower(worker).run(stop=stop, idle_exit=idle_exit)
+    except KeyboardInterrupt:
+        pass
+    judging.stop(timeout=1.0)  # a judge call in flight is abandoned (daemon)
+    if worker.release():  # a clean stop: the next worker need not wait
+        worker.catch_up()
+    worker.maybe_checkpoint(force=True)
+    return worker.decisions
+
+
+def _once(log: Log, worker: Synthesizer) -> int:
+    """One decision pass, the lease released, one judge pass; the decisions made."""
+    with working("deciding raw memories"):
+        n = worker.run_once()
+        if worker.release():  # a one-off pass: a --follow worker takes over at once
+            worker.catch_up()
+        _judge_once(log, worker)
+        worker.maybe_checkpoint()
+    return n
+
+
+def _print_result(worker: Synthesizer, n: int, json: bool) -> None:
+    """What the worker did (``n`` decisions) and where it stands, as text or JSON."""
+    st = worker.state
+    if json:
+        emit_json(
+            {
+                "decisions": n,
+                "seq": st.last_seq,
+                "progress": st.progress,
+                "facts": len(st.facts),
+                "standing_by": worker.standing_by,
+                "lease": _holder_json(worker) if worker.standing_by else None,
+            }
+        )
+    else:
+        note = f" ({worker.standby_note()})" if worker.standing_by else ""
+        typer.echo(f"{n} decision(s); {len(st.facts)} facts; folded to seq {st.last_seq}{note}")
 
 
 def _judge_thread(log: Log, worker: Synthesizer) -> JudgeThread:

@@ -130,6 +130,20 @@ def build_server(tools: MemoryTools, judge: bool = False) -> SwarmMCPServer:
         log_level="WARNING",
     )
 
+    _memory_tools(srv, tools)
+    _fact_tools(srv, tools)
+    _log_tools(srv, tools)
+    if judge:
+        from dashboards.mcp import sampling
+
+        sampling.register(srv, tools, _client, _call, WRITE)
+    _tidy(srv, team)
+    return srv
+
+
+def _memory_tools(srv: SwarmMCPServer, tools: MemoryTools) -> None:
+    """The tools an agent works with most: share a finding, search the team's facts."""
+
     @srv.tool(annotations=WRITE)
     def share_memory(
         ctx: Context,
@@ -163,6 +177,10 @@ def build_server(tools: MemoryTools, judge: bool = False) -> SwarmMCPServer:
         """Find the team's facts matching a query, best first: id, content, status,
         version, strength, support, similarity, relevance. Use before starting work."""
         return _call(tools.search, _client(ctx), query, limit, category, thread, min_score, agent)
+
+
+def _fact_tools(srv: SwarmMCPServer, tools: MemoryTools) -> None:
+    """The tools on one fact: read it or a list, vote for it, rate it, change it (CAS)."""
 
     @srv.tool(annotations=READ)
     def get_fact(fact_id: FactId) -> CallToolResult:
@@ -223,6 +241,10 @@ def build_server(tools: MemoryTools, judge: bool = False) -> SwarmMCPServer:
             agent,
         )
 
+
+def _log_tools(srv: SwarmMCPServer, tools: MemoryTools) -> None:
+    """The tools on the swarm as a whole: its counts, its raw event log."""
+
     @srv.tool(annotations=READ)
     def swarm_stats() -> CallToolResult:
         """Counts: events, facts by status and tier, undecided memories, agents."""
@@ -237,13 +259,6 @@ def build_server(tools: MemoryTools, judge: bool = False) -> SwarmMCPServer:
         """The raw event log after a seq (optionally only some types); continue with
         after_seq = next_after_seq."""
         return _call(tools.read_events, after_seq, limit, types)
-
-    if judge:
-        from dashboards.mcp import sampling
-
-        sampling.register(srv, tools, _client, _call, WRITE)
-    _tidy(srv, team)
-    return srv
 
 
 def serve(

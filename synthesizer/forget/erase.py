@@ -117,9 +117,7 @@ class Identity:
         """Whether stored event ``d`` is the identity's own."""
         if self.ns is not None:  # by prefix (seed 001, synthesizer/seedvocab.py)
             ns = d["body"].get("ns")
-            return (
-                d["type"] in _STORE_TYPES and isinstance(ns, str) and FE.covers(self.ns, ns)
-            )
+            return d["type"] in _STORE_TYPES and isinstance(ns, str) and FE.covers(self.ns, ns)
         if self.agent is not None:
             return d["agent"] == self.agent
         if self.session is not None:
@@ -211,6 +209,12 @@ class Plan:
     chosen: Chosen = field(default_factory=Chosen)
     """The event ids and keys the identity chose (chosen.py)."""
 
+    def touch(self, seq: int) -> None:
+        """Count a record the forget affects (now or by an earlier run), the first one's seq."""
+        self.matched += 1
+        if not self.first or seq < self.first:
+            self.first = seq
+
     def own_changes(self, key: str) -> dict[int, Any]:
         """``own``, plus the renaming of the names only the agent used (``Rewrite``s
         with pseudonyms keyed by ``key``)."""
@@ -269,111 +273,139 @@ def _batches(log: Log, lo: int, hi: int | None) -> Iterator[list[dict[str, Any]]
         ) from None
 
 
+@dataclass
+class _Seen:
+    """What the plan's pass gathers beside the plan: the identity's words and raw
+    memories, the subjects and session/thread names it and the others used, and the
+    others' records that may quote or derive from it (checked once the words are known)."""
+
+    words: set[str] = field(default_factory=set)
+    raws: set[int] = field(default_factory=set)
+    mine_subjects: set[str] = field(default_factory=set)
+    others_subjects: set[str] = field(default_factory=set)
+    mine_names: set[tuple[str, str]] = field(default_factory=set)
+    others_names: set[tuple[str, Any]] = field(default_factory=set)
+    later: list[dict[str, Any]] = field(default_factory=list)
+
+
 def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None = None) -> Plan:
     """The redactions that forget ``ident`` in seqs ``1..upto`` (see module docstring);
     ``intent`` is a pending request for it written by ``writer`` (any writer: None)."""
-    p = Plan(agent=ident.agent)
-    words: set[str] = set()
-    raws: set[int] = set()
-    mine_subjects: set[str] = set()
-    others_subjects: set[str] = set()
-    later: list[dict[str, Any]] = []
-    mine_names: set[tuple[str, str]] = set()
-    others_names: set[tuple[str, Any]] = set()
-
-    def touch(seq: int) -> None:
-        p.matched += 1
-        if not p.first or seq < p.first:
-            p.first = seq
-
-    chosen = p.chosen
+    p, seen = Plan(agent=ident.agent), _Seen()
     for batch in _batches(log, 1, upto):
         p.upto = batch[-1]["seq"]
         for d in batch:
-            t = d["type"]
-            seq = d["seq"]
-            b = d["body"]
             prev, p.last_id = p.last_id, d["id"]
-            if t == planned.PLANNED:
-                p.listed |= bool(p.intent) and b.get("request") == p.intent
-                continue
-            if t in _INTENTS:
-                k = _intent_key(d, ident, writer, prev)
-                if k is not None:
-                    p.intent = seq
-                    p.intent_key = k
-                elif ident.agent is not None and d["agent"] == ident.agent:
-                    p.named[seq] = (b, None, None)  # its other requests: the envelope
-                    p.types[seq] = t
-                continue
-            if t in _NEVER:
-                if "key" in d:
-                    chosen.see(d, own=False, keep_id=True)
+            if _request(p, d, ident, writer, prev):
                 continue
             if ident.owns(d):
-                p.types[seq] = t
-                p.last_own = seq
-                p.owned += 1
-                if ident.agent is not None:  # every own record loses the name
-                    sess, thr = d.get("session"), d.get("thread")
-                    p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
-                    if sess is not None:
-                        mine_names.add(("session", sess))
-                    if thr is not None:
-                        mine_names.add(("thread", thr))
-                if chosen.see(d, own=True):  # its id or key (checkpoints hold keys)
-                    if seq not in p.named:
-                        p.named[seq] = (None if is_tombstone(d) else b, None, None)
-                    if t in _WORDLESS:
-                        touch(seq)  # (the others are touched below)
-                if t in _WORDLESS:
-                    continue
-                touch(seq)
-                if t == T.MEMORY_SHARED:
-                    raws.add(seq)
-                    if isinstance(b.get("subject"), str):
-                        mine_subjects.add(b["subject"])
-                for k in _WORD_FIELDS:
-                    v = b.get(k)
-                    if isinstance(v, str) and len(v) >= MIN_QUOTE:
-                        words.add(v)
-                scrub = _SCRUB.get(t)
-                if scrub is None:
-                    if not is_tombstone(d):
-                        p.own[seq] = None
-                    continue
-                nb = {k: v for k, v in b.items() if k not in scrub}
-                if nb != b:
-                    p.own[seq] = nb
-                continue
-            if kind_of(d) is not None:
-                touch(seq)  # redacted by an earlier run: its checkpoints may hold it
-            if ("key" in d or (chosen.keys and t in REFS)) and chosen.see(d, own=False):
-                touch(seq)
-                p.types[seq] = t
-            if "session" in d:
-                others_names.add(("session", d["session"]))
-            if "thread" in d:
-                others_names.add(("thread", d["thread"]))
-            if t == T.MEMORY_SHARED and isinstance(b.get("subject"), str):
-                others_subjects.add(b["subject"])
-            if t in _QUOTABLE or t in (T.FACT_CREATED, T.FACT_CONTESTED, T.FACT_RESOLVED):
-                later.append(d)
+                _see_own(p, seen, d, ident)
+            else:
+                _see_other(p, seen, d)
     if p.intent and p.intent < p.last_own:
         p.intent = 0  # the identity wrote again after that request: a new one is needed
         p.intent_key = ""
-    p.rename = {n for n in mine_names - others_names if not n[1].startswith(PSEUDONYM)}
+    p.rename = {n for n in seen.mine_names - seen.others_names if not n[1].startswith(PSEUDONYM)}
     for seq, (_, sess, thr) in p.named.items():
         renamed = ident.agent is not None or ("session", sess) in p.rename
         if (renamed or ("thread", thr) in p.rename) and (not p.first or seq < p.first):
             p.first = seq  # a renamed event with no words (its checkpoints hold the name)
-    quote = _Quotes(words) if words else None
-    only_mine = mine_subjects - others_subjects
-    for d in later:
+    _derive(p, seen)
+    return p
+
+
+def _request(p: Plan, d: dict[str, Any], ident: Identity, writer: str | None, prev: str) -> bool:
+    """Read record ``d`` when it is one never redacted for its words (a plan, an erasure
+    request, the configuration): the pending intent and its plan, ids chosen by others."""
+    t, seq, b = d["type"], d["seq"], d["body"]
+    if t == planned.PLANNED:
+        p.listed |= bool(p.intent) and b.get("request") == p.intent
+        return True
+    if t in _INTENTS:
+        k = _intent_key(d, ident, writer, prev)
+        if k is not None:
+            p.intent = seq
+            p.intent_key = k
+        elif ident.agent is not None and d["agent"] == ident.agent:
+            p.named[seq] = (b, None, None)  # its other requests: the envelope
+            p.types[seq] = t
+        return True
+    if t in _NEVER:
+        if "key" in d:
+            p.chosen.see(d, own=False, keep_id=True)
+        return True
+    return False
+
+
+def _see_own(p: Plan, seen: _Seen, d: dict[str, Any], ident: Identity) -> None:
+    """One of the identity's own records: its names, ids and words noted, and the
+    tombstone or scrubbed body it ends with planned."""
+    t, seq, b = d["type"], d["seq"], d["body"]
+    p.types[seq] = t
+    p.last_own = seq
+    p.owned += 1
+    if ident.agent is not None:  # every own record loses the name
+        sess, thr = d.get("session"), d.get("thread")
+        p.named[seq] = (None if is_tombstone(d) else b, sess, thr)
+        if sess is not None:
+            seen.mine_names.add(("session", sess))
+        if thr is not None:
+            seen.mine_names.add(("thread", thr))
+    if p.chosen.see(d, own=True):  # its id or key (checkpoints hold keys)
+        if seq not in p.named:
+            p.named[seq] = (None if is_tombstone(d) else b, None, None)
+        if t in _WORDLESS:
+            p.touch(seq)  # (the others are touched below)
+    if t in _WORDLESS:
+        return
+    p.touch(seq)
+    if t == T.MEMORY_SHARED:
+        seen.raws.add(seq)
+        if isinstance(b.get("subject"), str):
+            seen.mine_subjects.add(b["subject"])
+    for k in _WORD_FIELDS:
+        v = b.get(k)
+        if isinstance(v, str) and len(v) >= MIN_QUOTE:
+            seen.words.add(v)
+    scrub = _SCRUB.get(t)
+    if scrub is None:
+        if not is_tombstone(d):
+            p.own[seq] = None
+        return
+    nb = {k: v for k, v in b.items() if k not in scrub}
+    if nb != b:
+        p.own[seq] = nb
+
+
+def _see_other(p: Plan, seen: _Seen, d: dict[str, Any]) -> None:
+    """Another writer's record: redacted earlier, naming what the identity chose, its
+    names and subjects noted, kept for the quote check when it may quote or derive."""
+    t, seq, b = d["type"], d["seq"], d["body"]
+    if kind_of(d) is not None:
+        p.touch(seq)  # redacted by an earlier run: its checkpoints may hold it
+    if ("key" in d or (p.chosen.keys and t in REFS)) and p.chosen.see(d, own=False):
+        p.touch(seq)
+        p.types[seq] = t
+    if "session" in d:
+        seen.others_names.add(("session", d["session"]))
+    if "thread" in d:
+        seen.others_names.add(("thread", d["thread"]))
+    if t == T.MEMORY_SHARED and isinstance(b.get("subject"), str):
+        seen.others_subjects.add(b["subject"])
+    if t in _QUOTABLE or t in (T.FACT_CREATED, T.FACT_CONTESTED, T.FACT_RESOLVED):
+        seen.later.append(d)
+
+
+def _derive(p: Plan, seen: _Seen) -> None:
+    """The others' records that derive from or quote the identity, scrubbed: a fact's
+    signature of its memory, a subject only it claimed, a quote of its words."""
+    quote = _Quotes(seen.words) if seen.words else None
+    only_mine = seen.mine_subjects - seen.others_subjects
+    for d in seen.later:
         t, b, seq = d["type"], d["body"], d["seq"]
         nb = dict(b)
         if t == T.FACT_CREATED:
-            if b.get("evidence") in raws and "signature" in b:
+            if b.get("evidence") in seen.raws and "signature" in b:
                 del nb["signature"]
         elif t in (T.FACT_CONTESTED, T.FACT_RESOLVED):
             if b.get("subject") in only_mine:
@@ -384,10 +416,9 @@ def plan(log: Log, ident: Identity, upto: int | None = None, writer: str | None 
                 if isinstance(v, str):
                     nb[k] = quote.sub(v)
         if nb != b:
-            touch(seq)
+            p.touch(seq)
             p.derived[seq] = nb
             p.types[seq] = t
-    return p
 
 
 class _Quotes:

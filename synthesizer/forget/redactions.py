@@ -34,6 +34,7 @@ its seq with its type, whatever its form (``_against_plans``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from swarmlog import Log
@@ -140,6 +141,47 @@ def _against_plans(
     return bad
 
 
+@dataclass
+class _Redacted:
+    """What one pass over the log finds: the identities requested, the redacted records
+    by kind, the requests (with the seqs of those that have a plan) and the plans'
+    listed types (seq -> type, as forget's plans list them)."""
+
+    wanted: list[Identity] = field(default_factory=list)
+    tombs: list[dict[str, Any]] = field(default_factory=list)
+    scrubbed: list[dict[str, Any]] = field(default_factory=list)
+    intents: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[int] = field(default_factory=list)
+    plans: dict[int, str] = field(default_factory=dict)
+    with_plan: set[int] = field(default_factory=set)
+
+    def see(self, d: dict[str, Any], before: str) -> None:
+        """Note record ``d`` (``before``: the id of the record before it)."""
+        kind = kind_of(d)
+        if d["type"] == planned.PLANNED and kind is None:
+            got = planned.listed(d["body"])
+            if got is not None:
+                self.with_plan.add(got[0])
+                self.plans.update(got[1])
+            return
+        if d["type"] in _INTENTS and kind != TOMBSTONE:
+            self.requests.append(d["seq"])
+            ident = requested(d)
+            if ident is not None:
+                self.wanted.append(ident)
+                if ident.agent is not None and not ident.agent.startswith(PSEUDONYM):
+                    # (a rewrite under way: records already carry the pseudonym)
+                    self.wanted += [
+                        Identity(agent=pseudonym(ident.agent, k)) for k in (d["id"], before)
+                    ]
+            if kind == SCRUBBED:
+                self.intents.append(d)
+        elif kind == TOMBSTONE:
+            self.tombs.append(d)
+        elif kind == SCRUBBED:
+            self.scrubbed.append(d)
+
+
 def unexplained(log: Log) -> list[str]:
     """One line per redacted record no forget request in ``log`` accounts for (and a
     last line counting any past ``MAX_LISTED``); empty when every redaction is explained.
@@ -148,48 +190,30 @@ def unexplained(log: Log) -> list[str]:
     nothing is judged (a request may be among the deleted records): the one line that
     ``RETENTION_NOTE`` starts says so, for the caller to report as a note.
     """
-    wanted: list[Identity] = []
-    tombs: list[dict[str, Any]] = []
-    scrubbed: list[dict[str, Any]] = []
-    intents: list[dict[str, Any]] = []
-    requests: list[int] = []
-    plans: dict[int, str] = {}  # seq -> type, as forget's plans list them
-    with_plan: set[int] = set()  # requests with a plan
-    out: list[str] = []
+    found = _Redacted()
     prev = ""
     try:
         for batch in log.read_batches(1):
             for d in batch:
-                kind = kind_of(d)
                 prev, before = d["id"], prev
-                if d["type"] == planned.PLANNED and kind is None:
-                    got = planned.listed(d["body"])
-                    if got is not None:
-                        with_plan.add(got[0])
-                        plans.update(got[1])
-                    continue
-                if d["type"] in _INTENTS and kind != TOMBSTONE:
-                    requests.append(d["seq"])
-                    ident = requested(d)
-                    if ident is not None:
-                        wanted.append(ident)
-                        if ident.agent is not None and not ident.agent.startswith(PSEUDONYM):
-                            # (a rewrite under way: records already carry the pseudonym)
-                            wanted += [
-                                Identity(agent=pseudonym(ident.agent, k)) for k in (d["id"], before)
-                            ]
-                    if kind == SCRUBBED:
-                        intents.append(d)
-                elif kind == TOMBSTONE:
-                    tombs.append(d)
-                elif kind == SCRUBBED:
-                    scrubbed.append(d)
+                found.see(d, before)
     except RetentionError as e:
         return [f"{RETENTION_NOTE}: {e}"]
-    strict = bool(requests) and all(r in with_plan for r in requests)
-    bad = _against_plans([*tombs, *intents, *scrubbed], plans, strict)
+    bad = sorted(_problems(found))
+    out = [f"seq {s}: {why}" for s, why in bad[:MAX_LISTED]]
+    if len(bad) > MAX_LISTED:
+        out.append(f"... and {len(bad) - MAX_LISTED} more unexplained redacted record(s)")
+    return out
+
+
+def _problems(found: _Redacted) -> list[tuple[int, str]]:
+    """(seq, why) of each redacted record neither a plan nor the form checks explain."""
+    requests, plans, wanted = found.requests, found.plans, found.wanted
+    strict = bool(requests) and all(r in found.with_plan for r in requests)
+    bad = _against_plans([*found.tombs, *found.intents, *found.scrubbed], plans, strict)
     tombs, intents, scrubbed = (
-        [d for d in ds if d["seq"] not in plans and not strict] for ds in (tombs, intents, scrubbed)
+        [d for d in ds if d["seq"] not in plans and not strict]
+        for ds in (found.tombs, found.intents, found.scrubbed)
     )
     bad += [
         (
@@ -217,8 +241,4 @@ def unexplained(log: Log) -> list[str]:
             for d in scrubbed
             if not scrub_ok(d, wanted)
         ]
-    bad.sort()
-    out += [f"seq {s}: {why}" for s, why in bad[:MAX_LISTED]]
-    if len(bad) > MAX_LISTED:
-        out.append(f"... and {len(bad) - MAX_LISTED} more unexplained redacted record(s)")
-    return out
+    return bad

@@ -15,6 +15,10 @@ From 1M facts up also recall@10 of the approximate path against the exact one (d
 and hybrid). One unmeasured process per tree first: it pays what a swarm's first reader
 pays once (the baseline hashes the side files in every process anyway), and the page
 cache is warm for both. Medians over rounds; the load average beside each round.
+
+Where ``<swarm dir>-main`` exists (a copy of the cached swarm as main checkpointed it),
+the baseline reads that copy and this tree the original, checkpointed again by this
+tree: each reads side files in its own format, as after an upgrade's first checkpoint.
 """
 
 from __future__ import annotations
@@ -125,12 +129,14 @@ def main() -> None:
         path = swarm_dir(n)
         if not (path / "READY").exists():
             raise SystemExit(f"readpath_bench: no cached swarm of {n} (scale_bench --build-only)")
-        for _, tree in trees:
-            child(tree, path, 2)  # the swarm's first reader of this tree, unmeasured
+        main_copy = path.with_name(path.name + "-main")
+        paths = {"this": path, "main": main_copy if main_copy.is_dir() else path}
+        for name, tree in trees:
+            child(tree, paths[name], 2)  # the swarm's first reader of this tree, unmeasured
         got: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
         for i in range(a.rounds):
             for name, tree in trees if i % 2 == 0 else trees[::-1]:
-                r = child(tree, path, a.recalls)
+                r = child(tree, paths[name], a.recalls)
                 got[name].append(r)
                 print(n, name, json.dumps({k: round(v, 5) for k, v in r.items()}), flush=True)
         for name, rows in got.items():

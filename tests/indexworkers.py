@@ -37,7 +37,8 @@ def segment_view(root: str) -> View:
         log._catch_up(locked=False)
         ids = {k: v for k, v in log._ids.items()}
         keys = dict(log._versions.items())
-        end = (log._last + 1, log._seg_first, log._seg_end, log._last_ts, log._tip)
+        at = log._end
+        end = (at.last + 1, at.seg_first, at.seg_end, at.last_ts, at.tip)
         return end, ids, keys
 
 

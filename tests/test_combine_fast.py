@@ -57,7 +57,7 @@ def _holding(holder: FileLog) -> Iterator[tuple[wi.WriterIndex, int]]:
     try:
         ix = ixfast.view(holder)
         assert ix is not None
-        yield ix, holder._last
+        yield ix, holder._end.last
     finally:
         fcntl.flock(holder._lock_fd, fcntl.LOCK_UN)
 

@@ -182,11 +182,7 @@ def test_a_snapshot_from_the_raw_index_is_the_dict_built_one(tmp_path: Path) -> 
         _swarm_id=b._swarm_id,
         _ids=dict(ix.entries(ix.ids_at, ix.id_cap)),
         _versions=dict(ix.entries(ix.keys_at, ix.key_cap)),
-        _last=b._last,
-        _last_ts=b._last_ts,
-        _tip=b._tip,
-        _seg_first=b._seg_first,
-        _seg_end=b._seg_end,
+        _end=b._end,
         _view_at=0,
     )
     snapshot.save(by_dict)

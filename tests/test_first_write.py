@@ -47,14 +47,14 @@ def test_a_fresh_handle_reads_the_log_before_the_lock(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         log = FileLog(root, notify=False)
-        assert log._last == 0  # nothing read yet
+        assert log._end.last == 0  # nothing read yet
         got: list[Event] = []
         t = threading.Thread(target=lambda: got.append(log.append(Event(agent="b", type="x"))))
         t.start()
         deadline = time.monotonic() + 30
-        while log._last < 300 and time.monotonic() < deadline:
+        while log._end.last < 300 and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert log._last == 300  # read while another process holds the lock
+        assert log._end.last == 300  # read while another process holds the lock
         assert t.is_alive() and not got  # and still waiting for it
     finally:
         assert holder.stdin is not None

@@ -97,7 +97,7 @@ def test_a_writer_alone_leaves_its_mode_when_a_redaction_drops_the_index(
     root = tmp_path / "s"
     w = FileLog(root, notify=False, segment_bytes=4096)
     victim = w.append(Event(agent="v", type="note", id="req-ZQXALONE-1", key="k-ZQXALONE"))
-    while w._seg_first == 1:  # (past the victim's segment)
+    while w._end.seg_first == 1:  # (past the victim's segment)
         w.append(Event(agent="w", type="note", body={"pad": "x" * 200}))
     w.append(Event(agent="w", type="note", body={"i": 0}))
     assert w._alone

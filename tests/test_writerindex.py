@@ -123,10 +123,10 @@ def test_records_written_without_the_index_are_caught_up(tmp_path: Path) -> None
         old._partial = False
         old._ids.clear()
         old._versions.clear()
-        old._last, old._seg_end, old._seg_first = 0, 0, 1
-        if old._seg_fd >= 0:
-            os.close(old._seg_fd)
-        old._seg_fd = -1
+        old._end.last, old._end.seg_end, old._end.seg_first = 0, 0, 1
+        if old._end.seg_fd >= 0:
+            os.close(old._end.seg_fd)
+        old._end.seg_fd = -1
         for i in range(1, 10):
             old.append(ev(f"o{i}", key="k"))
         rebuilt = a.index_rebuilds

@@ -24,27 +24,14 @@ import os
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
 from swarmlog.errors import SwarmlogError
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow, read_nofollow
-
-
-class WriterView(Protocol):
-    """What ``skip`` moves: a FileLog's writer view (its id index, key versions, place)."""
-
-    _root_s: str
-    _segdir_s: str
-    _seg_first: int
-    _seg_end: int
-    _seg_fd: int
-    _last: int
-    _ids: dict[str, int]
-    _versions: dict[str, int]
-
+from swarmlog.file.view.state import FileState
 
 ARCHIVE = "archive"
 MANIFEST = "retention.json"
@@ -347,21 +334,19 @@ def read_before(
     return from_seq
 
 
-def skip(log: WriterView) -> bool:
+def skip(log: FileState) -> bool:
     """FileLog hook: move the writer view past segments compaction removed, loading the
     archived ids and key versions it skips; False if nothing was removed under it."""
-    cur = os.path.join(log._segdir_s, seg.segment_name(log._seg_first))
-    later = [f for f in seg.list_segments(log._segdir_s) if f > log._seg_first]
+    cur = os.path.join(log._segdir_s, seg.segment_name(log._end.seg_first))
+    later = [f for f in seg.list_segments(log._segdir_s) if f > log._end.seg_first]
     if not later or os.path.exists(cur):
         return False
     nxt = later[0]
     for e in load(log._root_s).entries:
-        if e.last <= log._last or e.first >= nxt:
+        if e.last <= log._end.last or e.first >= nxt:
             continue
         d = current(log._root_s, e, archived_ids)  # (a redaction may have replaced it)
         log._ids.update(zip(d["ids"], range(e.first, e.last + 1), strict=True))
         log._versions.update(d["keys"])
-    if log._seg_fd >= 0:
-        os.close(log._seg_fd)
-    log._seg_fd, log._seg_first, log._seg_end, log._last = -1, nxt, 0, nxt - 1
+    log._end.reset(nxt)
     return True

@@ -37,7 +37,6 @@ import os
 import threading
 import time
 import weakref
-from array import array
 from collections.abc import Iterable, Mapping
 from itertools import repeat
 from pathlib import Path
@@ -45,7 +44,6 @@ from typing import Any
 
 import orjson
 
-from swarmlog import chain as hashchain
 from swarmlog import idreuse
 from swarmlog._fast import (
     Serializer,
@@ -60,9 +58,8 @@ from swarmlog.clock import Clock, split_ts
 from swarmlog.contract import Log, VerifyReport
 from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits, StoredEvent
 from swarmlog.errors import DurabilityError, InvalidEvent, LogUnavailable, SwarmlogError
-from swarmlog.file import archive, chainwalk, lockfile, redact
+from swarmlog.file import archive, chainwalk, lockfile, redact, verify
 from swarmlog.file import segment as seg
-from swarmlog.file import verify as fileverify
 from swarmlog.file.fsguard import check_local, check_real_dir, os_error, read_nofollow
 from swarmlog.file.meta import clean_meta_tmp, write_meta
 from swarmlog.file.reader import SegmentReader
@@ -73,7 +70,7 @@ from swarmlog.file.view import combine, writerindex
 from swarmlog.file.view.alone import AloneView
 from swarmlog.file.view.columns import any_known
 from swarmlog.file.view.index import CRASH_AT_LAG, crash_step
-from swarmlog.file.view.state import Durability
+from swarmlog.file.view.state import Durability, WriterEnd
 from swarmlog.names import check_name, default_swarm_name, new_swarm_id
 
 FORMAT = "swarmlog-file/1"
@@ -152,19 +149,11 @@ class FileLog(SegmentReader, AloneView, Log):
         # writer view of the log (kept current under the lock)
         self._ids = hashed_dict()
         self._versions = {}
-        self._last = 0
-        self._last_ts = 0.0  # ts of seq _last: the floor of the next stamp
         # readings are floats (time.time's are; an injected clock's are made so)
         self._clock = time.time if clock is None else _float_clock(clock)
-        self._tip = hashchain.GENESIS  # chain value of record _last (chain.py)
-        self._seg_first = 1
-        self._seg_end = 0
-        self._seg_fd = -1
+        self._end = WriterEnd()  # (where the next record goes: view/state.py)
         self._view_at = 0  # seq of the view snapshot loaded or saved (view/snapshot.py)
         self._hints = {}
-        # where the records this handle wrote start (see FileState._offs)
-        self._offs = array("q", (0,))
-        self._offs_base = 1
         self._files = SegmentFiles(self._segdir_s)
         self._wix = None
         self._wix_off = False
@@ -174,7 +163,6 @@ class FileLog(SegmentReader, AloneView, Log):
         self._ix_ready = False
         self._save_later = None
         self._save_from = (None, 0)  # (the index and heap size a save copies from)
-        self._seg_ino = 0
         self.index_rebuilds = 0
         self._alone = False
         self._lag_gen = self._lag_first = self._lag_hint_at = 0
@@ -228,13 +216,16 @@ class FileLog(SegmentReader, AloneView, Log):
             self._alone_close()  # (the lag into the index: view/alone.py)
         self._closed = True
         self._close_sync()
-        for fd in (self._lock_fd, self._seg_fd):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._lock_fd = self._seg_fd = -1
+        if self._lock_fd >= 0:
+            try:
+                os.close(self._lock_fd)
+            except OSError:
+                pass
+        self._lock_fd = -1
+        try:
+            self._end.close_segment()
+        except OSError:
+            pass
         self._files.close()
         if self._wix is not None:
             self._wix.close()
@@ -307,15 +298,15 @@ class FileLog(SegmentReader, AloneView, Log):
                     if seq is None:
                         if expect:
                             self._check_expect(expect)
-                        seq = self._last + 1
+                        seq = self._end.last + 1
                         ts = self._lag_stamp()
-                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
-                        if self._seg_end < self.segment_bytes:
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
+                        if self._end.seg_end < self.segment_bytes:
                             self._write_one(line, seq)
                         else:
                             self._write(line, seq, 1)
-                        self._last_ts = ts
-                        self._tip = tip
+                        self._end.last_ts = ts
+                        self._end.tip = tip
                         self._ids[eid] = seq
                         key = src.get("key")
                         if key is not None:
@@ -344,12 +335,12 @@ class FileLog(SegmentReader, AloneView, Log):
                         if not ix.fits_one(eid, key):
                             ix = self._ix_room(ix, [eid], [key])
                             slot = ixfast.find(ix, *idk)[1]
-                        seq = self._last + 1
+                        seq = self._end.last + 1
                         ts, cap = ixfast.stamp(self, ix)
-                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
                         ixfast.write_one(self, line, seq)  # (view: the open segment, not full)
-                        self._last_ts = ts
-                        self._tip = tip
+                        self._end.last_ts = ts
+                        self._end.tip = tip
                         if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):
                             self._ix_record_one(ix, seq, eid, key, cap)
                     if slots is not None and (others := slots.others()):  # (posted meanwhile)
@@ -367,17 +358,17 @@ class FileLog(SegmentReader, AloneView, Log):
                         key = src.get("key")
                         if not ix.fits_one(eid, key):
                             ix = self._ix_room(ix, [eid], [key])
-                        seq = self._last + 1
+                        seq = self._end.last + 1
                         ts, cap = self._ix_stamp(ix)
-                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
-                        if self._seg_fd >= 0 and self._seg_end < self.segment_bytes:
+                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
+                        if self._end.seg_fd >= 0 and self._end.seg_end < self.segment_bytes:
                             self._write_one(line, seq)
                         else:
                             self._write(line, seq, 1)
-                        self._last_ts = ts
-                        self._tip = tip
+                        self._end.last_ts = ts
+                        self._end.tip = tip
                         self._ix_record_one(ix, seq, eid, key, cap)
-                seg_fd, seg_first = self._seg_fd, self._seg_first
+                seg_fd, seg_first = self._end.seg_fd, self._end.seg_first
             finally:
                 if slots is not None and slots.ticket:
                     slots.clear()  # (posted, not done by another: nobody may take it now)
@@ -461,15 +452,15 @@ class FileLog(SegmentReader, AloneView, Log):
             return seq, True, 0.0
         if expect:
             self._check_expect(expect)
-        seq = self._last + 1
+        seq = self._end.last + 1
         ts = self._stamp()
-        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._tip)
+        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
         if at_end:
             self._write_one(line, seq)
         else:
             self._write(line, seq, 1)
-        self._last_ts = ts
-        self._tip = tip
+        self._end.last_ts = ts
+        self._end.tip = tip
         self._ids[eid] = seq
         key = src.get("key")
         if key is not None:
@@ -527,14 +518,14 @@ class FileLog(SegmentReader, AloneView, Log):
                             self._ix_expect(ix, expect)
                         ix = self._ix_room(ix, fresh_ids, keys)
                         ts, cap = self._ix_stamp(ix)
-                    first = self._last + 1
-                    data, last, tip = encode_batch(parts, first, orjson.dumps(ts), self._tip)
+                    first = self._end.last + 1
+                    data, last, tip = encode_batch(parts, first, orjson.dumps(ts), self._end.tip)
                     assert tip is not None
                     self._write(data, last, len(fresh))
-                    self._last_ts = ts
-                    self._tip = tip
-                    seg_fd = self._seg_fd
-                    seg_first = self._seg_first
+                    self._end.last_ts = ts
+                    self._end.tip = tip
+                    seg_fd = self._end.seg_fd
+                    seg_first = self._end.seg_first
                     if ix is not None:
                         self._ix_record(ix, first, fresh_ids, keys, cap)
                     else:  # (no index, or a writer alone: the dicts, view/alone.py)
@@ -552,7 +543,7 @@ class FileLog(SegmentReader, AloneView, Log):
                 if fresh:
                     self._sync_upto(max(last, olds_top), seg_fd, seg_first)
                 else:
-                    self._sync_upto(olds_top, self._seg_fd, self._seg_first)
+                    self._sync_upto(olds_top, self._end.seg_fd, self._end.seg_first)
         if fresh:
             if any("swarm" in d for d in fresh):
                 swarms = [None if "swarm" in d else self.name for d in fresh]
@@ -564,9 +555,7 @@ class FileLog(SegmentReader, AloneView, Log):
         it = iter(out if fresh else ())
         return [olds[s] if s is not None else next(it) for s in known]
 
-    def _check_known(
-        self, evs: list[Event], known: list[int | None]
-    ) -> dict[int, StoredEvent]:
+    def _check_known(self, evs: list[Event], known: list[int | None]) -> dict[int, StoredEvent]:
         """The stored originals of a batch's known ids, by seq (under the lock, before
         anything of the batch is written); EventIdReused if one asks for other content."""
         return {
@@ -648,7 +637,7 @@ class FileLog(SegmentReader, AloneView, Log):
     def verify(self) -> VerifyReport:
         """Every record's CRC and seq order, archives included (see verify.py), then
         the hash chain over the segments (walked over an intact log only; see chain.py)."""
-        rep = fileverify.verify(self)
+        rep = verify.verify(self)
         if rep.corruption is None:  # archives and segments, from seq 1 (chainwalk.py)
             firsts = seg.list_segments(self.segdir)
             names = [seg.segment_name(f) for f in firsts]

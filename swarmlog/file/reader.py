@@ -122,9 +122,9 @@ class SegmentReader(SegmentWriter):
         """Where in segment ``first`` reading for ``from_seq`` starts, and the seq found there."""
         if from_seq <= first:
             return 0, first
-        if first == self._seg_first:  # a record this handle appended: its offset is known
-            offs = self._offs
-            i = from_seq - self._offs_base
+        if first == self._end.seg_first:  # a record this handle appended: its offset is known
+            offs = self._end.offs
+            i = from_seq - self._end.offs_base
             if 0 <= i < len(offs):
                 # (read without the lock, so maybe from another moment: seek_seq checks
                 # the record there has this seq before it trusts the hint)

@@ -31,7 +31,7 @@ import bisect
 import dataclasses
 import os
 import signal
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -40,41 +40,11 @@ from swarmlog.file import archive, lockfile, tmpclean
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow, read_nofollow
 from swarmlog.file.view import slotfile
+from swarmlog.file.view.state import FileState
 from swarmlog.redaction import check_changes, redact_line, renames_index
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    from swarmlog.file.lockfile import Flock
-
-
-class View(Protocol):
-    """A FileLog's writer view, as reopening a replaced segment needs it (structural:
-    log.py and swarmlog/file/view/catchup.py import this module)."""
-
-    _segdir_s: str
-    _seg_first: int
-    _seg_end: int
-    _seg_fd: int
-    _last: int
-    _hints: dict[int, dict[int, int]]
-
-    def _catch_up_once(self, locked: bool) -> None: ...
-
-    def _offs_new(self) -> None: ...
-
-
-class FileLog(View, Protocol):
-    """What a redaction uses of a FileLog besides its view: locks and places."""
-
-    _root_s: str
-    _tlock: Any
-
-    def check_writable(self) -> None: ...
-
-    def _locked(self, write: bool = True) -> Flock: ...
-
-    def _catch_up(self, locked: bool) -> None: ...
 
 
 TMP_SUFFIX = ".redact.tmp"
@@ -96,7 +66,7 @@ def step() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def redact(log: FileLog, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
+def redact(log: FileState, changes: Mapping[int, Mapping[str, Any] | None]) -> int:
     """``FileLog.redact`` (see ``Log.redact`` and the module docstring)."""
     todo = check_changes(changes)
     if not todo:
@@ -105,7 +75,7 @@ def redact(log: FileLog, changes: Mapping[int, Mapping[str, Any] | None]) -> int
     root = log._root_s
     with lockfile.operator_lock(root), log._tlock, log._locked(write=True):
         log._catch_up(locked=True)
-        past = [q for q in todo if q > log._last]
+        past = [q for q in todo if q > log._end.last]
         if past:
             raise SwarmlogError(f"redact: seq {min(past)} is past the end of the log")
         clean_tmp(log)
@@ -143,7 +113,7 @@ def _bump(root: str) -> None:
     archive.write_atomic(root, COUNT_FILE, b"%d\n" % (count(root) + 1))
 
 
-def clean_tmp(log: FileLog) -> int:
+def clean_tmp(log: FileState) -> int:
     """Delete temporary files a killed redaction left (they hold original bytes), and
     those of a killed compaction (archives and ids files: records too; tmpclean.py)."""
     n = tmpclean.clean(log._root_s, locked=True, appending=True)
@@ -240,7 +210,7 @@ def _write_tmp(directory: str, name: str, data: bytes) -> str:
     return tmp
 
 
-def _segment(log: FileLog, first: int, sub: dict[int, Any], current: bool) -> int:
+def _segment(log: FileState, first: int, sub: dict[int, Any], current: bool) -> int:
     """Rewrite one segment; ``current``: the last one, which writers hold open."""
     name = seg.segment_name(first)
     path = os.path.join(log._segdir_s, name)
@@ -261,37 +231,30 @@ def _segment(log: FileLog, first: int, sub: dict[int, Any], current: bool) -> in
     fsync_dir(log._segdir_s)
     step()
     log._hints.pop(first, None)
-    if first == log._seg_first:
+    if first == log._end.seg_first:
         # this handle's view is caught up: same seqs, ids, keys and chain tip; only the
         # file (and its size: redacted records never shrink, they may grow) is new
-        if log._seg_fd >= 0:
-            os.close(log._seg_fd)
-        log._seg_fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND)
-        log._seg_end = len(new)
-        log._offs_new()
+        log._end.close_segment()  # (then the new file: the handle's own, opened next)
+        log._end.reopened(open_nofollow(path, os.O_WRONLY | os.O_APPEND), len(new))
     return n
 
 
-def reopen(log: View, locked: bool) -> bool:
+def reopen(log: FileState, locked: bool) -> bool:
     """FileLog hook: the writer view's segment was replaced under it (a redaction), so
     scan it again under its name; False if no file has that name (compaction's case)."""
-    if not os.path.exists(os.path.join(log._segdir_s, seg.segment_name(log._seg_first))):
+    if not os.path.exists(os.path.join(log._segdir_s, seg.segment_name(log._end.seg_first))):
         return False
     _rescan(log, locked)
     return True
 
 
-def _rescan(log: View, locked: bool) -> None:
+def _rescan(log: FileState, locked: bool) -> None:
     """Read the writer view's current segment again from its start (same seqs, ids and
     keys; new offsets)."""
-    if log._seg_fd >= 0:
-        os.close(log._seg_fd)
-    log._seg_fd = -1
-    log._seg_end = 0
-    log._last = log._seg_first - 1
-    log._hints.pop(log._seg_first, None)
+    log._end.reset(log._end.seg_first)
+    log._hints.pop(log._end.seg_first, None)
     log._catch_up_once(locked)
-    log._offs_new()
+    log._end.offs_new()
 
 
 def _archives(root: str, todo: dict[int, Any]) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from array import array
 from collections.abc import Mapping
 from typing import NoReturn
 
@@ -51,7 +50,7 @@ class SegmentWriter(GroupSync):
 
     def _stamp(self) -> float:
         """The ts of the next batch (under the lock, caught up): ``max(clock(), last ts)``."""
-        return stamp(self._clock, self._last_ts)
+        return stamp(self._clock, self._end.last_ts)
 
     # ------------------------------------------------------------------ writing
 
@@ -59,9 +58,9 @@ class SegmentWriter(GroupSync):
         """Under the lock: the segment ends where this handle left it and is not full (one
         lseek): a record can be written with no catch-up."""
         return (
-            self._seg_fd >= 0
-            and self._seg_end < self.segment_bytes
-            and os.lseek(self._seg_fd, 0, os.SEEK_END) == self._seg_end
+            self._end.seg_fd >= 0
+            and self._end.seg_end < self.segment_bytes
+            and os.lseek(self._end.seg_fd, 0, os.SEEK_END) == self._end.seg_end
         )
 
     def _write_one(self, data: bytes, seq: int) -> None:
@@ -69,23 +68,23 @@ class SegmentWriter(GroupSync):
         kept in ``_offs`` for reads (started over every 65,536 seqs)."""
         self._write_all(data, seq)
         if self.durability == "fsync":
-            self._note_written(seq, self._seg_first)  # (the end, for the next leader)
+            self._note_written(seq, self._end.seg_first)  # (the end, for the next leader)
         if seq % 65536:
-            self._offs.append(self._seg_end)
+            self._end.offs.append(self._end.seg_end)
         else:
-            self._offs_new()
+            self._end.offs_new()
 
     def _write(self, data: bytes, last: int, count: int) -> None:
         """One ``write()`` of a whole batch to the current segment (rotating a full one)."""
-        if self._seg_fd < 0 or self._seg_end >= self.segment_bytes:
+        if self._end.seg_fd < 0 or self._end.seg_end >= self.segment_bytes:
             self._rotate(last - count + 1)
         self._write_all(data, last)
-        self._hint(self._seg_first, last + 1, self._seg_end)
-        self._offs_new()
+        self._hint(self._end.seg_first, last + 1, self._end.seg_end)
+        self._end.offs_new()
         if self.durability == "fsync":
             # (last written seq, its segment): exists before the lock is released, so
             # rotations see it, and tells the next syncer what its fdatasync covers
-            self._note_written(last, self._seg_first)
+            self._note_written(last, self._end.seg_first)
 
     def _write_all(self, data: bytes, last: int) -> None:
         """Write ``data`` (records up to seq ``last``) at the segment's end: all of it
@@ -93,27 +92,21 @@ class SegmentWriter(GroupSync):
         if mapguard.CUT[0]:
             mapguard.check_cut()
         try:
-            written = os.write(self._seg_fd, data)
+            written = os.write(self._end.seg_fd, data)
             while written < len(data):
-                written += os.write(self._seg_fd, memoryview(data)[written:])
+                written += os.write(self._end.seg_fd, memoryview(data)[written:])
         except OSError as e:
             self._undo_write(e)
-        self._seg_end += len(data)
-        self._last = last
+        self._end.advance(last, len(data))
 
     def _undo_write(self, e: OSError) -> NoReturn:
         """Nothing of a failed batch may stay: cut back to the last good end and raise."""
         try:
-            os.ftruncate(self._seg_fd, self._seg_end)
+            os.ftruncate(self._end.seg_fd, self._end.seg_end)
         except OSError:
             pass
-        where = self._seg_path(self._seg_first)
+        where = self._seg_path(self._end.seg_first)
         raise SwarmlogError(f"append failed, nothing written to {where}: {e}") from None
-
-    def _offs_new(self) -> None:
-        """Start ``_offs`` over at the writer view's end (after anything but a fast append)."""
-        self._offs = array("q", (self._seg_end,))
-        self._offs_base = self._last + 1
 
     def _hint(self, first: int, seq: int, offset: int) -> None:
         """Record that seq ``seq`` starts at ``offset`` of segment ``first`` (sparse index)."""
@@ -136,24 +129,22 @@ class SegmentWriter(GroupSync):
         any reader seeing a segment below that size knows it is the last one.
         """
         durable = self.durability == "fsync" or os.path.exists(os.path.join(self._root_s, "sync"))
-        if self._seg_fd >= 0 and self._seg_end >= self.segment_bytes:
+        if self._end.seg_fd >= 0 and self._end.seg_end >= self.segment_bytes:
             if durable:
                 # fsync writers use this log: their group commit only syncs the segment
                 # written last, so a segment closed under them must be durable first
-                self._fsync(self._seg_fd)
-            os.close(self._seg_fd)
-            self._seg_fd = -1
-            self._seg_first, self._seg_end = first, 0
-        path = self._seg_path(self._seg_first)
+                self._fsync(self._end.seg_fd)
+            self._end.rotated(first)
+        path = self._seg_path(self._end.seg_first)
         new = not os.path.exists(path)
         os.makedirs(self._segdir_s, exist_ok=True)
-        self._seg_fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._end.opened(open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT))
         if new and durable:
             fsync_dir(self._segdir_s)
 
     def _cut(self, end: int, size: int, reason: str) -> None:
         """Cut a torn tail off the current segment, noting it in ``repairs.jsonl`` first."""
-        name = seg.segment_name(self._seg_first)
+        name = seg.segment_name(self._end.seg_first)
         note = {"segment": name, "offset": end, "bytes": size - end, "reason": reason}
-        repairs.record(self._root_s, {**note, "after_seq": self._last, "ts": time.time()})
-        os.ftruncate(self._seg_fd, end)  # (after the note: a refused note cuts nothing)
+        repairs.record(self._root_s, {**note, "after_seq": self._end.last, "ts": time.time()})
+        os.ftruncate(self._end.seg_fd, end)  # (after the note: a refused note cuts nothing)

@@ -22,11 +22,8 @@ import struct
 import time
 import zlib
 
-from swarmlog import chain as hashchain
 from swarmlog._fast import bounded_stamp as _bounded_stamp
-from swarmlog.file.view import index as viewindex
-from swarmlog.file.view import mapguard
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import index, mapguard, snapshot
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.columns import str_hash
 from swarmlog.file.view.index import IndexedView
@@ -56,7 +53,6 @@ _boot_ns = time.clock_gettime_ns
 _BOOTTIME = wi.BOOTTIME
 _SEEK_END = os.SEEK_END
 _crc32 = zlib.crc32
-_GENESIS = hashchain.GENESIS
 _cut = mapguard.CUT
 
 
@@ -70,7 +66,7 @@ def id_key(eid: str) -> tuple[bytes, int, bytes]:
 def stamp(log: IndexedView, ix: wi.WriterIndex) -> tuple[float, tuple[float, int]]:
     """``IndexedView._ix_stamp`` in one frame (``boottime_ns`` inlined)."""
     return _bounded_stamp(
-        log._clock(), log._last_ts, ix.cap_ts, ix.cap_at, _boot_ns(_BOOTTIME) or 1
+        log._clock(), log._end.last_ts, ix.cap_ts, ix.cap_at, _boot_ns(_BOOTTIME) or 1
     )
 
 
@@ -78,7 +74,7 @@ def view(log: IndexedView) -> wi.WriterIndex | None:
     """``IndexedView._wview`` in its common case, else None having changed nothing
     (the caller then runs ``_wview``). Under the append lock."""
     ix = log._wix
-    if ix is None or not log._ix_ready or viewindex._crash[1]:
+    if ix is None or not log._ix_ready or index._crash[1]:
         return None
     m = ix.m
     if _lseek(ix.fd, 0, _SEEK_END) < len(m):
@@ -98,21 +94,20 @@ def view(log: IndexedView) -> wi.WriterIndex | None:
     ):
         return None  # (load sets ``seen`` to an even, trusted gen: as in _wview)
     nxt, seg_first, off, ino, last_ts, tip = ix.end
-    fd = log._seg_fd
-    if seg_first != log._seg_first or fd < 0 or ino != log._seg_ino:
+    end = log._end
+    fd = end.seg_fd
+    if seg_first != end.seg_first or fd < 0 or ino != end.seg_ino:
         return None  # (another segment)
     last = nxt - 1
     if off >= log.segment_bytes or _lseek(fd, 0, _SEEK_END) != off:
         return None  # (full, or written past the index's end, or cut under it)
-    if last != log._last:
+    if last != end.last:
         at = max(log._view_at, ix.snapshot_at())
-        if last - at >= viewsnap.SAVE_AFTER and viewsnap.due(last, at):
+        if last - at >= snapshot.SAVE_AFTER and snapshot.due(last, at):
             return None  # (time for a view snapshot: _wview's)
-        log._last, log._seg_end, log._last_ts = last, off, last_ts
-        log._tip = tip or _GENESIS
-        log._partial = True
-        log._offs_new()
-    elif off != log._seg_end:
+        end.adopt(last, off, last_ts, tip)
+        log._partial = True  # private: IndexedView._wview's own step, fused in one frame
+    elif off != end.seg_end:
         return None  # (this handle rewrote the segment: an erasure, or adopted at its end)
     return ix
 
@@ -145,22 +140,20 @@ def write_one(log: IndexedView, line: bytes, seq: int) -> None:
     frame: a short or failed write goes to ``_write_all``'s own handling."""
     if _cut[0]:
         mapguard.check_cut()
+    end = log._end
     try:
-        written = os.write(log._seg_fd, line)
+        written = os.write(end.seg_fd, line)
     except OSError as e:
         log._undo_write(e)  # (nothing of it stays: as ``_write_all``)
     if written != len(line):  # (a short write: the rest, or an undo, as the reference)
         log._write_all(line[written:], seq)
-        log._seg_end += written
-    else:
-        log._seg_end += written
-        log._last = seq
+    end.advance(seq, written)
     if log.durability == "fsync":
-        log._note_written(seq, log._seg_first)
+        log._note_written(seq, end.seg_first)
     if seq % 65536:
-        log._offs.append(log._seg_end)
+        end.offs.append(end.seg_end)
     else:
-        log._offs_new()
+        end.offs_new()
 
 
 def find(ix: wi.WriterIndex, s: bytes, h: int, entry: bytes = b"") -> tuple[int, int]:
@@ -197,7 +190,7 @@ def record_one(
     """``IndexedView._ix_record_one`` of a record whose id ``find`` placed at ``slot``
     (under the same lock), by a handle whose dicts are partial; False (nothing done)
     otherwise, for the reference code."""
-    if not log._partial or viewindex._crash[1]:
+    if not log._partial or index._crash[1]:
         return False
     m = ix.m
     gen = _unpack_q(m, 8)[0] | 1
@@ -213,11 +206,12 @@ def record_one(
     if key is not None:
         ix.set_key(key, seq)
     used = ix.heap_used
+    own = log._end
     end = ix.end
-    if log._seg_first != end[1] or not end[3]:  # (a new segment file)
-        log._seg_ino = os.fstat(log._seg_fd).st_ino
+    if own.seg_first != end[1] or not end[3]:  # (a new segment file)
+        own.note_ino()
     gen += 1
-    end = (seq + 1, log._seg_first, log._seg_end, log._seg_ino, log._last_ts, log._tip)
+    end = (seq + 1, own.seg_first, own.seg_end, own.seg_ino, own.last_ts, own.tip)
     ix.end = end
     ix.cap_ts, ix.cap_at = cap
     at = _END_AT[(gen >> 1) & 1]  # (not the committed record: a kill leaves that one)
@@ -254,7 +248,7 @@ def record_many(
     (``entries``), by a handle whose dicts are partial: no id decoded, hashed or looked up
     again. False (nothing done) otherwise, for the reference code. The ids go in first,
     then the keys, as there: the same slots and heap, byte for byte."""
-    if not log._partial or viewindex._crash[1]:
+    if not log._partial or index._crash[1]:
         return False
     m = ix.m
     gen = _unpack_q(m, 8)[0] | 1
@@ -280,9 +274,8 @@ def record_many(
     for seq, key in enumerate(keys, first):
         if key is not None:
             ix.set_key(key, seq)
+    own = log._end
     end = ix.end
-    if log._seg_first != end[1] or not end[3]:  # (a new segment file)
-        log._seg_ino = os.fstat(log._seg_fd).st_ino
-    end = (log._last + 1, log._seg_first, log._seg_end, log._seg_ino, log._last_ts, log._tip)
-    ix.commit(gen + 1, end, cap)
+    ino = own.note_ino() if own.seg_first != end[1] or not end[3] else own.seg_ino
+    ix.commit(gen + 1, own.for_index(ino), cap)  # (note_ino: a new segment file)
     return True

@@ -33,7 +33,7 @@ from time import clock_gettime_ns as _clock_ns
 
 from swarmlog._fast import bounded_stamp
 from swarmlog.errors import SwarmlogError
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.index import IndexedView, lag_allowed
 
@@ -50,7 +50,7 @@ class AloneView(IndexedView):
             return  # (stale dicts: a redaction ran since they began; the index decides)
         self._alone = True
         self._lag_gen = ix.seen
-        self._lag_first = self._last + 1
+        self._lag_first = self._end.last + 1
         self._lag_cap = (ix.cap_ts, ix.cap_at)
         self._lag_hint_at = ix.cap_at
 
@@ -59,17 +59,17 @@ class AloneView(IndexedView):
         append (the segment ends where it left it; a full one has no successor, so this
         handle rotates), and the index it lags was not retired (a redaction drops it: the
         dicts may hold names it renamed, in any segment). False ends the mode."""
-        fd = self._seg_fd
+        fd = self._end.seg_fd
         ix = self._wix
         if fd >= 0 and (ix is None or not ix.retired()):  # (retired: a redaction dropped it)
-            end = self._seg_end
+            end = self._end.seg_end
             if os.lseek(fd, 0, os.SEEK_END) == end:
                 if end < self.segment_bytes:
                     return True
-                if not os.path.exists(self._seg_path(self._last + 1)):
-                    if viewsnap.due(self._last, self._view_at):  # (as the catch-up
+                if not os.path.exists(self._seg_path(self._end.last + 1)):
+                    if snapshot.due(self._end.last, self._view_at):  # (as the catch-up
                         # before a rotation did, after the lock: _ix_flush_save)
-                        self._save_later = viewsnap.Pending(self._view_redactions)
+                        self._save_later = snapshot.Pending(self._view_redactions)
                     return True
         self._alone = False
         return False
@@ -79,12 +79,12 @@ class AloneView(IndexedView):
         dicts answer. False ends the mode: had the read caught up with another writer's
         records, the dicts would stay whole and this handle would go on parsing them at
         every read instead of taking the index (a CAS loop beside another writer)."""
-        fd, end, ix = self._seg_fd, self._seg_end, self._wix
+        fd, end, ix = self._end.seg_fd, self._end.seg_end, self._wix
         if (
             fd >= 0
             and (ix is None or not ix.retired())
             and os.lseek(fd, 0, os.SEEK_END) == end
-            and (end < self.segment_bytes or not os.path.exists(self._seg_path(self._last + 1)))
+            and (end < self.segment_bytes or not os.path.exists(self._seg_path(self._end.last + 1)))
         ):
             return True
         self._alone = False
@@ -94,7 +94,7 @@ class AloneView(IndexedView):
         """The next ts under the handle's own copy of the clock ceiling."""
         now_at = _clock_ns(wi.BOOTTIME) or 1
         cap_ts, cap_at = self._lag_cap
-        ts, self._lag_cap = bounded_stamp(self._clock(), self._last_ts, cap_ts, cap_at, now_at)
+        ts, self._lag_cap = bounded_stamp(self._clock(), self._end.last_ts, cap_ts, cap_at, now_at)
         if now_at - self._lag_hint_at > HINT_NS:
             self._lag_hint()
         return ts
@@ -127,7 +127,7 @@ class AloneView(IndexedView):
         writer may have caught part of it up meanwhile) from the dicts. Best effort:
         what is left is read from the segment by the next writer."""
         self._alone = False
-        if self._last < self._lag_first or self._lock_fd < 0 or self._view_stale():
+        if self._end.last < self._lag_first or self._lock_fd < 0 or self._view_stale():
             return  # (nothing to enter, or dicts a redaction made stale: a catch-up's)
         try:
             with self._tlock, self._locked():
@@ -135,15 +135,15 @@ class AloneView(IndexedView):
                 if ix is None or not ix.load(self._swarm16) or ix.recovered:
                     return
                 first = ix.end[0]
-                if not self._lag_first <= first <= self._last:
+                if not self._lag_first <= first <= self._end.last:
                     return  # (nothing to enter, or an index this view cannot extend)
-                fd = self._seg_fd
-                if fd < 0 or os.lseek(fd, 0, os.SEEK_END) < self._seg_end:
+                fd = self._end.seg_fd
+                if fd < 0 or os.lseek(fd, 0, os.SEEK_END) < self._end.seg_end:
                     return  # (the segment changed under the view: a catch-up sees to it)
                 if not os.fstat(fd).st_nlink:
                     return  # (a redaction replaced it)
                 ids, seqs, keys = self._lag(first)
-                if seqs != list(range(first, self._last + 1)):
+                if seqs != list(range(first, self._end.last + 1)):
                     return  # (not the whole lag in the dicts: leave it to a catch-up)
                 key_list: list[str | None] = [k for k, _ in keys]
                 ix = self._ix_room(ix, ids, key_list)

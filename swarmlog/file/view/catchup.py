@@ -14,7 +14,7 @@ from swarmlog.errors import CorruptionError, ReadOnlyLog
 from swarmlog.file import archive, redact
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import open_nofollow
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 from swarmlog.file.writer import SegmentWriter
 
 
@@ -31,9 +31,9 @@ class CatchUp(SegmentWriter):
         here, before the lock, as ``version`` reads; under the lock only what was
         appended since is read.
         """
-        fresh = self._lock_fd < 0 and self._last == 0 and self._seg_fd < 0
+        fresh = self._lock_fd < 0 and self._end.last == 0 and self._end.seg_fd < 0
         fd = super()._write_lock()
-        if fresh and self._seg_end == 0:
+        if fresh and self._end.seg_end == 0:
             self._catch_up(locked=False)
         return fd
 
@@ -45,12 +45,12 @@ class CatchUp(SegmentWriter):
         and new bytes. So can a missing archive ids file: a redaction replaced it after we
         read the manifest. Such a finding is confirmed under the lock before it is believed.
         """
-        last = self._last
+        last = self._end.last
         try:
-            if last == 0 and self._seg_fd < 0 and self._seg_end == 0:
+            if last == 0 and self._end.seg_fd < 0 and self._end.seg_end == 0:
                 # (the dicts begin: the count first, so a redaction from here on shows)
                 self._view_redactions = redact.count(self._root_s)
-                viewsnap.load(self)  # a fresh handle: start from a saved view if sound
+                snapshot.load(self)  # a fresh handle: start from a saved view if sound
             self._catch_up_once(locked)
         except (CorruptionError, archive.ArchiveCorrupt):
             if locked:
@@ -60,11 +60,15 @@ class CatchUp(SegmentWriter):
             with self._locked(write=False):
                 self._catch_up_once(False)
         finally:
-            if self._last != last:
-                self._offs_new()
-        if locked and not self._partial and viewsnap.due(self._last, self._view_at):
+            if self._end.last != last:
+                self._end.offs_new()
+        if locked and not self._partial and snapshot.due(self._end.last, self._view_at):
             # spare the next process this scan (snapshot.py), after the lock
-            self._save_later = viewsnap.Pending(self._view_redactions)
+            self._save_later = snapshot.Pending(self._view_redactions)
+
+    def _adopt_view(self, ids: dict[str, int], versions: dict[str, int], at: int) -> None:
+        """Take a view snapshot's dicts, saved at seq ``at`` (snapshot.load)."""
+        self._ids, self._versions, self._view_at = ids, versions, at
 
     def _catch_up_once(self, locked: bool) -> None:
         """One pass of ``_catch_up``.
@@ -72,50 +76,48 @@ class CatchUp(SegmentWriter):
         Fast path: the current segment's size equals the end we know and it is not full,
         so nothing was appended and no later segment can exist (one lseek, no stat).
         """
-        if self._seg_fd >= 0:
-            size = os.lseek(self._seg_fd, 0, os.SEEK_END)
-            if size == self._seg_end and size < self.segment_bytes:
+        if self._end.seg_fd >= 0:
+            size = os.lseek(self._end.seg_fd, 0, os.SEEK_END)
+            if size == self._end.seg_end and size < self.segment_bytes:
                 return
         while True:
-            if self._seg_fd < 0:
-                path = self._seg_path(self._seg_first)
+            if self._end.seg_fd < 0:
+                path = self._seg_path(self._end.seg_first)
                 if not os.path.exists(path):
                     if archive.skip(self):  # (compacted or not yet written: see archive.py)
                         continue
                     return
-                self._seg_fd = self._open_current(path, locked)
-            st = os.fstat(self._seg_fd)
+                self._end.opened(self._open_current(path, locked))
+            st = os.fstat(self._end.seg_fd)
             if st.st_nlink == 0 and redact.reopen(self, locked):  # rewritten (redact.py)
                 continue
             size = st.st_size
-            if size > self._seg_end and self._read_on(size, locked):
+            if size > self._end.seg_end and self._read_on(size, locked):
                 continue  # the segment was compacted: the view moved past it
-            if self._seg_end >= self.segment_bytes and os.path.exists(
-                self._seg_path(self._last + 1)
+            if self._end.seg_end >= self.segment_bytes and os.path.exists(
+                self._seg_path(self._end.last + 1)
             ):
-                os.close(self._seg_fd)
-                self._seg_fd = -1
-                self._seg_first, self._seg_end = self._last + 1, 0
+                self._end.rotated(self._end.last + 1)
                 continue
-            if self._seg_end >= self.segment_bytes and archive.skip(self):
+            if self._end.seg_end >= self.segment_bytes and archive.skip(self):
                 continue
             return
 
     def _read_on(self, size: int, locked: bool) -> bool:
         """Take the current segment's records from ``_seg_end`` to ``size`` into the view;
         True if the segment was gone and the view moved past it instead."""
-        name = seg.segment_name(self._seg_first)
+        name = seg.segment_name(self._end.seg_first)
         try:
-            pin = self._files.acquire(self._seg_first, name)
+            pin = self._files.acquire(self._end.seg_first, name)
         except FileNotFoundError:  # compacted under this view: go past it (archive.py)
             if archive.skip(self):
                 return True
             raise
         sc = None
-        ids, versions = self._ids, self._versions
+        ids, versions, end = self._ids, self._versions, self._end
         try:
             fd = pin.fd
-            for records, sc in seg.read_records(fd, self._seg_end, size, self._last + 1, name):
+            for records, sc in seg.read_records(fd, end.seg_end, size, end.last + 1, name):
                 for d in records:
                     s = d["seq"]
                     ids[d["id"]] = s
@@ -123,11 +125,11 @@ class CatchUp(SegmentWriter):
                     if k is not None:
                         versions[k] = s
                 if records:
-                    self._last = records[-1]["seq"]
-                    self._last_ts = records[-1]["ts"]
                     c = sc.chain
-                    self._tip = c.encode() if c is not None else hashchain.GENESIS
-                self._seg_end = sc.end
+                    tip = c.encode() if c is not None else hashchain.GENESIS
+                    end.scanned(records[-1]["seq"], sc.end, records[-1]["ts"], tip)
+                else:
+                    end.passed(sc.end)
         finally:
             self._files.release(pin)
         if sc is not None and sc.end < size and locked:

@@ -495,7 +495,7 @@ def batch(
     before posting); where the batch fits the index, the ids are entered from those
     (``ixfast.record_many``) and never decoded: a batch's fixed cost is the serial section
     every other writer waits on (docs/benchmarks.md, session 7)."""
-    first = log._last + 1
+    first = log._end.last + 1
     assigned: dict[bytes, int] = {}
     fresh: list[Posted] = []
     entries: list[tuple[bytes, int, int]] = []  # (id bytes, hash, the slot find gave)
@@ -529,7 +529,7 @@ def batch(
                 entries = []
         ts, cap = ixfast.stamp(log, ix)
         tsb = orjson.dumps(ts)
-        tip = log._tip
+        tip = log._end.tip
         lines = []
         for k, p in enumerate(fresh, first):
             line, tip = encode_one(k, p.pre, tsb, p.post, tip)
@@ -538,15 +538,14 @@ def batch(
         if _crash[1]:
             _crash_step(1)
         log._write(b"".join(lines), last, len(fresh))
-        log._last_ts = ts
-        log._tip = tip
+        log._end.sealed(ts, tip)
         if not entries or not ixfast.record_many(log, ix, first, entries, keys, cap):
             if ids is None:
                 ids = [p.s.decode("utf-8", "surrogatepass") for p in fresh]
             log._ix_record(ix, first, ids, keys, cap, alone=False)
         if _crash[1]:
             _crash_step(2)
-    segf = log._seg_first
+    segf = log._end.seg_first
     theirs = seqs[1:] if own is not None else seqs
     for p, (seq, known) in zip(others, theirs, strict=True):
         slots.mark(p, seq, known, ts, segf)
@@ -582,8 +581,8 @@ def more(
 def sync_done(log: IndexedView, seq: int, segf: int) -> None:
     """Under fsync, a combined writer's wait for a completed fdatasync covering ``seq``
     (written by the combiner to the segment starting at ``segf``)."""
-    if log._seg_fd >= 0 and log._seg_first == segf:
-        log._group_sync(seq, log._seg_fd, segf)
+    if log._end.seg_fd >= 0 and log._end.seg_first == segf:
+        log._group_sync(seq, log._end.seg_fd, segf)
         return
     try:
         path = os.path.join(log._segdir_s, seg.segment_name(segf))

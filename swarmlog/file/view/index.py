@@ -27,8 +27,7 @@ from swarmlog.clock import MAX_STEP
 from swarmlog.errors import VersionConflict
 from swarmlog.file import redact
 from swarmlog.file.fsguard import open_nofollow, os_error
-from swarmlog.file.view import ixsnap, mapguard
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import ixsnap, mapguard, snapshot
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.catchup import CatchUp
 from swarmlog.file.view.columns import BasedDict, full_table
@@ -105,8 +104,8 @@ class IndexedView(CatchUp):
             if not ix.load(self._swarm16):
                 return self._ix_rebuild()
         nxt, seg_first, off, ino, last_ts, tip = ix.end
-        fd = self._seg_fd
-        if seg_first != self._seg_first or fd < 0 or ino != self._seg_ino:
+        fd = self._end.seg_fd
+        if seg_first != self._end.seg_first or fd < 0 or ino != self._end.seg_ino:
             # another segment than the one this handle has open: open it and check it
             # is the index's file (inode); then only its size (one lseek a time)
             fd = self._ix_open(seg_first)
@@ -116,22 +115,20 @@ class IndexedView(CatchUp):
                     return self._ix_rebuild()
             elif ino or off:
                 return self._ix_rebuild()  # (the segment it names is gone)
-        elif nxt - 1 == self._last and off != self._seg_end:
+        elif nxt - 1 == self._end.last and off != self._end.seg_end:
             return self._ix_rebuild()  # this handle rewrote the segment (an erasure)
         size = os.lseek(fd, 0, os.SEEK_END) if fd >= 0 else 0
         if size < off:
             return self._ix_rebuild()  # cut under it: another writer's view, not ours
-        adopted = nxt - 1 != self._last or off != self._seg_end
+        adopted = nxt - 1 != self._end.last or off != self._end.seg_end
         if adopted:  # (others appended: where the plain path would have caught up)
-            self._last, self._seg_end, self._last_ts = nxt - 1, off, last_ts
-            self._tip = tip or hashchain.GENESIS
+            self._end.adopt(nxt - 1, off, last_ts, tip)
             self._partial = True
-            self._offs_new()
-        self._seg_ino = ino
+        self._end.set_ino(ino)
         full = off >= self.segment_bytes
         if size > off or ix.recovered or (full and os.path.exists(self._seg_path(nxt))):
             ix = self._ix_catch_up(ix)
-        if adopted and viewsnap.due(self._last, max(self._view_at, ix.snapshot_at())):
+        if adopted and snapshot.due(self._end.last, max(self._view_at, ix.snapshot_at())):
             self._ix_save_view(ix)
         return ix
 
@@ -145,21 +142,21 @@ class IndexedView(CatchUp):
         (``_ix_flush_save``; ixsnap.py says why a copy then is the view at the end noted),
         so no other writer waits for them.
         """
-        ix.set_snapshot_at(self._last)
+        ix.set_snapshot_at(self._end.last)
         self._save_from = (ix, ix.heap_used)
         self._save_later = later = ixsnap.of_view(self, redactions=redact.count(self._root_s))
         later.id_count = ix.id_count
-        self._view_at = self._last
+        self._view_at = self._end.last
 
     def _ix_flush_save(self) -> None:
         """Write the snapshot ``_ix_save_view`` prepared, or the handle's own view whose
-        save came due under the lock (``viewsnap.Pending``), after the append lock."""
+        save came due under the lock (``snapshot.Pending``), after the append lock."""
         view, self._save_later = self._save_later, None
         (ix, used), self._save_from = self._save_from, (None, 0)
-        if isinstance(view, viewsnap.Pending):
+        if isinstance(view, snapshot.Pending):
             # (the dicts are still this handle's whole view, or it went partial: no save)
             if not self._partial:
-                self._save_unless_redacted(view.redactions, lambda: viewsnap.save(self))
+                self._save_unless_redacted(view.redactions, self._save_own)
         elif view is not None and ix is not None:
 
             def write() -> bool:
@@ -172,6 +169,13 @@ class IndexedView(CatchUp):
 
             self._save_unless_redacted(view.redactions, write)
 
+    def _save_own(self) -> bool:
+        """Save the handle's own view (its whole dicts) as ``view.idx``; True if saved."""
+        if not snapshot.save(self):
+            return False
+        self._view_at = self._end.last
+        return True
+
     def _save_unless_redacted(self, redactions: int, write: Callable[[], bool]) -> None:
         """Run ``write`` (a view snapshot's save) unless the redaction count moved from
         ``redactions`` (a redaction may have renamed ids or keys the view holds); if it
@@ -180,7 +184,7 @@ class IndexedView(CatchUp):
         if redact.count(self._root_s) != redactions:
             return
         if write() and redact.count(self._root_s) != redactions:
-            viewsnap.discard(self._root_s)
+            snapshot.discard(self._root_s)
 
     def _ix_mapped(self) -> wi.WriterIndex | None:
         """The index file, mapped (reopened if a newer one replaced it); None if it
@@ -208,27 +212,25 @@ class IndexedView(CatchUp):
         the same, or behind it (a writer died between its write and its index update:
         the records past it are caught up), never ahead or different at the same seq."""
         nxt, seg_first, off, ino, last_ts, tip = ix.end
-        if nxt - 1 > self._last:
+        if nxt - 1 > self._end.last:
             return False
-        if nxt - 1 < self._last:
+        if nxt - 1 < self._end.last:
             return True
-        if (seg_first, off, last_ts) != (self._seg_first, self._seg_end, self._last_ts):
+        if (seg_first, off, last_ts) != (self._end.seg_first, self._end.seg_end, self._end.last_ts):
             return False
-        if (tip or hashchain.GENESIS) != self._tip:
+        if (tip or hashchain.GENESIS) != self._end.tip:
             return False
-        return (os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0) == ino
+        return (os.fstat(self._end.seg_fd).st_ino if self._end.seg_fd >= 0 else 0) == ino
 
     def _ix_open(self, seg_first: int) -> int:
         """Make the segment at ``seg_first`` the handle's current one (-1: no such file)."""
-        if self._seg_fd >= 0:
-            os.close(self._seg_fd)
-            self._seg_fd = -1
-        self._seg_first = seg_first
+        self._end.close_segment()
         try:
-            self._seg_fd = open_nofollow(self._seg_path(seg_first), os.O_WRONLY | os.O_APPEND)
+            fd = open_nofollow(self._seg_path(seg_first), os.O_WRONLY | os.O_APPEND)
         except FileNotFoundError:
-            self._seg_fd = -1
-        return self._seg_fd
+            fd = -1
+        self._end.place(seg_first, fd)
+        return fd
 
     def _view_stale(self) -> bool:
         """Whether a redaction ran since the dicts began (``_view_redactions``): they may
@@ -239,14 +241,10 @@ class IndexedView(CatchUp):
     def _view_restart(self) -> None:
         """Drop the view and read the log again from scratch (view snapshot, archives,
         torn tails cut as ever), under the append lock."""
-        if self._seg_fd >= 0:
-            os.close(self._seg_fd)
-        self._seg_fd = -1
+        self._end.restart()
         self._ids, self._versions = hashed_dict(), {}
-        self._last, self._last_ts, self._tip = 0, 0.0, hashchain.GENESIS
-        self._seg_first, self._seg_end, self._view_at = 1, 0, 0
+        self._view_at = 0
         self._partial = False
-        self._offs_new()
         self._catch_up(locked=True)
 
     def _ix_rebuild(self, rescan: bool = True) -> wi.WriterIndex:
@@ -256,18 +254,18 @@ class IndexedView(CatchUp):
         wi.clean_tmp(self._root_s)
         if rescan or self._partial or self._view_stale():
             self._view_restart()
-        ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
+        ino = self._end.fd_ino()
         old = self._wix
         cap = old.clock(self._swarm16) if old is not None else (0.0, 0)
         if not cap[1]:  # (no ceiling kept: the index was deleted, dropped or foreign)
             cap = self._derived_cap()
         ids, keys = _entries(self._ids), _entries(self._versions)
-        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
+        end = self._end.for_index(ino)
         try:
             self._wix = ix = wi.build(self._root_s, self._swarm16, ids, keys, end, cap, old=old)
         except OSError as e:  # (a full disk: the old file stays, untrusted; tried again)
             raise os_error(e, os.path.join(self._root_s, wi.NAME), writing=True) from None
-        self._seg_ino = ino
+        self._end.set_ino(ino)
         self.index_rebuilds += 1
         mapguard.CUT[0] = 0  # (a cut index healed in this process: rebuilt now)
         return ix
@@ -283,22 +281,22 @@ class IndexedView(CatchUp):
         along. (0.0, 0): no record, nothing to bound by. With no segment open (every
         record archived) the segments directory's mtime stands in, a looser bound: it
         moved when the newest segment was created or an old one archived."""
-        if self._last == 0:
+        if self._end.last == 0:
             return 0.0, 0
         try:
-            if self._seg_fd >= 0:
-                written = os.fstat(self._seg_fd).st_mtime
+            if self._end.seg_fd >= 0:
+                written = os.fstat(self._end.seg_fd).st_mtime
             else:
                 written = os.stat(self._segdir_s).st_mtime
         except OSError:
             return 0.0, 0
         since = max(0.0, time.time() - written)
-        return self._last_ts + since + MAX_STEP, wi.boottime_ns()
+        return self._end.last_ts + since + MAX_STEP, wi.boottime_ns()
 
     def _ix_catch_up(self, ix: wi.WriterIndex) -> wi.WriterIndex:
         """Read the records written past the index's end (by a writer that died before
         its index update, or one without the index) and enter them."""
-        if self._last == 0:
+        if self._end.last == 0:
             return self._ix_rebuild()
         saved = self._ids, self._versions
         self._ids, self._versions = hashed_dict(), {}
@@ -317,9 +315,7 @@ class IndexedView(CatchUp):
             ix.add_id(i, s)
         for k, s in keys.items():
             ix.set_key(k, s)
-        ino = os.fstat(self._seg_fd).st_ino if self._seg_fd >= 0 else 0
-        self._seg_ino = ino
-        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
+        end = self._end.for_index(self._end.note_ino())
         ix.commit(gen, end, ix.clock(self._swarm16))  # (a lagging writer's newer ceiling)
         return ix
 
@@ -333,7 +329,9 @@ class IndexedView(CatchUp):
 
     def _ix_stamp(self, ix: wi.WriterIndex) -> tuple[float, tuple[float, int]]:
         """The batch's ts under the shared clock ceiling (clock.bounded_stamp)."""
-        return bounded_stamp(self._clock(), self._last_ts, ix.cap_ts, ix.cap_at, wi.boottime_ns())
+        return bounded_stamp(
+            self._clock(), self._end.last_ts, ix.cap_ts, ix.cap_at, wi.boottime_ns()
+        )
 
     def _ix_room(
         self, ix: wi.WriterIndex, ids: list[str], keys: list[str | None]
@@ -376,18 +374,9 @@ class IndexedView(CatchUp):
                 ix.set_key(k, s)
         if _crash[1]:
             _step(3)
-        fd = self._seg_fd
-        if self._seg_first != ix.end[1] or not ix.end[3]:  # (a new segment file)
-            self._seg_ino = os.fstat(fd).st_ino
-        end = (
-            self._last + 1,
-            self._seg_first,
-            self._seg_end,
-            self._seg_ino,
-            self._last_ts,
-            self._tip,
-        )
-        ix.commit(gen, end, cap)
+        at = self._end
+        ino = at.note_ino() if at.seg_first != ix.end[1] or not ix.end[3] else at.seg_ino
+        ix.commit(gen, at.for_index(ino), cap)  # (note_ino: a new segment file)
         if whole:
             self._partial = False
             seqs = range(first, first + len(ids))
@@ -414,9 +403,7 @@ class IndexedView(CatchUp):
             ix.add_id(i, s)
         for k, s in keys:
             ix.set_key(k, s)
-        self._seg_ino = ino = os.fstat(self._seg_fd).st_ino
-        end = (self._last + 1, self._seg_first, self._seg_end, ino, self._last_ts, self._tip)
-        ix.commit(gen, end, cap)
+        ix.commit(gen, self._end.for_index(self._end.note_ino()), cap)
 
     def _ix_record_one(
         self, ix: wi.WriterIndex, seq: int, eid: str, key: str | None, cap: tuple[float, int]
@@ -431,14 +418,9 @@ class IndexedView(CatchUp):
         ix.add_id(eid, seq)
         if key is not None:
             ix.set_key(key, seq)
-        end = ix.end
-        if self._seg_first != end[1] or not end[3]:  # (a new segment file)
-            self._seg_ino = os.fstat(self._seg_fd).st_ino
-        ix.commit(
-            gen,
-            (seq + 1, self._seg_first, self._seg_end, self._seg_ino, self._last_ts, self._tip),
-            cap,
-        )
+        at, end = self._end, ix.end
+        ino = at.note_ino() if at.seg_first != end[1] or not end[3] else at.seg_ino
+        ix.commit(gen, at.for_index(ino), cap)  # (note_ino: a new segment file)
         if whole:  # (the dicts hold the whole log: keep them so, and lag from here)
             self._partial = False
             self._ids[eid] = seq

@@ -36,9 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from swarmlog.file.view import snapshot as viewsnap
+from swarmlog.file.view import snapshot
 from swarmlog.file.view import writerindex as wi
 from swarmlog.file.view.columns import Table, str_hash
+from swarmlog.file.view.state import FileState
 
 
 @dataclass
@@ -63,7 +64,7 @@ class RawView:
 
 
 def of_view(
-    log: viewsnap.View, tables: tuple[bytes, bytes, bytes] = (b"", b"", b""), redactions: int = 0
+    log: FileState, tables: tuple[bytes, bytes, bytes] = (b"", b"", b""), redactions: int = 0
 ) -> RawView:
     """A ``RawView`` of the writer view's end in ``log`` with ``tables`` (``copy``; empty:
     copied later) and the redaction count ``redactions``."""
@@ -74,11 +75,11 @@ def of_view(
         ids=ids,
         keys=keys,
         heap=heap,
-        last=log._last,
-        last_ts=log._last_ts,
-        tip=log._tip,
-        seg_first=log._seg_first,
-        seg_end=log._seg_end,
+        last=log._end.last,
+        last_ts=log._end.last_ts,
+        tip=log._end.tip,
+        seg_first=log._end.seg_first,
+        seg_end=log._end.seg_end,
         redactions=redactions,
     )
 
@@ -126,7 +127,7 @@ def save(view: RawView) -> bool:
         return False  # (the last record came from an ids file: no segment record to check)
     i = int(at[0])
     last_id = bytes(ids.blob[ids.offs[i] : ids.offs[i + 1]]).decode("utf-8", "surrogatepass")
-    return viewsnap.save_tables(
+    return snapshot.save_tables(
         view.root,
         view.swarm_id,
         ids,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -35,6 +35,7 @@ from swarmlog import codec
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import open_nofollow
 from swarmlog.file.view.columns import BasedDict, Table, full_table
+from swarmlog.file.view.state import FileState
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,20 +53,8 @@ _TAIL_READ = 64 * 1024
 _ALIGN = 8
 
 
-class View(Protocol):
-    """The writer-view fields of a FileLog handle (see state.py)."""
-
-    _root_s: str
-    _segdir_s: str
-    _swarm_id: str
-    _ids: dict[str, int]
-    _versions: dict[str, int]
-    _last: int
-    _last_ts: float
-    _tip: bytes
-    _seg_first: int
-    _seg_end: int
-    _view_at: int
+View = FileState
+"""What ``save`` and ``load`` take: a FileLog handle (its fields: view/state.py)."""
 
 
 def due(last: int, saved_at: int) -> bool:
@@ -95,12 +84,12 @@ class Pending:
     redactions: int
 
 
-def save(log: View) -> bool:
+def save(log: FileState) -> bool:
     """Write the handle's view to ``view.idx`` (best effort: errors are ignored); True if
     it was written."""
-    if log._last == 0 or not log._swarm_id:
+    if log._end.last == 0 or not log._swarm_id:
         return False
-    last = log._last
+    last = log._end.last
     last_id = next((i for i, s in reversed(log._ids.items()) if s == last), None)
     if last_id is None:
         return False  # (the last record came from an ids file: no segment record to check)
@@ -112,13 +101,11 @@ def save(log: View) -> bool:
         keys,
         last=last,
         last_id=last_id,
-        last_ts=log._last_ts,
-        tip=log._tip,
-        seg_first=log._seg_first,
-        seg_end=log._seg_end,
+        last_ts=log._end.last_ts,
+        tip=log._end.tip,
+        seg_first=log._end.seg_first,
+        seg_end=log._end.seg_end,
     )
-    if saved:
-        log._view_at = last
     return saved
 
 
@@ -203,7 +190,7 @@ def _write(path: str, data: bytes) -> bool:
     return True
 
 
-def load(log: View) -> bool:
+def load(log: FileState) -> bool:
     """Set a fresh handle's view from ``view.idx`` if it can be trusted; True if it was."""
     got = _read(os.path.join(log._root_s, NAME))
     if got is None:
@@ -223,10 +210,8 @@ def load(log: View) -> bool:
         return False
     if not _ends_with(log, seg_first, seg_end, last, last_id, tip):
         return False
-    log._ids, log._versions = _based(ids, log._ids), _based(keys, log._versions)
-    log._last, log._last_ts, log._tip = last, last_ts, tip
-    log._seg_first, log._seg_end = seg_first, seg_end
-    log._view_at = last
+    log._end.adopt(last, seg_end, last_ts, tip, seg_first)
+    log._adopt_view(_based(ids, log._ids), _based(keys, log._versions), last)
     return True
 
 
@@ -302,7 +287,7 @@ def _table(buf: memoryview, at: int, shape: Any, last: int) -> tuple[Table, int]
     return Table(hashes, seqs, offs, blob), at
 
 
-def _ends_with(log: View, first: int, end: int, seq: int, eid: str, tip: bytes) -> bool:
+def _ends_with(log: FileState, first: int, end: int, seq: int, eid: str, tip: bytes) -> bool:
     """Whether segment ``first``'s valid bytes up to ``end`` end with the record
     (seq, id, chain value) the snapshot names."""
     path = os.path.join(log._segdir_s, seg.segment_name(first))

@@ -242,9 +242,19 @@ class WriterIndex:
             self.cap_at,
         ) = _END.unpack_from(self.m, at)
         self.end = (nxt, seg, off, ino, last_ts, tip.rstrip(b"\0"))
+        self._shape()
+
+    def _shape(self) -> None:
+        """Where the tables start, from the capacities (ids, then keys, then the heap)."""
         self._ids_at = PAGE
         self._keys_at = PAGE + SLOT * self.id_cap
         self._heap_at = self._keys_at + SLOT * self.key_cap
+
+    def sized(self, id_cap: int, key_cap: int, heap_cap: int) -> None:
+        """A new file's capacities (its header just written: the crc seed read from it)."""
+        self._seed = zlib.crc32(self.m[24:56])
+        self.id_cap, self.key_cap, self.heap_cap = id_cap, key_cap, heap_cap
+        self._shape()
 
     @property
     def ids_at(self) -> int:
@@ -520,10 +530,7 @@ def _new_file(root: str, swarm: bytes, id_cap: int, key_cap: int, heap_cap: int)
         raise
     new = WriterIndex(tmp, m, fd)
     _HEAD.pack_into(m, 0, MAGIC, 1, 0, swarm, BOOT)
-    new._seed = zlib.crc32(m[24:56])
-    new.id_cap, new.key_cap, new.heap_cap = id_cap, key_cap, heap_cap
-    new._ids_at, new._keys_at = PAGE, PAGE + SLOT * id_cap
-    new._heap_at = new._keys_at + SLOT * key_cap
+    new.sized(id_cap, key_cap, heap_cap)
     return new
 
 

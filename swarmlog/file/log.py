@@ -57,11 +57,12 @@ from swarmlog.checkpoint import CheckpointStore, FileCheckpointStore
 from swarmlog.clock import Clock, split_ts
 from swarmlog.contract import Log, VerifyReport
 from swarmlog.envelope import DEFAULT_LIMITS, Event, Limits, StoredEvent
-from swarmlog.errors import DurabilityError, InvalidEvent, LogUnavailable, SwarmlogError
+from swarmlog.errors import DurabilityError, InvalidEvent, SwarmlogError
 from swarmlog.file import archive, chainwalk, lockfile, redact, verify
 from swarmlog.file import segment as seg
-from swarmlog.file.fsguard import check_local, check_real_dir, os_error, read_nofollow
-from swarmlog.file.meta import clean_meta_tmp, write_meta
+from swarmlog.file.fsguard import check_local
+from swarmlog.file.meta import FORMAT as FORMAT  # (the format's name, as before)
+from swarmlog.file.meta import clean_meta_tmp, open_meta
 from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through log.py)
@@ -71,12 +72,13 @@ from swarmlog.file.view.alone import AloneView
 from swarmlog.file.view.columns import any_known
 from swarmlog.file.view.index import CRASH_AT_LAG, crash_step
 from swarmlog.file.view.state import Durability, WriterEnd
-from swarmlog.names import check_name, default_swarm_name, new_swarm_id
 
-FORMAT = "swarmlog-file/1"
 _EX_NB = fcntl.LOCK_EX | fcntl.LOCK_NB
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 _OPEN: weakref.WeakSet[FileLog] = weakref.WeakSet()
+_ROTATE, _AT_END, _FUSED = 0, 1, 2
+"""How ``FileLog._record`` writes a record (see there)."""
+Expect = Mapping[str, int] | None
 
 
 def _reopen_locks_after_fork() -> None:
@@ -113,22 +115,9 @@ class FileLog(SegmentReader, AloneView, Log):
         self.poll_interval = poll_interval
         self.sync_count = 0
         check_local(self.root, allow_network_fs)
-        meta_path = self.root / "swarm.json"
-        if not meta_path.exists():
-            if not create:
-                raise LogUnavailable(f"no swarm log at {self.root} (run 'swarmlog init')")
-            self._create(meta_path, name, segment_bytes)
-        try:
-            meta = orjson.loads(read_nofollow(meta_path))
-            self.name = meta["name"]
-            self.segment_bytes = int(meta["segment_bytes"])
-            self._swarm_id = str(meta.get("id") or "")
-        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-            raise LogUnavailable(f"{meta_path} is unreadable: {e}") from None
-        for d in ("segments", "checkpoints"):
-            check_real_dir(self.root / d)
-        if meta.get("format") != FORMAT:
-            raise LogUnavailable(f"{meta_path} has format {meta.get('format')!r}, not {FORMAT}")
+        self.name, self.segment_bytes, self._swarm_id = open_meta(
+            self.root, create, name, segment_bytes
+        )
         self.segdir = self.root / "segments"
         # str paths: pathlib costs microseconds per join, too much for the append path
         self._root_s = os.fspath(self.root)
@@ -146,11 +135,17 @@ class FileLog(SegmentReader, AloneView, Log):
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints", owner=self)
         self._serializer = Serializer(orjson.dumps(self.name), limits)
         self.limits = limits
-        # writer view of the log (kept current under the lock)
+        self._init_view(time.time if clock is None else _float_clock(clock))
+        _OPEN.add(self)
+
+    # ------------------------------------------------------------------ setup
+
+    def _init_view(self, clock: Clock) -> None:
+        """The writer view's fields, empty: the first append (or ``version``) reads the log;
+        ``clock``'s readings are floats (time.time's are; an injected clock's are made so)."""
         self._ids = hashed_dict()
         self._versions = {}
-        # readings are floats (time.time's are; an injected clock's are made so)
-        self._clock = time.time if clock is None else _float_clock(clock)
+        self._clock = clock
         self._end = WriterEnd()  # (where the next record goes: view/state.py)
         self._view_at = 0  # seq of the view snapshot loaded or saved (view/snapshot.py)
         self._hints = {}
@@ -169,28 +164,6 @@ class FileLog(SegmentReader, AloneView, Log):
         self._lag_cap = (0.0, 0)
         self._slots: combine.Slots | None = None  # (this handle's combining slot)
         self._slots_tried = False
-        _OPEN.add(self)
-
-    # ------------------------------------------------------------------ setup
-
-    def _create(self, meta_path: Path, name: str | None, segment_bytes: int) -> None:
-        if segment_bytes < 4096:
-            raise ValueError("segment_bytes must be at least 4096")
-        name = check_name("swarm", name or default_swarm_name(self.root))
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            (self.root / "segments").mkdir(exist_ok=True)
-        except OSError as e:
-            raise os_error(e, e.filename or self.root, writing=True) from None
-        check_real_dir(self.root / "segments")
-        fd = lockfile.open_write_lock(os.fspath(self.root))
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if not meta_path.exists():
-                meta = {"format": FORMAT, "name": name, "segment_bytes": segment_bytes}
-                write_meta(meta_path, {**meta, "id": new_swarm_id()})
-        finally:
-            os.close(fd)
 
     def _after_fork(self) -> None:
         """In a forked child: get flock descriptors of our own.
@@ -292,27 +265,8 @@ class FileLog(SegmentReader, AloneView, Log):
             elif (done := self._post_and_lock(slots, lock_fd, src, idk, pre, post)) is not None:
                 return self._combined(event, src, *done)  # (a combiner appended it for us)
             try:
-                if self._alone and self._still_alone():  # a writer alone (view/alone.py):
-                    seq = self._ids.get(eid)  # no index work, main's old fast path
-                    known = seq is not None
-                    if seq is None:
-                        if expect:
-                            self._check_expect(expect)
-                        seq = self._end.last + 1
-                        ts = self._lag_stamp()
-                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
-                        if self._end.seg_end < self.segment_bytes:
-                            self._write_one(line, seq)
-                        else:
-                            self._write(line, seq, 1)
-                        self._end.last_ts = ts
-                        self._end.tip = tip
-                        self._ids[eid] = seq
-                        key = src.get("key")
-                        if key is not None:
-                            self._versions[key] = seq
-                        if CRASH_AT_LAG:
-                            crash_step(4)
+                if self._alone and self._still_alone():  # a writer alone (view/alone.py)
+                    seq, known, ts = self._append_alone(src, eid, pre, post, expect)
                 elif (
                     slots is not None
                     and (others := slots.others())
@@ -324,50 +278,16 @@ class FileLog(SegmentReader, AloneView, Log):
                     if combine.STICKY:
                         last = combine.more(self, ix, slots, last, combine.STICKY)
                 elif (ix := ixfast.view(self)) is not None:  # (the common case, fused)
-                    if idk is None:
-                        idk = ixfast.id_key(eid)
-                    seq, slot = ixfast.find(ix, *idk)
-                    known = seq != 0
-                    if not known:
-                        if expect:
-                            self._ix_expect(ix, expect)
-                        key = src.get("key")
-                        if not ix.fits_one(eid, key):
-                            ix = self._ix_room(ix, [eid], [key])
-                            slot = ixfast.find(ix, *idk)[1]
-                        seq = self._end.last + 1
-                        ts, cap = ixfast.stamp(self, ix)
-                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
-                        ixfast.write_one(self, line, seq)  # (view: the open segment, not full)
-                        self._end.last_ts = ts
-                        self._end.tip = tip
-                        if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):
-                            self._ix_record_one(ix, seq, eid, key, cap)
+                    seq, known, ts = self._append_fused(ix, src, eid, idk, pre, post, expect)
                     if slots is not None and (others := slots.others()):  # (posted meanwhile)
-                        last = combine.batch(self, self._wix or ix, slots, None, others)[3]
+                        ix = self._wix or ix  # (a grown index: the new file)
+                        last = combine.batch(self, ix, slots, None, others)[3]
                         if combine.STICKY:
                             last = combine.more(self, ix, slots, last, combine.STICKY)
                 elif (ix := self._wview()) is None:
                     seq, known, ts = self._append_plain(src, eid, pre, post, expect)
                 else:
-                    seq = ix.find_id(eid)
-                    known = seq != 0
-                    if not known:
-                        if expect:
-                            self._ix_expect(ix, expect)
-                        key = src.get("key")
-                        if not ix.fits_one(eid, key):
-                            ix = self._ix_room(ix, [eid], [key])
-                        seq = self._end.last + 1
-                        ts, cap = self._ix_stamp(ix)
-                        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
-                        if self._end.seg_fd >= 0 and self._end.seg_end < self.segment_bytes:
-                            self._write_one(line, seq)
-                        else:
-                            self._write(line, seq, 1)
-                        self._end.last_ts = ts
-                        self._end.tip = tip
-                        self._ix_record_one(ix, seq, eid, key, cap)
+                    seq, known, ts = self._append_indexed(ix, src, eid, pre, post, expect)
                 seg_fd, seg_first = self._end.seg_fd, self._end.seg_first
             finally:
                 if slots is not None and slots.ticket:
@@ -382,6 +302,100 @@ class FileLog(SegmentReader, AloneView, Log):
         if known:  # a retry gets the original; an id reused for other content, an error
             return idreuse.check(event, self._read_one(seq))
         return appended(seq, src, None if "swarm" in src else self.name, ts)
+
+    def _record(self, pre: bytes, post: bytes, ts: float, how: int) -> int:
+        """The record step of a single append, under the lock with the view caught up:
+        encode the event as seq ``last + 1`` stamped ``ts``, write it, and take it as the
+        end; its seq. ``how``: ``_AT_END`` (the open segment, not full: ``_write_one``),
+        ``_FUSED`` (the same, fused: view/_fast.py) or ``_ROTATE`` (``_write``: it may
+        rotate a full segment or open a closed one)."""
+        end = self._end
+        seq = end.last + 1
+        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, end.tip)
+        if how == _FUSED:
+            ixfast.write_one(self, line, seq)
+        elif how == _AT_END:
+            self._write_one(line, seq)
+        else:
+            self._write(line, seq, 1)
+        end.sealed(ts, tip)
+        return seq
+
+    def _append_alone(
+        self, src: dict[str, Any], eid: str, pre: bytes, post: bytes, expect: Expect
+    ) -> tuple[int, bool, float]:
+        """``append``'s body for a writer alone: its own dicts, no index work, the index
+        left lagging (view/alone.py): (seq, known, ts)."""
+        seq = self._ids.get(eid)
+        if seq is not None:
+            return seq, True, 0.0
+        if expect:
+            self._check_expect(expect)
+        ts = self._lag_stamp()
+        seq = self._record(
+            pre, post, ts, _AT_END if self._end.seg_end < self.segment_bytes else _ROTATE
+        )
+        self._ids[eid] = seq
+        key = src.get("key")
+        if key is not None:
+            self._versions[key] = seq
+        if CRASH_AT_LAG:
+            crash_step(4)
+        return seq, False, ts
+
+    def _append_fused(
+        self,
+        ix: writerindex.WriterIndex,
+        src: dict[str, Any],
+        eid: str,
+        idk: tuple[bytes, int, bytes] | None,
+        pre: bytes,
+        post: bytes,
+        expect: Expect,
+    ) -> tuple[int, bool, float]:
+        """``_append_indexed`` in the common case ``ixfast.view`` vouched for: the id's
+        slot found once, the record and the index update fused (view/_fast.py)."""
+        if idk is None:
+            idk = ixfast.id_key(eid)
+        seq, slot = ixfast.find(ix, *idk)
+        if seq:
+            return seq, True, 0.0
+        if expect:
+            self._ix_expect(ix, expect)
+        key = src.get("key")
+        if not ix.fits_one(eid, key):
+            ix = self._ix_room(ix, [eid], [key])
+            slot = ixfast.find(ix, *idk)[1]
+        ts, cap = ixfast.stamp(self, ix)
+        seq = self._record(pre, post, ts, _FUSED)  # (view: the open segment, not full)
+        if not ixfast.record_one(self, ix, seq, *idk, slot, key, cap):
+            self._ix_record_one(ix, seq, eid, key, cap)
+        return seq, False, ts
+
+    def _append_indexed(
+        self,
+        ix: writerindex.WriterIndex,
+        src: dict[str, Any],
+        eid: str,
+        pre: bytes,
+        post: bytes,
+        expect: Expect,
+    ) -> tuple[int, bool, float]:
+        """``append``'s body through the shared index (view/index.py): (seq, known, ts)."""
+        seq = ix.find_id(eid)
+        if seq:
+            return seq, True, 0.0
+        if expect:
+            self._ix_expect(ix, expect)
+        key = src.get("key")
+        if not ix.fits_one(eid, key):
+            ix = self._ix_room(ix, [eid], [key])
+        ts, cap = self._ix_stamp(ix)
+        end = self._end
+        at_end = end.seg_fd >= 0 and end.seg_end < self.segment_bytes
+        seq = self._record(pre, post, ts, _AT_END if at_end else _ROTATE)
+        self._ix_record_one(ix, seq, eid, key, cap)
+        return seq, False, ts
 
     def _sync_upto(self, seq: int, seg_fd: int, seg_first: int) -> None:
         """Under fsync: return once a completed fdatasync covers ``seq`` (group commit),
@@ -434,12 +448,7 @@ class FileLog(SegmentReader, AloneView, Log):
         return appended(seq, src, None if "swarm" in src else self.name, ts)
 
     def _append_plain(
-        self,
-        src: dict[str, Any],
-        eid: str,
-        pre: bytes,
-        post: bytes,
-        expect: Mapping[str, int] | None,
+        self, src: dict[str, Any], eid: str, pre: bytes, post: bytes, expect: Expect
     ) -> tuple[int, bool, float]:
         """``append``'s body without the index (under the lock): (seq, known, ts)."""
         at_end = self._at_known_end()
@@ -452,89 +461,30 @@ class FileLog(SegmentReader, AloneView, Log):
             return seq, True, 0.0
         if expect:
             self._check_expect(expect)
-        seq = self._end.last + 1
         ts = self._stamp()
-        line, tip = encode_one(seq, pre, orjson.dumps(ts), post, self._end.tip)
-        if at_end:
-            self._write_one(line, seq)
-        else:
-            self._write(line, seq, 1)
-        self._end.last_ts = ts
-        self._end.tip = tip
+        seq = self._record(pre, post, ts, _AT_END if at_end else _ROTATE)
         self._ids[eid] = seq
         key = src.get("key")
         if key is not None:
             self._versions[key] = seq
         return seq, False, ts
 
-    def append_many(
-        self, events: Iterable[Event], expect: Mapping[str, int] | None = None
-    ) -> list[StoredEvent]:
+    def append_many(self, events: Iterable[Event], expect: Expect = None) -> list[StoredEvent]:
         evs = list(events)
         if self._failed:
             raise DurabilityError(self._failed)
         if not evs:
             if expect:
-                with self._tlock, self._locked():
-                    alone = self._alone and self._still_alone()
-                    ix = None if alone else self._wview()
-                    if ix is None:
-                        if not alone:
-                            self._catch_up(locked=True)
-                        self._check_expect(expect)
-                    else:
-                        self._ix_expect(ix, expect)
+                self._expect_only(expect)
             return []
         inners, srcs, ids = self._prepare_many(evs)
         parts = [split_ts(inner) for inner in inners]
         with self._tlock:
             with self._locked():
-                alone = self._alone and self._still_alone()  # (no index work: view/alone.py)
-                ix = None if alone else self._wview()
-                known: list[int | None] | None
-                if ix is None:
-                    if not alone:
-                        self._catch_up(locked=True)
-                    index = self._ids
-                    known = [index.get(i) for i in ids] if any_known(index, ids) else None
-                else:
-                    found = [ix.find_id(i) for i in ids]
-                    known = [s or None for s in found] if any(found) else None
-                if known is None:
-                    fresh = srcs
-                else:  # a retry: some (or all) events are in the log already
-                    olds = self._check_known(evs, known)  # (raises before any write)
-                    fresh = [d for d, s in zip(srcs, known, strict=True) if s is None]
-                    parts = [b for b, s in zip(parts, known, strict=True) if s is None]
-                if fresh:
-                    fresh_ids = [d["id"] for d in fresh] if known is not None else ids
-                    keys = [d.get("key") for d in fresh]
-                    if ix is None:
-                        if expect:
-                            self._check_expect(expect)
-                        ts = self._lag_stamp() if alone else self._stamp()
-                    else:
-                        if expect:
-                            self._ix_expect(ix, expect)
-                        ix = self._ix_room(ix, fresh_ids, keys)
-                        ts, cap = self._ix_stamp(ix)
-                    first = self._end.last + 1
-                    data, last, tip = encode_batch(parts, first, orjson.dumps(ts), self._end.tip)
-                    assert tip is not None
-                    self._write(data, last, len(fresh))
-                    self._end.last_ts = ts
-                    self._end.tip = tip
-                    seg_fd = self._end.seg_fd
-                    seg_first = self._end.seg_first
-                    if ix is not None:
-                        self._ix_record(ix, first, fresh_ids, keys, cap)
-                    else:  # (no index, or a writer alone: the dicts, view/alone.py)
-                        seqs = range(first, last + 1)
-                        self._ids.update(zip(fresh_ids, seqs, strict=True))
-                        if keys.count(None) != len(keys):
-                            self._versions.update(
-                                (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
-                            )
+                known, olds, fresh, first, last, ts = self._many_locked(
+                    evs, srcs, ids, parts, expect
+                )
+                seg_fd, seg_first = self._end.seg_fd, self._end.seg_first
             if self._save_later is not None:
                 self._ix_flush_save()
             if self.durability == "fsync" and (fresh or known is not None):
@@ -544,6 +494,7 @@ class FileLog(SegmentReader, AloneView, Log):
                     self._sync_upto(max(last, olds_top), seg_fd, seg_first)
                 else:
                     self._sync_upto(olds_top, self._end.seg_fd, self._end.seg_first)
+        out: list[StoredEvent] = []
         if fresh:
             if any("swarm" in d for d in fresh):
                 swarms = [None if "swarm" in d else self.name for d in fresh]
@@ -552,8 +503,94 @@ class FileLog(SegmentReader, AloneView, Log):
                 out = appended_batch(first, fresh, repeat(self.name), ts)
         if known is None:
             return out
-        it = iter(out if fresh else ())
+        it = iter(out)
         return [olds[s] if s is not None else next(it) for s in known]
+
+    def _expect_only(self, expect: Mapping[str, int]) -> None:
+        """``append_many`` of no events: check the expectations under the lock."""
+        with self._tlock, self._locked():
+            alone = self._alone and self._still_alone()
+            ix = None if alone else self._wview()
+            if ix is None:
+                if not alone:
+                    self._catch_up(locked=True)
+                self._check_expect(expect)
+            else:
+                self._ix_expect(ix, expect)
+
+    def _many_locked(
+        self,
+        evs: list[Event],
+        srcs: list[dict[str, Any]],
+        ids: list[str],
+        parts: list[tuple[bytes, bytes]],
+        expect: Expect,
+    ) -> tuple[
+        list[int | None] | None, dict[int, StoredEvent], list[dict[str, Any]], int, int, float
+    ]:
+        """``append_many`` under the lock: which ids are known (None: none), their stored
+        originals, the fresh events, and the seqs and ts they were written with."""
+        alone = self._alone and self._still_alone()  # (no index work: view/alone.py)
+        ix = None if alone else self._wview()
+        known: list[int | None] | None
+        if ix is None:
+            if not alone:
+                self._catch_up(locked=True)
+            index = self._ids
+            known = [index.get(i) for i in ids] if any_known(index, ids) else None
+        else:
+            found = [ix.find_id(i) for i in ids]
+            known = [s or None for s in found] if any(found) else None
+        olds: dict[int, StoredEvent] = {}
+        fresh = srcs
+        if known is not None:  # a retry: some (or all) events are in the log already
+            olds = self._check_known(evs, known)  # (raises before any write)
+            fresh = [d for d, s in zip(srcs, known, strict=True) if s is None]
+            parts = [b for b, s in zip(parts, known, strict=True) if s is None]
+        if not fresh:
+            return known, olds, fresh, 0, 0, 0.0
+        fresh_ids = [d["id"] for d in fresh] if known is not None else ids
+        keys = [d.get("key") for d in fresh]
+        first, last, ts = self._record_many(ix, alone, parts, fresh_ids, keys, expect)
+        return known, olds, fresh, first, last, ts
+
+    def _record_many(
+        self,
+        ix: writerindex.WriterIndex | None,
+        alone: bool,
+        parts: list[tuple[bytes, bytes]],
+        ids: list[str],
+        keys: list[str | None],
+        expect: Expect,
+    ) -> tuple[int, int, float]:
+        """The record step of a batch (its fresh events): check ``expect``, stamp, write
+        it in one ``write()``, take its end, enter its ids and keys (the index, or the
+        dicts of a handle with none or alone); (first seq, last seq, ts)."""
+        if ix is None:
+            if expect:
+                self._check_expect(expect)
+            ts = self._lag_stamp() if alone else self._stamp()
+        else:
+            if expect:
+                self._ix_expect(ix, expect)
+            ix = self._ix_room(ix, ids, keys)
+            ts, cap = self._ix_stamp(ix)
+        end = self._end
+        first = end.last + 1
+        data, last, tip = encode_batch(parts, first, orjson.dumps(ts), end.tip)
+        assert tip is not None
+        self._write(data, last, len(ids))
+        end.sealed(ts, tip)
+        if ix is not None:
+            self._ix_record(ix, first, ids, keys, cap)
+        else:  # (no index, or a writer alone: the dicts, view/alone.py)
+            seqs = range(first, last + 1)
+            self._ids.update(zip(ids, seqs, strict=True))
+            if keys.count(None) != len(keys):
+                self._versions.update(
+                    (k, s) for k, s in zip(keys, seqs, strict=True) if k is not None
+                )
+        return first, last, ts
 
     def _check_known(self, evs: list[Event], known: list[int | None]) -> dict[int, StoredEvent]:
         """The stored originals of a batch's known ids, by seq (under the lock, before

@@ -137,3 +137,16 @@ def _as_format_1(data: bytes) -> bytes:
     head = orjson.dumps({"magic": "swarmlex/1", "arrays": offsets, "names": [at, len(names)]})
     body = b"".join(a.tobytes() for a in arrays.values())
     return len(head).to_bytes(8, "little") + head + body + names
+
+
+def test_ties_at_the_cut_break_by_fact_id_read_or_built() -> None:
+    """Thirty documents alike, added out of id order: the best five are the five lowest
+    ids, whether the index was built here, read from its file, or read and then added to."""
+    ids = [f"t{(i * 7) % 30:02d}" for i in range(30)]
+    lex = built({fid: "alpha beta" for fid in ids})
+    want = {f"t{i:02d}" for i in range(5)}
+    assert set(lex.scores("alpha", 5)) == want
+    read = LexicalIndex.load(lex.dump())
+    assert set(read.scores("alpha", 5)) == want
+    read.put("t!", "alpha beta")  # an overlay document tied with the base's, lower id
+    assert set(read.scores("alpha", 5)) == {"t!", *sorted(want)[:4]}

@@ -327,9 +327,24 @@ class LexicalIndex:
         if found.shape[0] > limit:
             cut = np.partition(acc[found], -limit)[-limit]
             above = found[acc[found] > cut]
-            tied = sorted((self._id_of(s), s) for s in found[acc[found] == cut].tolist())
-            found = np.concatenate([above, [s for _, s in tied[: limit - above.shape[0]]]])
-        return {self._id_of(s): float(acc[s]) for s in found.astype(np.int64).tolist()}
+            tied = self._by_id(found[acc[found] == cut])
+            found = np.concatenate([above, tied[: limit - above.shape[0]]])
+        return dict(zip(self._ids_of(found), acc[found].tolist(), strict=True))
+
+    def _ids_of(self, slots: np.ndarray) -> list[str]:
+        """The fact ids of live slots, in their order."""
+        slots = slots.astype(np.int64)
+        if slots.shape[0] and int(slots.max()) < self._bdocs:
+            return self._base.many(slots)
+        return [self._id_of(s) for s in slots.tolist()]
+
+    def _by_id(self, slots: np.ndarray) -> np.ndarray:
+        """Live slots sorted by their fact ids (base slots by the file's id order: no
+        id decoded; with overlay slots among them, by the ids themselves)."""
+        if slots.shape[0] and int(slots.max()) < self._bdocs:
+            return slots[np.argsort(self._base.rank()[slots], kind="stable")]
+        ids = self._ids_of(slots)
+        return slots[sorted(range(len(ids)), key=ids.__getitem__)]
 
     def holding(self, term: str, limit: int) -> list[str]:
         """Fact ids (at most ``limit``, by id) whose content holds ``term`` whole."""
@@ -444,7 +459,7 @@ class _Names:
     recall seconds; a query looks up a handful of terms and ten or so ids. UTF-8 bytes
     sort as their strings do (by code point), so ``dump``'s ``sorted`` order holds."""
 
-    __slots__ = ("blob", "off", "order")
+    __slots__ = ("_rank", "blob", "off", "order")
 
     def __init__(self, blob: bytes, off: np.ndarray, order: np.ndarray | None) -> None:
         if off.shape[0] < 1 or int(off[-1]) != len(blob):
@@ -453,6 +468,7 @@ class _Names:
         if order is not None and (order.shape[0] != n or (n and int(order.max()) >= n)):
             raise ValueError("lexical index: names out of order")
         self.blob, self.off, self.order = blob, off, order
+        self._rank: np.ndarray | None = None
 
     @classmethod
     def of(cls, strings: list[str], order: bool = False) -> _Names:
@@ -472,6 +488,22 @@ class _Names:
     def at(self, i: int) -> str:
         """The ``i``-th string."""
         return self._raw(i).decode()
+
+    def many(self, idx: np.ndarray) -> list[str]:
+        """The strings at positions ``idx``, in that order."""
+        blob = self.blob
+        starts, ends = self.off[idx].tolist(), self.off[idx + 1].tolist()
+        return [blob[a:b].decode() for a, b in zip(starts, ends, strict=True)]
+
+    def rank(self) -> np.ndarray:
+        """Each string's place in sorted order (the inverse of ``order``; built once)."""
+        if self._rank is None:
+            n = len(self)
+            rank = np.arange(n, dtype=np.int64)
+            if self.order is not None:
+                rank[self.order] = np.arange(n, dtype=np.int64)
+            self._rank = rank
+        return self._rank
 
     def find(self, s: str) -> int | None:
         """The position of ``s``, None when absent."""

@@ -74,3 +74,33 @@ def test_another_value_still_shows_another_statement(a: str, b: str) -> None:
 def test_quantities_spelled_out_or_abbreviated_are_read_by_value(a: str, b: str, kind: str) -> None:
     for x, y in ((a, b), (b, a)):
         assert compare(x, y).kind == kind, compare(x, y)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("The courier booked a slot at the depot", "The courier reserved a slot at the depot"),
+        (
+            "The lab assistant noticed a crack in the flask",
+            "The lab assistant spotted a crack in the flask",
+        ),
+    ],
+)
+def test_two_verbs_of_one_verb_are_not_rival_values(a: str, b: str) -> None:
+    """WordNet puts "book" and "reserve", "notice" and "spot" under one verb each: two
+    manners of one act, which one report words either way. Not a conflicting slot."""
+    for x, y in ((a, b), (b, a)):
+        assert compare(x, y).kind in ("same", "unsure"), compare(x, y)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("The build server runs Linux", "The build server runs Windows"),
+        ("The orchard grows apples", "The orchard grows pears"),
+        ("Ticket sales doubled", "Ticket sales tripled"),
+    ],
+)
+def test_two_kinds_of_one_thing_are_still_rival_values(a: str, b: str) -> None:
+    for x, y in ((a, b), (b, a)):
+        assert compare(x, y).kind == "contradicts", compare(x, y)

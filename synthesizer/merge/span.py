@@ -136,6 +136,8 @@ def _by_relation(wx: list[Tok], wy: list[Tok], rels: list[str], modifier: bool) 
             return Span.REWORDING
         if rel == "sibling":
             return Span.SIBLING
+        if rel == "manner":
+            return Span.UNSURE  # two ways of one action: a rewording, or another act
         if rel == "unrelated" and modifier:
             return Span.WORD  # another modifier of one head: another thing
     elif all(

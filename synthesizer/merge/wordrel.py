@@ -2,7 +2,8 @@
 
 ``relation(x, y)``: synonyms (a shared synset in a main sense, or a derivation), antonyms
 (WordNet's ``!`` pointer, also through a similar adjective or one hypernym step), one a
-kind of the other, two kinds or two parts of one thing ("sibling"), unknown or unrelated.
+kind of the other, two kinds or two parts of one thing ("sibling"), two verbs of one
+verb ("manner": no rival values, see ``relation``), unknown or unrelated.
 ``holding_verb(v)``: whether a verb means possessing or controlling (two holders of one
 thing cannot both be right). Read from ``lexicon``; without WordNet every pair is
 "unknown" and no verb holds (the safe side).
@@ -24,8 +25,8 @@ _MAIN_SENSES = 3  # a synonym counts in one of a word's first senses (WordNet or
 @functools.lru_cache(maxsize=1 << 15)
 def relation(x: str, y: str) -> str:
     """What word ``y`` is to word ``x`` for the lexicon: "synonym", "antonym", "sibling"
-    (two kinds of one thing), "kind" (one is a kind of the other), "unknown" (one is not
-    in WordNet) or "unrelated". Symmetric."""
+    (two kinds of one thing), "manner" (two verbs only under one verb), "kind" (one is a
+    kind of the other), "unknown" (one is not in WordNet) or "unrelated". Symmetric."""
     lex = lexicon()
     if lex is None:
         return "unknown"
@@ -49,13 +50,21 @@ def relation(x: str, y: str) -> str:
         for ky, ay in up_y.items():
             if kx in ay or ky in ax:
                 return "kind"  # one is a kind of the other ("customer" / "user")
+    manner = False
     for kx in main_x:
         hx = set(lex.related(kx, "@ @i"))
         for ky in main_y:
             if kx[0] == ky[0] and hx & set(lex.related(ky, "@ @i")):
-                return "sibling"  # two kinds of one thing ("green" / "red")
+                if kx[0] != "v":
+                    return "sibling"  # two kinds of one thing ("green" / "red")
+                manner = True
     if _wholes(lex, main_x) & _wholes(lex, main_y):
         return "sibling"  # two parts of one whole ("weekday" / "weekend": parts of a week)
+    if manner:
+        # verbs under one verb are its manners (WordNet's troponyms: "reserve" and
+        # "book", "notice" and "spot"), ways of doing one thing that one report can
+        # word either way; not two values of a slot, as two kinds of a noun are
+        return "manner"
     return _bridged(lex, main_x, main_y) or "unrelated"
 
 

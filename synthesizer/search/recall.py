@@ -152,19 +152,13 @@ def _lexical(state: SwarmState, index: FactIndex, idx: VectorIndex, q: RecallQue
         for fid in lexical.holding(ident, want):
             held[fid] = held.get(fid, 0) + 1
     top = max(found.values(), default=0.0)
-    rows, vals, ids = [], [], []
-    for fid in set(found) | set(held):
-        r = idx.row(fid)
-        if r is not None:
-            rows.append(r)
-            vals.append(found.get(fid, 0.0) / top if top > 0.0 else 0.0)
-            ids.append(held.get(fid, 0))
-    order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
-    return (
-        np.asarray(rows, dtype=np.int64)[order],
-        np.asarray(vals, dtype=np.float64)[order],
-        np.asarray(ids, dtype=np.float64)[order],
-    )
+    row = idx.row
+    got = [(r, fid) for fid in found.keys() | held.keys() if (r := row(fid)) is not None]
+    rows = np.fromiter((r for r, _ in got), np.int64, len(got))
+    vals = np.fromiter((found.get(f, 0.0) for _, f in got), np.float64, len(got))
+    ids = np.fromiter((held.get(f, 0) for _, f in got), np.float64, len(got))
+    order = np.argsort(rows, kind="stable")
+    return rows[order], (vals / top if top > 0.0 else vals)[order], ids[order]
 
 
 @dataclass

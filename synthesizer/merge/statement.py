@@ -89,8 +89,16 @@ def parse(text: str) -> Parsed:
     names = [_is_name(raw, m) for m in spans]
     r = _Reading(words, names, spans, lex)
     i, n = 0, len(words)
-    while i < n:
-        i = _read(r, i)
+    while i < n:  # each word read (with the words it takes along): grammar, then content
+        w = words[i]
+        if w in AUX and r.verb_at < 0 and not names[i]:  # ("in May": a name)
+            r.verb_at = i
+        if names[i] and len(w) == 1 and w != "i":  # "service A", "plan B": a label, not
+            r.toks.append(Tok(w, w, True, i))  # the article (a capital inside a sentence)
+            i += 1
+            continue
+        after = _read_grammar(r, i, w)
+        i = after if after is not None else _read_content(r, i, w)
     aux = next((k for k, w in enumerate(words) if w in AUX and not names[k]), -1)
     verb_at = aux if aux >= 0 else r.verb_at  # an auxiliary over a guess by morphology
     verb_at = n if verb_at < 0 else verb_at
@@ -99,7 +107,7 @@ def parse(text: str) -> Parsed:
     return Parsed(_elide(toks), tuple(words), r.negations % 2 == 1, verb_at, by_at)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Reading:
     """A statement being read word by word: its words, which are names, the tokens so
     far, the negations counted and where the verb is (-1: not found yet)."""
@@ -113,33 +121,15 @@ class _Reading:
     verb_at: int = -1
 
 
-def _read(r: _Reading, i: int) -> int:
-    """Read the word at ``i`` (and the words it takes with it); return the index after."""
-    w = r.words[i]
-    if w in AUX and r.verb_at < 0 and not r.names[i]:  # ("in May": a name)
-        r.verb_at = i
-    if r.names[i] and len(w) == 1 and w != "i":  # "service A", "plan B": a label, not
-        r.toks.append(Tok(w, w, True, i))  # the article (a capital inside a sentence)
-        return i + 1
-    after = _read_grammar(r, i, w)
-    return after if after is not None else _read_content(r, i, w)
-
-
-def _hedge_at(words: list[str], names: list[bool], i: int) -> bool:
-    """Whether ``words[i]`` is a hedge here: not a name, not "at most" or "the most" (a
-    bound, a superlative), and a deictic word of time only before a word of the calendar."""
-    w = words[i]
-    if w not in HEDGES or names[i] or (w == "most" and i and words[i - 1] in ("at", "the")):
-        return False
-    return HEDGES[w][0] != "time" or (i + 1 < len(words) and words[i + 1] in CALENDAR)
-
-
 def _read_grammar(r: _Reading, i: int, w: str) -> int | None:
     """The closed-class readings of the word at ``i``: a hedge (kept, by its class: "may" /
     "must", "some" / "all" differ), "not all", a negation, "able to", a negating verb.
     The index after the words read, None when the word is none of these."""
     words, n = r.words, len(r.words)
-    hedge = _hedge_at(words, r.names, i)
+    hedge = w in HEDGES and not r.names[i]  # not "at most", "the most" (a bound, a superlative)
+    hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
+    if hedge and HEDGES[w][0] == "time":  # only before a word of the calendar ("last week")
+        hedge = i + 1 < n and words[i + 1] in CALENDAR
     if hedge:
         scale, name, _ = HEDGES[w]
         if w == "few" and i and words[i - 1] == "a":

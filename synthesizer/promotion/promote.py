@@ -314,15 +314,25 @@ def promote(
                 if not same:
                     withdrawals.append((prev[0], prev[1], "origin changed"))
         report.withdrawn = len(withdrawals)
-        if dry_run:
-            return report
-        for i in range(0, len(shares), _CHUNK):
-            g.log.append_many(shares[i : i + _CHUNK])
-        for gf, entry, reason in withdrawals:
-            _withdraw(g, gf.id, entry, reason)
-        if synthesize and shares:
-            g.synthesize()
+        if not dry_run:
+            _write(g, shares, withdrawals, synthesize)
     return report
+
+
+def _write(
+    g: Swarm,
+    shares: list[Event],
+    withdrawals: list[tuple[Fact, dict[str, Any], str]],
+    synthesize: bool,
+) -> None:
+    """The promotion written to the global memory ``g``: the shares in atomic chunks, then
+    the withdrawals, then (``synthesize``) one synthesizer pass over what was shared."""
+    for i in range(0, len(shares), _CHUNK):
+        g.log.append_many(shares[i : i + _CHUNK])
+    for gf, entry, reason in withdrawals:
+        _withdraw(g, gf.id, entry, reason)
+    if synthesize and shares:
+        g.synthesize()
 
 
 def _withdraw(g: Swarm, gfid: str, entry: dict[str, Any], reason: str, tries: int = 8) -> None:

@@ -1,9 +1,10 @@
 """The merge rule: are two statements one fact, rival facts, or different facts?
 
 ``statement`` reads a statement into tokens (``parse``); ``rule`` aligns two statements'
-tokens and judges each span where they differ (``compare`` -> ``Verdict``), reading
-words with ``lexicon`` (WordNet's files, offline) and ``wordclass`` (numbers, units,
-negations, hedges, function words); ``judge`` is the optional
+tokens and ``span`` judges each span where they differ (a ``Span``: a rewording, or a
+slot and which), for a verdict (``compare`` -> ``Verdict``), reading words with
+``lexicon`` (WordNet's files, offline) and ``wordclass`` (every closed word class:
+numbers, units, negations, hedges, determiners, function words); ``judge`` is the optional
 pluggable judge for the pairs the rule cannot settle. Pure functions: no log, no state.
 """
 

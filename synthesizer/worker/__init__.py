@@ -1,6 +1,7 @@
 """The synthesizer: the one worker that turns raw memories into facts, exactly once.
 
-``synth`` (``Synthesizer``: the decision loop) with ``scorer``, ``candidates``,
+``synth`` (``Synthesizer``: the decision loop) with ``claims`` (claims on a subject
+resolved by evidence), ``scorer``, ``candidates``,
 ``signature`` (exact duplicates), ``guards`` and ``contest`` (the merge rule applied to
 candidates: merge, contest or keep apart); ``lease`` (one writer of decisions at a time),
 ``wake`` (waiting for appends), ``background`` (a worker thread inside an agent process)

@@ -23,10 +23,10 @@ from swarmlog.file import archive
 from swarmlog.file import segment as seg
 from swarmlog.file.segfiles import Pinned
 from swarmlog.file.tail import Waiter
-from swarmlog.file.writer import SegmentWriter
+from swarmlog.file.view.state import FileState
 
 
-class SegmentReader(SegmentWriter):
+class SegmentReader(FileState):
     """Reads stored records by seq and follows the log's end (see module docstring)."""
 
     @property

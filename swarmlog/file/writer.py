@@ -108,17 +108,7 @@ class SegmentWriter(GroupSync):
         where = self._seg_path(self._end.seg_first)
         raise SwarmlogError(f"append failed, nothing written to {where}: {e}") from None
 
-    def _hint(self, first: int, seq: int, offset: int) -> None:
-        """Record that seq ``seq`` starts at ``offset`` of segment ``first`` (sparse index)."""
-        hints = self._hints.setdefault(first, {})
-        if len(hints) > 4096:
-            hints.clear()
-        hints[seq] = offset
-
     # ------------------------------------------------------------------ segments
-
-    def _seg_path(self, first: int) -> str:
-        return os.path.join(self._segdir_s, seg.segment_name(first))
 
     def _rotate(self, first: int) -> None:
         """Open (creating if needed) the segment new records go to.

@@ -1,8 +1,11 @@
 """The fields a FileLog handle keeps, declared once for the modules that share them.
 
-A FileLog is built from one class per role (``sync.py`` -> ``writer.py`` ->
-``view/catchup.py`` / ``reader.py`` -> ``log.py``); each works on the handle's own
-fields, which ``FileLog.__init__`` sets and this class names and explains.
+A FileLog is built from one class per role: the writing roles stacked (``sync.py`` ->
+``writer.py`` -> ``view/catchup.py`` -> ``view/index.py`` -> ``view/alone.py``), the
+reading role (``reader.py``) beside them on ``FileState``, both under ``log.py``; each
+works on the handle's fields, which ``FileLog.__init__`` sets and ``FileState`` names.
+The writer's end of the log (last seq, ts, chain tip, current segment, offsets) has one
+owner, ``WriterEnd``: the modules that move it call its methods.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from swarmlog import chain as hashchain
 from swarmlog.clock import Clock
+from swarmlog.file import segment as seg
 from swarmlog.file.segfiles import SegmentFiles
 
 if TYPE_CHECKING:
@@ -26,7 +30,9 @@ Durability = Literal["process", "fsync"]
 
 
 class FileState:
-    """Declarations only: what each field of a FileLog handle holds."""
+    """What each field of a FileLog handle holds, and the two helpers its reading role
+    (reader.py) and its writing roles (writer.py and up) share: they are siblings on
+    this class, the reader no writer."""
 
     # where the log is (str paths: pathlib costs microseconds per join on the append path)
     root: Path
@@ -114,6 +120,17 @@ class FileState:
     """The swarm clock's ceiling kept by the handle while it lags."""
     _lag_hint_at: int
     """When the ceiling was last published to the index's clock hint (boot-time ns)."""
+
+    def _seg_path(self, first: int) -> str:
+        """The path of the segment whose first seq is ``first``."""
+        return os.path.join(self._segdir_s, seg.segment_name(first))
+
+    def _hint(self, first: int, seq: int, offset: int) -> None:
+        """Record that seq ``seq`` starts at ``offset`` of segment ``first`` (sparse index)."""
+        hints = self._hints.setdefault(first, {})
+        if len(hints) > 4096:
+            hints.clear()
+        hints[seq] = offset
 
     if TYPE_CHECKING:  # what the modules a handle's role classes import call back on it
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import mmap
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -408,9 +409,11 @@ class LexicalIndex:
         return len(header).to_bytes(8, "little") + header + body
 
     @classmethod
-    def load(cls, data: bytes) -> LexicalIndex:
+    def load(cls, data: bytes | mmap.mmap) -> LexicalIndex:
         """An index from ``dump``'s bytes (or those of the format before, ``swarmlex/1``:
-        names as JSON); ValueError (or KeyError, TypeError) when not well formed."""
+        names as JSON), read in place (a memory map of the file, say: nothing is copied
+        but the per-document columns); ValueError (or KeyError, TypeError) when not
+        well formed."""
         hlen = int.from_bytes(data[:8], "little")
         header = orjson.loads(data[8 : 8 + hlen])
         if header.get("magic") not in (LEX_MAGIC, _LEX_MAGIC_1):
@@ -424,8 +427,9 @@ class LexicalIndex:
             names = orjson.loads(data[base + off : base + off + size])
             vocab, ids = _Names.of(names["vocab"]), _Names.of(names["ids"], order=True)
         else:
-            vocab = _Names(got["vocab"].tobytes(), got["vocab_off"], None)
-            ids = _Names(got["ids"].tobytes(), got["ids_off"], got["ids_order"])
+            arrays = header["arrays"]
+            vocab = _Names(data, got["vocab_off"], None, base + arrays["vocab"][0])
+            ids = _Names(data, got["ids_off"], got["ids_order"], base + arrays["ids"][0])
         n = len(ids)
         ptr = got["ptr"]
         if ptr.shape[0] != len(vocab) + 1 or got["len"].shape[0] != n or got["sig"].shape[0] != n:
@@ -459,15 +463,17 @@ class _Names:
     recall seconds; a query looks up a handful of terms and ten or so ids. UTF-8 bytes
     sort as their strings do (by code point), so ``dump``'s ``sorted`` order holds."""
 
-    __slots__ = ("_rank", "blob", "off", "order")
+    __slots__ = ("_rank", "at0", "blob", "off", "order")
 
-    def __init__(self, blob: bytes, off: np.ndarray, order: np.ndarray | None) -> None:
-        if off.shape[0] < 1 or int(off[-1]) != len(blob):
+    def __init__(
+        self, blob: bytes | mmap.mmap, off: np.ndarray, order: np.ndarray | None, at0: int = 0
+    ) -> None:
+        if off.shape[0] < 1 or int(off[0]) != 0 or at0 + int(off[-1]) > len(blob):
             raise ValueError("lexical index: names out of range")
         n = off.shape[0] - 1
         if order is not None and (order.shape[0] != n or (n and int(order.max()) >= n)):
             raise ValueError("lexical index: names out of order")
-        self.blob, self.off, self.order = blob, off, order
+        self.blob, self.off, self.order, self.at0 = blob, off, order, at0  # (at0: 1st byte)
         self._rank: np.ndarray | None = None
 
     @classmethod
@@ -483,7 +489,8 @@ class _Names:
         return self.off.shape[0] - 1
 
     def _raw(self, i: int) -> bytes:
-        return self.blob[int(self.off[i]) : int(self.off[i + 1])]
+        at0 = self.at0
+        return self.blob[at0 + int(self.off[i]) : at0 + int(self.off[i + 1])]
 
     def at(self, i: int) -> str:
         """The ``i``-th string."""
@@ -492,7 +499,7 @@ class _Names:
     def many(self, idx: np.ndarray) -> list[str]:
         """The strings at positions ``idx``, in that order."""
         blob = self.blob
-        starts, ends = self.off[idx].tolist(), self.off[idx + 1].tolist()
+        starts, ends = (self.off[idx] + self.at0).tolist(), (self.off[idx + 1] + self.at0).tolist()
         return [blob[a:b].decode() for a, b in zip(starts, ends, strict=True)]
 
     def rank(self) -> np.ndarray:

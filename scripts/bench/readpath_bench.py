@@ -65,7 +65,7 @@ hy, de = lat("hybrid"), lat("dense")
 _, mat = index.default.matrix()
 qs = index.embedder.embed(QUERIES)
 bare = []
-for i in range(min(recalls, 60 if len(state.facts) > 200_000 else recalls)):
+for i in range(min(recalls, 30 if len(state.facts) > 200_000 else recalls)):
     q = qs[i % len(qs)]
     t1 = time.perf_counter()
     s = mat @ q

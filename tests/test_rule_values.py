@@ -104,3 +104,21 @@ def test_two_verbs_of_one_verb_are_not_rival_values(a: str, b: str) -> None:
 def test_two_kinds_of_one_thing_are_still_rival_values(a: str, b: str) -> None:
     for x, y in ((a, b), (b, a)):
         assert compare(x, y).kind == "contradicts", compare(x, y)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("Half of the crates arrived damaged", "50 percent of the crates arrived damaged", True),
+        ("Half of the crates arrived damaged", "40 percent of the crates arrived damaged", False),
+        ("Three quarters of the beds are taken", "75 percent of the beds are taken", True),
+        ("The crossing takes an hour and a half", "The crossing takes 90 minutes", True),
+        ("The crossing takes an hour and a half", "The crossing takes 80 minutes", False),
+        ("The audit starts on the fifth of May", "The audit starts on the first of May", False),
+    ],
+)
+def test_a_fraction_of_a_whole_is_its_percentage(a: str, b: str, same: bool) -> None:
+    """ "half of", "a quarter of", "three quarters of" a whole, and "an hour and a half",
+    are quantities by value; "the fifth of May" is a date, not a fifth."""
+    for x, y in ((a, b), (b, a)):
+        assert (compare(x, y).kind == "same") is same, compare(x, y)

@@ -24,6 +24,7 @@ from synthesizer.merge.wordclass import (
     CLAUSE_START,
     DETERMINERS,
     DIRECTIONS,
+    FRACTIONS,
     HEDGES,
     INDEFINITE,
     MULTIPLIERS,
@@ -371,6 +372,8 @@ def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
         value = 1.0  # "a metre", "one hour", "one hundred"
     elif w == "half" and i + 2 < n and words[i + 1] in INDEFINITE and words[i + 2] in UNITS:
         value, i = 0.5, i + 1
+    elif w in FRACTIONS and _of_a_whole(words, i + 1) and (i == 0 or words[i - 1] != "the"):
+        return FRACTIONS[w] * 100.0, i + 1, "percent"  # "half of", "a quarter of"
     if value is None:
         return None
     j = i + 1
@@ -383,6 +386,8 @@ def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
             continue
         value = value * MULTIPLIERS[nxt] if nxt in MULTIPLIERS else value + NUMBER_WORDS[nxt]
         j += 1
+    if not suffix and j < n and words[j] in FRACTIONS and _of_a_whole(words, j + 1):
+        return value * FRACTIONS[words[j]] * 100.0, j + 1, "percent"  # "three quarters of"
     unit = suffix if suffix not in ("st", "nd", "rd", "th", "x") else ""
     if not suffix and j < n and words[j].replace(".", "") in ("am", "pm"):
         unit = words[j].replace(".", "")  # "10 p.m." is "10 pm"
@@ -394,5 +399,14 @@ def _number_at(words: Sequence[str], i: int) -> tuple[float, int, str] | None:
         j += 1
     if unit in UNITS:
         dim, factor = UNITS[unit]
+        if tuple(words[j : j + 3]) == ("and", "a", "half"):  # "an hour and a half"
+            value, j = value + 0.5, j + 3
         return value * factor, j, dim
     return value, j, unit
+
+
+def _of_a_whole(words: Sequence[str], k: int) -> bool:
+    """Whether a fraction word before ``words[k]`` takes a part of a whole ("half of the
+    runs"), not a period or a part named on its own ("the first half"), nor a ratio ("half
+    the water the dye house uses" is "half as much")."""
+    return k < len(words) and words[k] == "of"

@@ -28,6 +28,7 @@ __all__ = [
     "DETERMINERS",
     "DIRECTIONS",
     "EFFECT_BEFORE",
+    "FRACTIONS",
     "HEDGES",
     "INDEFINITE",
     "LIGHT_PARTICLES",
@@ -224,7 +225,10 @@ BARE_ONLY = _BARE_ONLY
 NEGATIONS = _NEGATIONS
 NEGATING_VERBS = _NEGATING_VERBS
 STOPWORDS = _STOPWORDS
-NUMBER_START = frozenset([*NUMBER_WORDS, "one", "half", *INDEFINITE])
+FRACTIONS = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "fifth": 0.2, "fifths": 0.2}
+"""The fractions of a whole that are a whole number of percent ("half of the seedlings" is
+"50 percent of the seedlings"; a third is no whole percent, and is left a word)."""
+NUMBER_START = frozenset([*NUMBER_WORDS, "one", *FRACTIONS, *INDEFINITE])
 """The words a quantity can start with besides digits and "twenty-one" ("a minute")."""
 
 

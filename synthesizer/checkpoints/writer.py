@@ -33,7 +33,7 @@ from typing import Protocol
 import orjson
 
 import synthesizer.state.payload  # noqa: F401  (imported before any fork)
-from swarmlog import CheckpointNotWritten, Log
+from swarmlog import CheckpointNotWritten, Log, SwarmlogError
 from swarmlog.file import FileLog
 from synthesizer.checkpoints import vectors
 from synthesizer.checkpoints.save import ErasedSince
@@ -47,6 +47,11 @@ LOG = logging.getLogger("synthesizer.worker")
 STALL_ENV = "SWARMLOG_TEST_CKPT_STALL"
 """Test hook: seconds a checkpoint child sleeps before writing anything (a window in
 which a crash test kills it with a real SIGKILL; tests/test_ckptwriter.py)."""
+
+
+DEFER_MAX = 4
+"""A background checkpoint falling due while memories wait is put off to the first pass
+that leaves none waiting, but no further than ``DEFER_MAX`` times its interval."""
 
 
 @dataclass(frozen=True)
@@ -193,8 +198,9 @@ def cadence(worker: CheckpointingWorker, force: bool, facts_per_event: int) -> b
     encoded, the vectors written); scaled this way a checkpoint costs each event at most
     the encoding of ~20 facts, and replay after one stays a small fraction of a full one.
     With ``background_checkpoints`` on a FileLog a periodic one is written by a forked
-    child and this returns at once (one child at a time); a forced one waits for a
-    running child, then writes inline.
+    child and this returns at once (one child at a time; put off while memories wait:
+    ``waiting``, ``DEFER_MAX``); a forced one waits for a running child, then writes
+    inline.
     """
     settle(worker, wait=force)
     st = worker.state
@@ -204,6 +210,8 @@ def cadence(worker: CheckpointingWorker, force: bool, facts_per_event: int) -> b
     if not force and worker.background_checkpoints and can_fork(worker.log):
         if worker.bg_checkpoint.running:
             return False  # the next is due once this one is collected
+        if st.last_seq - worker.last_checkpoint < DEFER_MAX * every and waiting(worker):
+            return False  # the fork holds this thread: not while memories wait for it
         worker.bg_checkpoint.start(worker.log, st, worker.index)
         worker.last_checkpoint = st.last_seq
         return True
@@ -225,6 +233,22 @@ def cadence(worker: CheckpointingWorker, force: bool, facts_per_event: int) -> b
     return True
 
 
+def waiting(worker: CheckpointingWorker) -> bool:
+    """Whether memories wait for the worker: undecided in its state, or appended since.
+
+    Why it matters: ``fork`` copies the worker's page tables while the deciding thread
+    waits, 20-90 ms for a worker with MiniLM loaded on a busy machine (~200 MB of
+    anonymous memory), and whatever waits then waits that much longer: forking at the
+    end of a pass that left nothing waiting keeps that cost off the latency's tail."""
+    st = worker.state
+    if st.pending:
+        return True
+    try:
+        return worker.log.last_seq > st.last_seq
+    except (SwarmlogError, OSError):
+        return False  # (the next append says what is wrong)
+
+
 def settle(worker: CheckpointingWorker, wait: bool = False) -> Outcome | None:
     """Collect a background checkpoint that has ended (or wait for it) and act on it as
     on an inline one: compaction after success, a fresh fold after an erasure, a warning
@@ -243,6 +267,7 @@ def settle(worker: CheckpointingWorker, wait: bool = False) -> Outcome | None:
 
 
 __all__ = [
+    "DEFER_MAX",
     "STALL_ENV",
     "BackgroundCheckpoint",
     "CheckpointingWorker",
@@ -250,5 +275,6 @@ __all__ = [
     "cadence",
     "can_fork",
     "settle",
+    "waiting",
     "write_inline",
 ]

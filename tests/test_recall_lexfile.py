@@ -72,6 +72,7 @@ def test_a_read_index_answers_as_the_built_one() -> None:
 
 def test_changes_after_reading_answer_as_a_fresh_build() -> None:
     read = LexicalIndex.load(built(CONTENTS).dump())
+    same(read, built(CONTENTS))  # (queried first: what it keeps per term must follow)
     now = dict(CONTENTS)
     del now["f001"]
     read.remove("f001")

@@ -144,6 +144,8 @@ class LexicalIndex:
         self._terms: dict[str, tuple[str, ...]] = {}  # overlay fact id -> distinct terms
         self._post: dict[str, dict[int, int]] = {}  # overlay: term -> slot -> tf
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # its numpy copies
+        self._weights: dict[str, tuple[float, int, np.ndarray, np.ndarray]] = {}  # _weighted
+        self._masks = 0  # base documents masked so far (a term's live postings may shrink)
         self._bvocab = _Names.of([])  # base: sorted terms; a term's number: its postings'
         self._bptr = np.zeros(1, dtype=np.int64)  # base postings t: [ptr[t], ptr[t+1])
         self._bslots = np.zeros(0, dtype=np.int64)
@@ -221,9 +223,10 @@ class LexicalIndex:
         self._sig[slot], self._len[slot], self._live[slot] = sig, n, True
         self._total += n
         post, arrays = self._post, self._arrays
-        if arrays:  # numpy copies of the postings this document joins are stale
+        if arrays or self._weights:  # numpy copies of the postings it joins are stale
             for t in counts:
                 arrays.pop(t, None)
+                self._weights.pop(t, None)
         for t, tf in counts.items():
             p = post.get(t)
             if p is None:
@@ -241,6 +244,7 @@ class LexicalIndex:
         self._total -= int(self._len[slot])
         self._len[slot], self._sig[slot], self._live[slot] = 0.0, 0, False
         if slot < self._bdocs:
+            self._masks += 1
             return
         del self._oslot[fid]
         self._oids[slot - self._bdocs] = None
@@ -250,6 +254,7 @@ class LexicalIndex:
             if not p:
                 del self._post[t]
             self._arrays.pop(t, None)
+            self._weights.pop(t, None)
         self._free.append(slot)
 
     def sync(self, facts: Mapping[str, HasContent], names: Iterable[str] | None = None) -> None:
@@ -302,25 +307,20 @@ class LexicalIndex:
         if not qterms or not n_docs:
             return {}
         avg = self._total / n_docs if self._total else 1.0
-        live = self._live
         acc = np.zeros(self._slots(), dtype=np.float64)
         hit = False
         for t in qterms:
-            arr = self._posting(t)
-            if arr is None:
+            got = self._weighted(t, avg)
+            if got is None:
                 continue
-            slots, tf = arr
-            if self._bdocs:  # masked base documents neither count nor score
-                keep = live[slots]
-                slots, tf = slots[keep], tf[keep]
+            slots, w = got
             df = slots.shape[0]
             if not df:
                 continue
             idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             if idf < MIN_IDF and len(qterms) > 1:
                 continue  # in nearly every document: it moves no ranking, costs a pass
-            norm = K1 * (1.0 - B + B * self._len[slots] / avg)
-            acc[slots] += idf * tf * (K1 + 1.0) / (tf + norm)
+            acc[slots] += idf * w
             hit = True
         if not hit:
             return {}
@@ -331,6 +331,28 @@ class LexicalIndex:
             tied = self._by_id(found[acc[found] == cut])
             found = np.concatenate([above, tied[: limit - above.shape[0]]])
         return dict(zip(self._ids_of(found), acc[found].tolist(), strict=True))
+
+    def _weighted(self, t: str, avg: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The live slots holding ``t`` and BM25's term weight in each (without the idf)
+        at average length ``avg``. Kept per term until its postings, the masked base
+        documents or the average change: a reader's queries repeat terms, and at 1M
+        facts a common term's weights were a few passes over 80,000 postings a query."""
+        got = self._weights.get(t)
+        if got is not None and got[0] == avg and got[1] == self._masks:
+            return got[2], got[3]
+        arr = self._posting(t)
+        if arr is None:
+            return None
+        slots, tf = arr
+        if self._bdocs:  # masked base documents neither count nor score
+            keep = self._live[slots]
+            slots, tf = slots[keep], tf[keep]
+        norm = K1 * (1.0 - B + B * self._len[slots] / avg)
+        w = tf * (K1 + 1.0) / (tf + norm)
+        if len(self._weights) >= 4096:
+            self._weights.clear()
+        self._weights[t] = (avg, self._masks, slots, w)
+        return slots, w
 
     def _ids_of(self, slots: np.ndarray) -> list[str]:
         """The fact ids of live slots, in their order."""

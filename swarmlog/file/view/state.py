@@ -207,7 +207,8 @@ class WriterEnd:
             self.seg_first = seg_first
         self.last, self.seg_end, self.last_ts = last, seg_end, last_ts
         self.tip = tip or hashchain.GENESIS
-        self.offs_new()
+        self.offs = array("q", (seg_end,))  # (offs_new, inlined: the fused path adopts)
+        self.offs_base = last + 1
 
     def scanned(self, last: int, seg_end: int, last_ts: float, tip: bytes) -> None:
         """The catch-up read the segment on to ``seg_end``, record ``last`` its last (the

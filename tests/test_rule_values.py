@@ -122,3 +122,33 @@ def test_a_fraction_of_a_whole_is_its_percentage(a: str, b: str, same: bool) -> 
     are quantities by value; "the fifth of May" is a date, not a fifth."""
     for x, y in ((a, b), (b, a)):
         assert (compare(x, y).kind == "same") is same, compare(x, y)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "kind"),
+    [
+        (
+            "More than half of the pilots passed the check",
+            "Over 50 percent of the pilots passed the check",
+            "same",
+        ),
+        ("Fewer than 8 of the 30 pumps leaked", "Under eight of the 30 pumps leaked", "same"),
+        (
+            "More than 8 of the 30 pumps leaked",
+            "Fewer than 8 of the 30 pumps leaked",
+            "contradicts",
+        ),
+        ("The drone flew over the dam", "The drone flew under the dam", "contradicts"),
+        (
+            "The heron earned more than the crane",
+            "The crane earned more than the heron",
+            "contradicts",
+        ),
+    ],
+)
+def test_a_bound_is_one_bound_however_it_is_said(a: str, b: str, kind: str) -> None:
+    """ "more than" / "over" / "above" and "fewer than" / "under" / "below" before a
+    quantity are one bound each, and the two lean opposite ways; before anything else
+    they are the words they were ("over the dam", "more than the crane")."""
+    for x, y in ((a, b), (b, a)):
+        assert compare(x, y).kind == kind, compare(x, y)

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from synthesizer.merge.lexicon import lexicon
 from synthesizer.merge.statement import Tok, key_base, lemma
-from synthesizer.merge.wordclass import HEDGES
+from synthesizer.merge.wordclass import BOUNDS, HEDGES
 from synthesizer.merge.wordrel import relation
 
 __all__ = ["SPAN_SAME", "Span", "SpanSim", "judge_span"]
@@ -222,5 +222,8 @@ def _hedge_slot(hx: list[str], hy: list[str]) -> Span | None:
     return Span.HEDGE
 
 
-_LEANS = {f"^{scale}:{name}": (scale, lean) for scale, name, lean in HEDGES.values()}
-"""A hedge token's key -> (its scale, its lean)."""
+_LEANS = {
+    **{f"^{scale}:{name}": (scale, lean) for scale, name, lean in HEDGES.values()},
+    **{f"^bound:{name}": ("bound", lean) for name, lean in BOUNDS.values()},
+}
+"""A hedge or bound token's key -> (its scale, its lean)."""

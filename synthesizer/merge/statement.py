@@ -20,6 +20,7 @@ from synthesizer.merge.wordclass import (
     AUX,
     BARE_ONLY,
     BE,
+    BOUNDS,
     CALENDAR,
     CLAUSE_START,
     DETERMINERS,
@@ -127,6 +128,11 @@ def _read_grammar(r: _Reading, i: int, w: str) -> int | None:
     "must", "some" / "all" differ), "not all", a negation, "able to", a negating verb.
     The index after the words read, None when the word is none of these."""
     words, n = r.words, len(r.words)
+    bound = _bound_at(words, i)
+    if bound is not None:  # "over 50 percent", "fewer than ten": the bound, not two words
+        name, after = bound
+        r.toks.append(Tok(f"^bound:{name}", " ".join(words[i:after]), False, i))
+        return after
     hedge = w in HEDGES and not r.names[i]  # not "at most", "the most" (a bound, a superlative)
     hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
     if hedge and HEDGES[w][0] == "time":  # only before a word of the calendar ("last week")
@@ -157,6 +163,28 @@ def _read_grammar(r: _Reading, i: int, w: str) -> int | None:
             r.verb_at = i
         return i + 2
     return None
+
+
+def _bound_at(words: Sequence[str], i: int) -> tuple[str, int] | None:
+    """(the bound, the index of its quantity) when a bound phrase (``BOUNDS``) starts at
+    ``i`` and a quantity follows it ("over 20", "more than half of", "under a minute");
+    None otherwise ("over the bridge", "under a bridge")."""
+    for size in (2, 1):
+        phrase = tuple(words[i : i + size])
+        if phrase in BOUNDS and _quantity_at(words, i + size):
+            return BOUNDS[phrase][0], i + size
+    return None
+
+
+def _quantity_at(words: Sequence[str], k: int) -> bool:
+    """Whether a quantity starts at ``k``: digits, a number or fraction word, or an
+    indefinite article before a unit ("a minute")."""
+    if k >= len(words):
+        return False
+    w = words[k]
+    if w[0].isdigit() or (w in NUMBER_START and w not in INDEFINITE):
+        return True
+    return w in INDEFINITE and k + 1 < len(words) and words[k + 1] in UNITS
 
 
 def _read_content(r: _Reading, i: int, w: str) -> int:
@@ -200,6 +228,8 @@ def _directed(t: Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon 
     "to" of an infinitive (a verb's base form right after it: "plans to migrate")."""
     k = t.pos - 1
     while k >= 0 and words[k] in STOPWORDS:
+        if k and (words[k - 1], words[k]) in BOUNDS and _bound_at(words, k - 1):
+            return t  # "more than 20": a bound (its own token), not a comparison's side
         end = DIRECTIONS.get(words[k])
         if words[k] == "once" and words[k + 1] in CLAUSE_START:
             end = "when"  # ("once the pressure drops"; "once a day" is a number)

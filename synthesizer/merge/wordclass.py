@@ -20,6 +20,7 @@ __all__ = [
     "AUX",
     "BARE_ONLY",
     "BE",
+    "BOUNDS",
     "CALENDAR",
     "CAUSE_BEFORE",
     "CLAUSES",
@@ -225,6 +226,13 @@ BARE_ONLY = _BARE_ONLY
 NEGATIONS = _NEGATIONS
 NEGATING_VERBS = _NEGATING_VERBS
 STOPWORDS = _STOPWORDS
+BOUNDS: dict[tuple[str, ...], tuple[str, int]] = {
+    **{tuple(p.split()): ("more", 1) for p in ("more than", "greater than", "over", "above")},
+    **{tuple(p.split()): ("less", -1) for p in ("less than", "fewer than", "under", "below")},
+}
+"""The words that put a bound on the quantity right after them, each phrase to its bound
+and lean ("more than half" / "over 50 percent", "fewer than 10" / "under ten"): one bound
+said either way; the two bounds lean opposite ways."""
 FRACTIONS = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "fifth": 0.2, "fifths": 0.2}
 """The fractions of a whole that are a whole number of percent ("half of the seedlings" is
 "50 percent of the seedlings"; a third is no whole percent, and is left a word)."""

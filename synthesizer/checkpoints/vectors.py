@@ -304,6 +304,8 @@ def _warm(mat: np.ndarray, n: int) -> bool:
     Why: the side files' check, once a hash of every byte, no longer reads them."""
     flat = np.asarray(mat).reshape(-1)[: n * mat.shape[1]]
     float(flat[::1024].sum())
+    if n >= quantindex.APPROX_MIN_ROWS:  # the codes' projection (numpy.random's import)
+        quantindex.rotation(int(mat.shape[1]))
     return True
 
 

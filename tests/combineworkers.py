@@ -22,7 +22,7 @@ def main(root: str, name: str, n: int, durability: str) -> None:
         for i in range(n):
             e = log.append(event(name, i))
             if durability == "fsync":  # (acknowledged: a completed fdatasync covers it)
-                assert log._words()[2] >= e.seq, (e.seq, log._words()[2])
+                assert log._sync._words()[2] >= e.seq, (e.seq, log._sync._words()[2])
             sys.stdout.write(f"{e.id} {e.seq}\n")
             sys.stdout.flush()
         slots = log._slots

@@ -46,7 +46,7 @@ def main(root: str, name: str, durability: str, seed: int) -> None:
                 lines.append(f"C {e.id} {e.seq} {key} {v}")
             if durability == "fsync":  # (acknowledged: a completed fdatasync covers it)
                 top = max(int(line.split()[2]) for line in lines)
-                assert log._words()[2] >= top, (top, log._words()[2])
+                assert log._sync._words()[2] >= top, (top, log._sync._words()[2])
             out.write("".join(line + "\n" for line in lines))
             out.flush()
 

@@ -166,7 +166,7 @@ def test_group_commit_covers_every_writer(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     syncs = sum(log.sync_count for log in logs)
-    state = logs[0]._sync_state()
+    state = logs[0]._sync._sync_state()
     assert _MARK.unpack_from(state, 16)[0] == 100  # every append returned durable
     assert 1 <= syncs <= 100
     for log in logs:

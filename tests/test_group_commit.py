@@ -269,7 +269,7 @@ def test_a_retry_of_a_stored_record_returns_once_it_is_durable(tmp_path: Path, m
         fast.append(Event(agent="a", type="t"))
         stored = fast.append(ev)
         with FileLog(root, notify=False, durability="fsync") as durable:
-            assert durable._words()[2] < stored.seq  # (nobody synced it)
+            assert durable._sync._words()[2] < stored.seq  # (nobody synced it)
             got = durable.append_many([ev])[0] if many else durable.append(ev)
             assert got.seq == stored.seq
-            assert durable._words()[2] >= stored.seq  # (a sync covered it before the return)
+            assert durable._sync._words()[2] >= stored.seq  # (a sync covered it before the return)

@@ -64,8 +64,8 @@ def _switches() -> int:
 
 
 def w_append(where: str, wid: int, start: Start, seconds: float, out: Any) -> None:
-    _timed("_group_sync", "group")
-    _timed("_fsync", "fsync")
+    _timed("group", "group")
+    _timed("fsync", "fsync")
     _timed("_lead", "lead", "leads")
     log = FileLog(where, durability="fsync", notify=False)
     log.append(_event(wid, -1))

@@ -66,6 +66,7 @@ from swarmlog.file.meta import clean_meta_tmp, open_meta
 from swarmlog.file.reader import SegmentReader
 from swarmlog.file.segfiles import SegmentFiles
 from swarmlog.file.sync import _MARK as _MARK  # (tests read the shared mark through log.py)
+from swarmlog.file.sync import GroupSync
 from swarmlog.file.view import _fast as ixfast
 from swarmlog.file.view import combine, writerindex
 from swarmlog.file.view.alone import AloneView
@@ -113,7 +114,6 @@ class FileLog(SegmentReader, AloneView, Log):
         self.durability = durability
         self.notify = notify
         self.poll_interval = poll_interval
-        self.sync_count = 0
         check_local(self.root, allow_network_fs)
         self.name, self.segment_bytes, self._swarm_id = open_meta(
             self.root, create, name, segment_bytes
@@ -126,11 +126,7 @@ class FileLog(SegmentReader, AloneView, Log):
         self._spin = lockfile.SPIN_MAX // 2  # (tries before sleeping: lockfile.lock_spinning)
         self._closed = False
         self._tlock = threading.RLock()
-        self._sync_fd = self._next_fd = -1
-        self._done_fds = (-1, -1)
-        self._sync_map = None
-        self._sync_words = None
-        self._failed = None
+        self._sync = GroupSync(self._root_s, self._segdir_s, self.segment_bytes)
         clean_meta_tmp(self.root)
         self._checkpoints = FileCheckpointStore(self.root / "checkpoints", owner=self)
         self._serializer = Serializer(orjson.dumps(self.name), limits)
@@ -181,14 +177,14 @@ class FileLog(SegmentReader, AloneView, Log):
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = lockfile.open_write_lock(self._root_s)
-        self._reopen_sync_lock()
+        self._sync.after_fork()
 
     def close(self) -> None:
         _OPEN.discard(self)
         if self._alone and not self._closed:
             self._alone_close()  # (the lag into the index: view/alone.py)
         self._closed = True
-        self._close_sync()
+        self._sync.close()
         if self._lock_fd >= 0:
             try:
                 os.close(self._lock_fd)
@@ -209,6 +205,11 @@ class FileLog(SegmentReader, AloneView, Log):
 
     def __repr__(self) -> str:
         return f"FileLog({str(self.root)!r}, name={self.name!r})"
+
+    @property
+    def sync_count(self) -> int:
+        """fdatasyncs this handle ran (group commit shares them between writers)."""
+        return self._sync.count
 
     @property
     def checkpoints(self) -> CheckpointStore:
@@ -247,8 +248,8 @@ class FileLog(SegmentReader, AloneView, Log):
         follow. Under ``durability="fsync"`` it returns once a completed fdatasync
         covers the record (group commit: sync.py).
         """
-        if self._failed:
-            raise DurabilityError(self._failed)
+        if self._sync.failed:
+            raise DurabilityError(self._sync.failed)
         if not isinstance(event, Event):
             raise InvalidEvent(f"append takes Event objects, got {type(event).__name__}")
         src = event._d
@@ -471,8 +472,8 @@ class FileLog(SegmentReader, AloneView, Log):
 
     def append_many(self, events: Iterable[Event], expect: Expect = None) -> list[StoredEvent]:
         evs = list(events)
-        if self._failed:
-            raise DurabilityError(self._failed)
+        if self._sync.failed:
+            raise DurabilityError(self._sync.failed)
         if not evs:
             if expect:
                 self._expect_only(expect)

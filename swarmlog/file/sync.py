@@ -82,7 +82,6 @@ import struct
 from swarmlog.errors import DurabilityError
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import FILE_MODE, open_nofollow
-from swarmlog.file.view.state import FileState
 
 _SYNC = struct.Struct("<QQ")  # at 0: last written seq, first seq of its segment
 _MARK = struct.Struct("<Q")  # at 16: the highest seq known durable
@@ -91,52 +90,73 @@ _WRITTEN, _WSEG, _DURABLE, _TICKET = 0, 1, 2, 3  # word indexes in the ``sync`` 
 _DONE = ("sync.done.0", "sync.done.1")  # the leader of sync k holds _DONE[k % 2]
 
 
-class GroupSync(FileState):
-    """Shares fdatasyncs between the writers of one log (see module docstring)."""
+class GroupSync:
+    """Shares fdatasyncs between the writers of one log (see module docstring): a FileLog
+    handle holds one (``_sync``), opened on first use."""
+
+    __slots__ = ("count", "done_fds", "failed", "next_fd", "root", "segdir", "segment_bytes",
+                 "sync_fd", "sync_map", "sync_words")  # fmt: skip
+
+    def __init__(self, root: str, segdir: str, segment_bytes: int) -> None:
+        self.root, self.segdir, self.segment_bytes = root, segdir, segment_bytes
+        self.sync_fd = self.next_fd = -1
+        """``sync.lock`` (held by the writer syncing for all) and ``sync.next`` (held by
+        the writer that will lead the next sync)."""
+        self.done_fds = (-1, -1)
+        """``sync.done.0`` and ``.1``: sync k's leader holds the k % 2nd, its waiters share it."""
+        self.sync_map: mmap.mmap | None = None
+        """The shared ``sync`` file: last written seq, its segment, the durable mark."""
+        self.sync_words: memoryview | None = None
+        """``sync_map`` as machine words."""
+        self.failed: str | None = None
+        """Why the handle refuses appends (a failed fdatasync), or None."""
+        self.count = 0
+        """fdatasyncs this handle ran (group commit shares them between writers)."""
 
     def _sync_state(self) -> mmap.mmap:
         """The shared ``sync`` file, mapped (and the sync locks opened) on first use."""
-        if self._sync_map is None:
-            fd = open_nofollow(os.path.join(self._root_s, "sync"), os.O_RDWR | os.O_CREAT)
+        if self.sync_map is None:
+            fd = open_nofollow(os.path.join(self.root, "sync"), os.O_RDWR | os.O_CREAT)
             try:
                 if os.fstat(fd).st_size < 32:
                     os.ftruncate(fd, 32)
                 smap = mmap.mmap(fd, 32)
             finally:
                 os.close(fd)
-            self._sync_fd = self._open_lock("sync.lock")
-            self._next_fd = self._open_lock("sync.next")
-            self._done_fds = (self._open_lock(_DONE[0]), self._open_lock(_DONE[1]))
-            self._sync_map = smap
-            self._sync_words = memoryview(smap).cast("Q")  # (native words: one machine)
-        return self._sync_map
+            self.sync_fd = self._open_lock("sync.lock")
+            self.next_fd = self._open_lock("sync.next")
+            self.done_fds = (self._open_lock(_DONE[0]), self._open_lock(_DONE[1]))
+            self.sync_map = smap
+            self.sync_words = memoryview(smap).cast("Q")  # (native words: one machine)
+        return self.sync_map
 
     def _open_lock(self, name: str) -> int:
-        return open_nofollow(os.path.join(self._root_s, name), os.O_RDWR | os.O_CREAT, FILE_MODE)
+        return open_nofollow(os.path.join(self.root, name), os.O_RDWR | os.O_CREAT, FILE_MODE)
 
     def _words(self) -> memoryview:
         """The ``sync`` file as machine words (see module docstring)."""
-        words = self._sync_words
+        words = self.sync_words
         if words is None:
             self._sync_state()
-            words = self._sync_words
+            words = self.sync_words
             assert words is not None
         return words
 
-    def _note_written(self, last: int, seg_first: int) -> None:
+    def note_written(self, last: int, seg_first: int) -> None:
         """Under the append lock: the log's end (last seq, its segment) for the next leader."""
         words = self._words()
         words[_WSEG] = seg_first
         words[_WRITTEN] = last
 
-    def _group_sync(self, mine: int, fd: int, seg_first_of_fd: int) -> None:
+    def group(self, mine: int, fd: int, seg_first_of_fd: int, lock_fd: int) -> None:
         """Return once seq ``mine`` (written through ``fd``, the segment starting at
         ``seg_first_of_fd``) is covered by a completed fdatasync: its own, as the leader,
-        or one another writer ran for everyone written before it (module docstring)."""
+        or one another writer ran for everyone written before it (module docstring);
+        ``lock_fd``: the handle's append lock (the leader's slow path reads the end under it)."""
         words = self._words()
         if words[_DURABLE] >= mine:
             return  # a sync that began after our write has completed
-        nxt = self._next_fd
+        nxt = self.next_fd
         passes = 0
         while True:
             try:
@@ -144,7 +164,7 @@ class GroupSync(FileState):
             except BlockingIOError:
                 pass
             else:
-                self._lead(mine, fd, seg_first_of_fd)  # we are the next leader
+                self._lead(mine, fd, seg_first_of_fd, lock_fd)  # we are the next leader
                 return
             covered = self._wait_for_next_sync(mine)
             if covered:
@@ -153,7 +173,7 @@ class GroupSync(FileState):
                 passes += 1
                 if passes > 1:  # they keep it busy: queue to lead, asleep
                     fcntl.flock(nxt, fcntl.LOCK_EX)
-                    self._lead(mine, fd, seg_first_of_fd)
+                    self._lead(mine, fd, seg_first_of_fd, lock_fd)
                     return
             # else its leader died mid-sync: again
 
@@ -162,7 +182,7 @@ class GroupSync(FileState):
         has numbered its sync, then until that sync is done (its done lock, shared),
         and say whether the mark now covers ``mine``; None if only writers passing
         through held it (no leader)."""
-        nxt = self._next_fd
+        nxt = self.next_fd
         try:
             fcntl.flock(nxt, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -171,7 +191,7 @@ class GroupSync(FileState):
             fcntl.flock(nxt, fcntl.LOCK_UN)
             return None
         words = self._words()
-        done = self._done_fds[words[_TICKET] & 1]
+        done = self.done_fds[words[_TICKET] & 1]
         fcntl.flock(nxt, fcntl.LOCK_UN)
         fcntl.flock(done, fcntl.LOCK_SH)  # until its sync is done (all its waiters at once)
         try:
@@ -179,33 +199,33 @@ class GroupSync(FileState):
         finally:
             fcntl.flock(done, fcntl.LOCK_UN)
 
-    def _lead(self, mine: int, fd: int, seg_first_of_fd: int) -> None:
+    def _lead(self, mine: int, fd: int, seg_first_of_fd: int, lock_fd: int) -> None:
         """Holding ``sync.next``: wait for the running sync, number ours, then sync for
         everyone written so far unless that one covered ``mine`` already."""
         words = self._words()
-        lock = self._sync_fd
+        lock = self.sync_fd
         done = -1
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)  # the running sync is done
             ticket = words[_TICKET] + 1
             try:
-                fcntl.flock(self._done_fds[ticket & 1], fcntl.LOCK_EX)
+                fcntl.flock(self.done_fds[ticket & 1], fcntl.LOCK_EX)
             except BaseException:  # (never left holding sync.lock: every sync would wait)
                 fcntl.flock(lock, fcntl.LOCK_UN)
                 raise
-            done = self._done_fds[ticket & 1]
+            done = self.done_fds[ticket & 1]
             words[_TICKET] = ticket
         finally:
-            fcntl.flock(self._next_fd, fcntl.LOCK_UN)  # later writers: the sync after ours
+            fcntl.flock(self.next_fd, fcntl.LOCK_UN)  # later writers: the sync after ours
         try:
             if words[_DURABLE] >= mine:
                 return  # the leader before us read the end after our write
             end = words[_WRITTEN]  # the log's end: written before we read it
             st = os.fstat(fd)
             if st.st_size < self.segment_bytes and st.st_nlink and end >= mine:
-                self._fsync(fd)  # not full, so never rotated: ``end`` is in this segment
+                self.fsync(fd)  # not full, so never rotated: ``end`` is in this segment
             else:
-                end = self._sync_newest(mine, fd, seg_first_of_fd)
+                end = self._sync_newest(mine, fd, seg_first_of_fd, lock_fd)
             if words[_DURABLE] < end:
                 words[_DURABLE] = end
         finally:
@@ -213,14 +233,13 @@ class GroupSync(FileState):
             if done >= 0:
                 fcntl.flock(done, fcntl.LOCK_UN)  # our waiters wake
 
-    def _sync_newest(self, mine: int, fd: int, seg_first: int) -> int:
+    def _sync_newest(self, mine: int, fd: int, seg_first: int, lock: int) -> int:
         """The leader's slow path (its segment is full, so the log may have rotated past
         it, or a redaction replaced it): read the end and its segment consistently under
         the append lock, fdatasync the file now at that segment's name and return the end
         it covers (at least our own ``mine``, written through ``fd`` to the segment at
         ``seg_first``)."""
         words = self._words()
-        lock = self._lock_fd
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             end, end_seg = words[_WRITTEN], words[_WSEG]
@@ -231,7 +250,7 @@ class GroupSync(FileState):
         # an older segment than ``end_seg`` was synced when it was rotated out
         if self._fsync_segment(end_seg):
             return end
-        self._fsync(fd)  # (no file by that name: at least the bytes we wrote)
+        self.fsync(fd)  # (no file by that name: at least the bytes we wrote)
         return mine
 
     def _fsync_segment(self, first: int) -> bool:
@@ -239,46 +258,46 @@ class GroupSync(FileState):
         if there is no such file."""
         try:
             fd = open_nofollow(
-                os.path.join(self._segdir_s, seg.segment_name(first)), os.O_RDONLY, writing=False
+                os.path.join(self.segdir, seg.segment_name(first)), os.O_RDONLY, writing=False
             )
         except FileNotFoundError:
             return False
         try:
-            self._fsync(fd)
+            self.fsync(fd)
         finally:
             os.close(fd)
         return True
 
-    def _fsync(self, fd: int) -> None:
+    def fsync(self, fd: int) -> None:
         """fdatasync ``fd``; a failure fails the handle (nothing after it is trusted)."""
         try:
             os.fdatasync(fd)
-            self.sync_count += 1
+            self.count += 1
         except OSError as e:
-            self._failed = f"fdatasync failed ({e}); this log handle refuses further appends"
-            raise DurabilityError(self._failed) from None
+            self.failed = f"fdatasync failed ({e}); this log handle refuses further appends"
+            raise DurabilityError(self.failed) from None
 
-    def _reopen_sync_lock(self) -> None:
+    def after_fork(self) -> None:
         """In a forked child: lock descriptors of its own (see FileLog._after_fork)."""
-        if self._sync_fd >= 0:
-            os.close(self._sync_fd)
-            os.close(self._next_fd)
-            for fd in self._done_fds:
+        if self.sync_fd >= 0:
+            os.close(self.sync_fd)
+            os.close(self.next_fd)
+            for fd in self.done_fds:
                 os.close(fd)
-            self._sync_fd = self._open_lock("sync.lock")
-            self._next_fd = self._open_lock("sync.next")
-            self._done_fds = (self._open_lock(_DONE[0]), self._open_lock(_DONE[1]))
+            self.sync_fd = self._open_lock("sync.lock")
+            self.next_fd = self._open_lock("sync.next")
+            self.done_fds = (self._open_lock(_DONE[0]), self._open_lock(_DONE[1]))
 
-    def _close_sync(self) -> None:
+    def close(self) -> None:
         """Close the lock descriptors and unmap ``sync`` (FileLog.close)."""
-        for fd in (self._sync_fd, self._next_fd, *self._done_fds):
+        for fd in (self.sync_fd, self.next_fd, *self.done_fds):
             if fd >= 0:
                 os.close(fd)
-        self._sync_fd = self._next_fd = -1
-        self._done_fds = (-1, -1)
-        if self._sync_words is not None:
-            self._sync_words.release()
-            self._sync_words = None
-        if self._sync_map is not None:
-            self._sync_map.close()
-            self._sync_map = None
+        self.sync_fd = self.next_fd = -1
+        self.done_fds = (-1, -1)
+        if self.sync_words is not None:
+            self.sync_words.release()
+            self.sync_words = None
+        if self.sync_map is not None:
+            self.sync_map.close()
+            self.sync_map = None

@@ -16,11 +16,11 @@ from swarmlog.errors import SwarmlogError, VersionConflict
 from swarmlog.file import lockfile, repairs
 from swarmlog.file import segment as seg
 from swarmlog.file.fsguard import fsync_dir, open_nofollow
-from swarmlog.file.sync import GroupSync
 from swarmlog.file.view import mapguard
+from swarmlog.file.view.state import FileState
 
 
-class SegmentWriter(GroupSync):
+class SegmentWriter(FileState):
     """Appends whole batches to the current segment (see module docstring)."""
 
     # ------------------------------------------------------------------ the append lock
@@ -68,7 +68,7 @@ class SegmentWriter(GroupSync):
         kept in ``_offs`` for reads (started over every 65,536 seqs)."""
         self._write_all(data, seq)
         if self.durability == "fsync":
-            self._note_written(seq, self._end.seg_first)  # (the end, for the next leader)
+            self._sync.note_written(seq, self._end.seg_first)  # (the end, for the next leader)
         if seq % 65536:
             self._end.offs.append(self._end.seg_end)
         else:
@@ -84,7 +84,7 @@ class SegmentWriter(GroupSync):
         if self.durability == "fsync":
             # (last written seq, its segment): exists before the lock is released, so
             # rotations see it, and tells the next syncer what its fdatasync covers
-            self._note_written(last, self._end.seg_first)
+            self._sync.note_written(last, self._end.seg_first)
 
     def _write_all(self, data: bytes, last: int) -> None:
         """Write ``data`` (records up to seq ``last``) at the segment's end: all of it
@@ -98,6 +98,10 @@ class SegmentWriter(GroupSync):
         except OSError as e:
             self._undo_write(e)
         self._end.advance(last, len(data))
+
+    def _group_sync(self, mine: int, fd: int, seg_first: int) -> None:
+        """Return once a completed fdatasync covers seq ``mine`` (group commit, sync.py)."""
+        self._sync.group(mine, fd, seg_first, self._lock_fd)
 
     def _undo_write(self, e: OSError) -> NoReturn:
         """Nothing of a failed batch may stay: cut back to the last good end and raise."""
@@ -123,7 +127,7 @@ class SegmentWriter(GroupSync):
             if durable:
                 # fsync writers use this log: their group commit only syncs the segment
                 # written last, so a segment closed under them must be durable first
-                self._fsync(self._end.seg_fd)
+                self._sync.fsync(self._end.seg_fd)
             self._end.rotated(first)
         path = self._seg_path(self._end.seg_first)
         new = not os.path.exists(path)

@@ -150,7 +150,7 @@ def write_one(log: IndexedView, line: bytes, seq: int) -> None:
     end.seg_end += written  # (WriterEnd.advance, inlined: the lock's hottest line)
     end.last = seq
     if log.durability == "fsync":
-        log._note_written(seq, end.seg_first)
+        log._sync.note_written(seq, end.seg_first)
     if seq % 65536:
         end.offs.append(end.seg_end)
     else:

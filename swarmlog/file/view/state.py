@@ -10,7 +10,6 @@ owner, ``WriterEnd``: the modules that move it call its methods.
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 from array import array
@@ -24,6 +23,7 @@ from swarmlog.file.segfiles import SegmentFiles
 
 if TYPE_CHECKING:
     from swarmlog.file.lockfile import Flock
+    from swarmlog.file.sync import GroupSync
     from swarmlog.file.view.writerindex import WriterIndex
 
 Durability = Literal["process", "fsync"]
@@ -53,21 +53,9 @@ class FileState:
     """The append lock's descriptor (-1 until the first write)."""
     _closed: bool
 
-    # group commit (sync.py)
-    _sync_fd: int
-    """``sync.lock``: held by the writer syncing for all (sync.py)."""
-    _next_fd: int
-    """``sync.next``: held by the writer that will lead the next sync (sync.py)."""
-    _done_fds: tuple[int, int]
-    """``sync.done.0`` and ``.1``: sync k's leader holds the k % 2nd, its waiters share it."""
-    _sync_map: mmap.mmap | None
-    """The shared ``sync`` file: last written seq, its segment, the durable mark."""
-    _sync_words: memoryview | None
-    """``_sync_map`` as machine words (sync.py)."""
-    _failed: str | None
-    """Why this handle refuses appends (a failed fdatasync), or None."""
-    sync_count: int
-    """fdatasyncs this handle ran (group commit shares them between writers)."""
+    # group commit (sync.py), a member
+    _sync: GroupSync
+    """The shared ``sync`` file and its locks, the handle's fdatasyncs and its failure."""
 
     # the writer view (kept current under the append lock by catchup.py)
     _ids: dict[str, int]

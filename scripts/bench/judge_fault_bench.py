@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -236,6 +237,7 @@ def run_mode(mode: str, tree: Path, agents: int, rate: float, seconds: float) ->
     lat = got["lat"]
     if stub is not None:
         stub.close()
+    shutil.rmtree(work.parent, ignore_errors=True)
     within = sum(1 for x in lat if x <= 1.0)
     return {
         "mode": mode,
@@ -264,13 +266,13 @@ def _pct_ms(xs: list[float], p: float) -> float:
 
 
 def _row(r: dict[str, Any], base: float) -> str:
-    ratio = r["peak_rss_mib"] / base if base else float("nan")
+    ratio = f"{r['peak_rss_mib'] / base:.2f}x" if base else "no baseline"
     return (
         f"| {r['mode']} | {r['decided']}/{r['plain']} | {r['within_1s_pct']:g}% | "
         f"{r['p50_ms']:g} / {r['p99_ms']:g} ms | {r['asked']} / {r['answered']} | "
         f"{r['judge_requests']} ({r['in_flight_at_sigterm']} in flight) | "
         f"{r['sigterm_to_exit_s']:g} s (exit {r['exit_code']}) | "
-        f"{r['peak_rss_mib']:g} MiB ({ratio:.2f}x) | {r['load'][0]:g}-{r['load'][1]:g} |"
+        f"{r['peak_rss_mib']:g} MiB ({ratio}) | {r['load'][0]:g}-{r['load'][1]:g} |"
     )
 
 

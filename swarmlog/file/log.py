@@ -319,7 +319,8 @@ class FileLog(SegmentReader, AloneView, Log):
             self._write_one(line, seq)
         else:
             self._write(line, seq, 1)
-        end.sealed(ts, tip)
+        end.last_ts = ts  # (WriterEnd.sealed, inlined: under the lock, every append)
+        end.tip = tip
         return seq
 
     def _append_alone(

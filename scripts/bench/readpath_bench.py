@@ -17,8 +17,10 @@ pays once (the baseline hashes the side files in every process anyway), and the 
 cache is warm for both. Medians over rounds; the load average beside each round.
 
 Where ``<swarm dir>-main`` exists (a copy of the cached swarm as main checkpointed it),
-the baseline reads that copy and this tree the original, checkpointed again by this
-tree: each reads side files in its own format, as after an upgrade's first checkpoint.
+the baseline reads that copy, and this tree ``<swarm dir>-this`` where it exists (a copy
+checkpointed again by this tree; else the original): each reads side files in its own
+format, as after an upgrade's first checkpoint, and no other run's ``scale_bench``
+re-checkpoints them under it.
 """
 
 from __future__ import annotations
@@ -129,8 +131,11 @@ def main() -> None:
         path = swarm_dir(n)
         if not (path / "READY").exists():
             raise SystemExit(f"readpath_bench: no cached swarm of {n} (scale_bench --build-only)")
-        main_copy = path.with_name(path.name + "-main")
-        paths = {"this": path, "main": main_copy if main_copy.is_dir() else path}
+        main_copy, this_copy = (path.with_name(path.name + s) for s in ("-main", "-this"))
+        paths = {
+            "this": this_copy if this_copy.is_dir() else path,
+            "main": main_copy if main_copy.is_dir() else path,
+        }
         for name, tree in trees:
             child(tree, paths[name], 2)  # the swarm's first reader of this tree, unmeasured
         got: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}

@@ -1,7 +1,7 @@
 """FileLog's writing role: encode a batch, write it in one ``write()``, rotate, cut torn tails.
 
 Everything here runs under the append flock (``_locked``) with the writer view caught up
-(view/catchup.py), so the handle's ``_last``, ``_seg_end`` and ``_tip`` are the log's.
+(view/catchup.py), so the handle's end (``_end``: last seq, segment end, chain tip) is the log's.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class SegmentWriter(FileState):
 
     def _write_one(self, data: bytes, seq: int) -> None:
         """``_write`` of one record when ``_at_known_end``: no rotation, and its offset
-        kept in ``_offs`` for reads (started over every 65,536 seqs)."""
+        kept in ``_end.offs`` for reads (started over every 65,536 seqs)."""
         self._write_all(data, seq)
         if self.durability == "fsync":
             self._sync.note_written(seq, self._end.seg_first)  # (the end, for the next leader)

@@ -104,7 +104,7 @@ class CatchUp(SegmentWriter):
             return
 
     def _read_on(self, size: int, locked: bool) -> bool:
-        """Take the current segment's records from ``_seg_end`` to ``size`` into the view;
+        """Take the current segment's records from ``_end.seg_end`` to ``size`` into the view;
         True if the segment was gone and the view moved past it instead."""
         name = seg.segment_name(self._end.seg_first)
         try:

@@ -9,6 +9,7 @@ import pty
 import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,10 +31,13 @@ def _run(root: Path, args: list[str], tty: bool) -> tuple[bytes, bytes]:
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, env=env)
     os.close(slave)
     err = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 10)
+    deadline = time.monotonic() + 120  # a guard only: the loop ends when the child does
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1)
         if not ready:
-            break
+            if p.poll() is not None:
+                break  # exited, and nothing more to read
+            continue  # still starting (a loaded machine): silence is not the end
         try:
             chunk = os.read(master, 4096)
         except OSError:  # the child closed the pty

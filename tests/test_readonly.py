@@ -57,7 +57,9 @@ def ro_root(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
             probe.write_bytes(b"x")
         yield ro / "log"
     finally:
-        subprocess.run(["umount", str(ro)], capture_output=True, timeout=30)
+        done = subprocess.run(["umount", str(ro)], capture_output=True, timeout=30)
+        if done.returncode != 0:  # still busy (a mapping not yet dropped): detach it lazily
+            subprocess.run(["umount", "-l", str(ro)], capture_output=True, timeout=30)
     assert {p: p.read_bytes() for p in src.rglob("*") if p.is_file()} == before
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from swarmlog.envelope import Event, validate_for_append
 from swarmlog.errors import InvalidEvent
-from synthesizer import SwarmState, SynthConfig, apply
+from synthesizer import Fact, SwarmState, SynthConfig, apply
 from synthesizer import events as T
 
 
@@ -478,3 +478,20 @@ def test_invalid_bodies_rejected(type_: str, body: dict[str, Any]) -> None:
 )
 def test_valid_bodies_accepted(type_: str, body: dict[str, Any]) -> None:
     validate_for_append(Event(agent="a", type=type_, body=body))
+
+
+def test_names_one_client_minted_back_a_fact_once() -> None:
+    """``Fact.support`` counts agents, with names linked by one MCP client as one backer;
+    a client never adds support (one name with two clients is still one)."""
+    st = Stream()
+    fid = st.fact("the pump leaks", agent="w1", client="mcp:1:aa")
+    for agent, client in (("w2", "mcp:1:aa"), ("w3", "mcp:1:aa"), ("lead", None)):
+        body = {} if client is None else {"client": client}
+        st.corroborate(fid, st.share("the pump leaks", agent=agent, **body))
+    assert st.state.facts[fid].support == 2  # the minted three, and lead
+    st.corroborate(fid, st.share("the pump leaks", agent="lead", client="mcp:2:bb"))
+    st.corroborate(fid, st.share("the pump leaks", agent="w1", client="mcp:3:cc"))
+    f = st.state.facts[fid]
+    assert f.support == 2 and len(f.agents) == 4
+    again = Fact.from_row(f.to_row())  # the client is kept in the serial form
+    assert again.support == 2 and again.evidence == f.evidence

@@ -74,7 +74,7 @@ def test_ten_minted_names_from_one_client_back_a_fact_once(tmp_path: Path) -> No
     minted = [f"worker-{i}" for i in range(10)]
     _connect(root, "worker-*", _share_as(*minted))
     support, agents = _fact(root)
-    assert support == 10 and agents == minted  # the fact lists every name ...
+    assert support == 1 and agents == minted  # the fact lists every name, backed once ...
     for n in (10, 2):  # ... but they are one client: no promotion needs two
         report = _promote(root, target, n)
         assert report["promoted"] == 0 and report["skipped"] == 1, report
@@ -86,13 +86,13 @@ def test_a_second_client_or_a_listed_name_is_a_second_backer(tmp_path: Path) -> 
     root, target = tmp_path / "s", tmp_path / "global"
     _connect(root, "worker-*", _share_as("worker-1", "worker-2", "worker-3"))
     _connect(root, "worker-*", _share_as("worker-9"))  # another connection
-    assert _fact(root)[0] == 4
+    assert _fact(root)[0] == 2  # two clients
     assert _promote(root, target, 2)["promoted"] == 1
     assert _promote(root, target, 3)["promoted"] == 0  # two clients, not three
 
     other, target2 = tmp_path / "t", tmp_path / "global2"
     _connect(other, "lead,worker-*", _share_as("lead", "worker-1", "worker-2"))
-    assert _fact(other)[0] == 3
+    assert _fact(other)[0] == 2  # lead (listed) and the pair one client minted
     assert _promote(other, target2, 3)["promoted"] == 0
     assert _promote(other, target2, 2)["promoted"] == 1  # lead (listed) + the minted pair
 

@@ -15,6 +15,7 @@ import operator
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from itertools import starmap
 from typing import Any
 
 from synthesizer.config import SynthConfig
@@ -98,6 +99,7 @@ def raw_memory(d: dict[str, Any]) -> RawMemory:
             None,
             None,
             None,
+            None,  # client
         ),
     )
 
@@ -111,7 +113,7 @@ def fact_from_raw(
     keyword call (30 fields).
     """
     (rseq, ragent, session, thread, rts, content, category, imp, subject, value, ttl, emb,
-     embedder, _origins) = raw  # fmt: skip
+     embedder, _origins, client) = raw  # fmt: skip
     return Fact(
         fid,
         content,
@@ -123,7 +125,7 @@ def fact_from_raw(
         subject,
         value,
         ACTIVE,
-        [_tuple_new(Evidence, (rseq, ragent, session, rts))],
+        [_tuple_new(Evidence, (rseq, ragent, session, rts, client))],
         [],  # cited
         strength,
         0,  # reinforcements
@@ -205,7 +207,7 @@ def fact_rows(facts: Iterable[Fact]) -> list[list[Any]]:
     out = []
     for f in facts:
         row = list(_ROW(f))
-        row[_EVIDENCE_AT] = list(map(list, f.evidence))
+        row[_EVIDENCE_AT] = [e.serial() for e in f.evidence]
         out.append(row)
     return out
 
@@ -213,13 +215,13 @@ def fact_rows(facts: Iterable[Fact]) -> list[list[Any]]:
 def facts_from_rows(rows: list[list[Any]]) -> dict[str, Fact]:
     """``{row[0]: Fact.from_row(row)}`` for ``to_row`` rows (consumes them).
 
-    Positional construction and ``Evidence._make`` in one tight loop: the checkpoint
-    load's hot path (~2x against keyword construction).
+    Positional construction in one tight loop: the checkpoint load's hot path (~2x
+    against keyword construction). Evidence rows have four fields, or five with a client
+    (``Evidence.serial``): ``starmap`` over the constructor takes both.
     """
     out: dict[str, Fact] = {}
-    make_ev = Evidence._make
     for row in rows:
-        row[_EVIDENCE_AT] = list(map(make_ev, row[_EVIDENCE_AT]))
+        row[_EVIDENCE_AT] = list(starmap(Evidence, row[_EVIDENCE_AT]))
         out[row[0]] = Fact(*row)
     return out
 

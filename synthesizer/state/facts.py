@@ -31,6 +31,14 @@ class Evidence(NamedTuple):
     agent: str
     session: str | None
     ts: float
+    client: str | None = None
+    """The MCP connection that minted ``agent`` from a team pattern (the memory's
+    ``client`` field), else None: names one client minted vouch for a fact once."""
+
+    def serial(self) -> list[Any]:
+        """The serial form: the four fields, and the client only when there is one (so
+        the checkpoints of swarms without minted names are as before)."""
+        return list(self) if self.client is not None else list(self[:4])
 
 
 class RawMemory(NamedTuple):
@@ -54,6 +62,7 @@ class RawMemory(NamedTuple):
     embedding: list[float] | None = None
     embedder: str | None = None
     origins: list[dict[str, Any]] | None = None
+    client: str | None = None
 
     @classmethod
     def from_shared(cls, d: dict[str, Any]) -> RawMemory:
@@ -81,11 +90,12 @@ class RawMemory(NamedTuple):
             embedding=None if emb is None else [float(x) for x in emb],
             embedder=b.get("embedder"),
             origins=b.get("origins"),
+            client=b["client"] if isinstance(b.get("client"), str) and b["client"] else None,
         )
 
     def evidence(self) -> Evidence:
         """The provenance record this raw memory becomes once consumed."""
-        return Evidence(self.seq, self.agent, self.session, self.ts)
+        return Evidence(self.seq, self.agent, self.session, self.ts, self.client)
 
     def to_dict(self) -> dict[str, Any]:
         """Field dict (exact; floats round-trip through JSON)."""
@@ -161,13 +171,20 @@ class Fact:
 
     @property
     def support(self) -> int:
-        """Distinct agents vouching for the fact; 0 once retracted.
+        """Distinct agents vouching for the fact, names one MCP client minted counted
+        once (``Evidence.client``); 0 once retracted.
 
-        Forgotten identities have already been removed from ``evidence``.
+        Agents linked by a client are one backer (connected components of agents and
+        clients), so a client never adds support: one name with two clients is still
+        one. Forgotten identities have already been removed from ``evidence``.
         """
         if self.status == RETRACTED:
             return 0
-        return len({e.agent for e in self.evidence})
+        agents = {e.agent for e in self.evidence}
+        minted = [e for e in self.evidence if e.client is not None]
+        if not minted:
+            return len(agents)
+        return _backers(agents, minted)
 
     @property
     def feedback(self) -> tuple[float, int] | None:
@@ -193,7 +210,7 @@ class Fact:
     def to_dict(self) -> dict[str, Any]:
         """Exact serial form (evidence as lists)."""
         d = {name: getattr(self, name) for name in FACT_FIELDS}
-        d["evidence"] = [list(e) for e in self.evidence]
+        d["evidence"] = [e.serial() for e in self.evidence]
         return d
 
     @classmethod
@@ -207,7 +224,7 @@ class Fact:
         """Positional serial form (fields in declaration order, evidence as lists): the
         checkpoint's compact form (``_fast.fact_rows`` writes it in bulk)."""
         row = [getattr(self, name) for name in FACT_FIELDS]
-        row[FACT_FIELDS.index("evidence")] = [list(e) for e in self.evidence]
+        row[FACT_FIELDS.index("evidence")] = [e.serial() for e in self.evidence]
         return row
 
     @classmethod
@@ -265,3 +282,21 @@ def new_fact(
 
 FACT_FIELDS = tuple(f.name for f in fields(Fact))
 """Fact field names in declaration order: the columns of ``to_row``."""
+
+
+def _backers(agents: set[str], minted: list[Evidence]) -> int:
+    """How many backers ``agents`` are when each minted evidence links its agent to its
+    client: the connected components of that graph (union-find over names)."""
+    parent = {a: a for a in agents}
+
+    def root(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first: dict[str, str] = {}
+    for e in minted:
+        other = first.setdefault(e.client or "", e.agent)
+        parent[root(e.agent)] = root(other)
+    return len({root(a) for a in agents})

@@ -338,7 +338,7 @@ def _on_recalled(s: SwarmState, d: dict[str, Any]) -> None:
             m.promotions += 1
         f.access_count += 1
         f.last_access = ts
-        peers = [q for q, a, _, _ in f.evidence if a != agent]
+        peers = [e.seq for e in f.evidence if e.agent != agent]
         if peers:
             s.recalled.setdefault(agent, set()).update(peers)
     session = d.get("session")

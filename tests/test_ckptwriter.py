@@ -49,7 +49,8 @@ def test_background_checkpoint_while_deciding_equals_replay(
     w = _worker(tmp_path / "s")
     log = w.log
     _share(log, 0, 300)
-    monkeypatch.setenv(writer.STALL_ENV, "0.5")  # the child sleeps before writing
+    monkeypatch.setenv(writer.STALL_ENV, "5")  # the child sleeps before writing (past
+    # the second pass below, on a loaded machine too: its checkpoint is the one settled)
     assert w.run_once() == 300
     assert w.bg_checkpoint.running  # the pass returned; the child is writing
     at = w.last_checkpoint

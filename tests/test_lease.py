@@ -7,6 +7,7 @@ No timing assertions: waits are loops under pytest-timeout's hang guard.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -163,6 +164,42 @@ def _stop_all(*procs: subprocess.Popen[str] | None) -> None:
             p.wait(timeout=60)
 
 
+def _stop_outside_the_lock(p: subprocess.Popen[str], t: LogTarget) -> None:
+    """SIGSTOP ``p`` at a moment it holds no FileLog append lock. A writer stopped inside
+    an append holds the flock and every writer waits for it: another fault than the hung
+    lease holder these tests are about (and one no lease can end)."""
+    for _ in range(200):
+        os.kill(p.pid, signal.SIGSTOP)
+        while _proc_state(p.pid) not in ("T", "t"):  # stopped, not merely signalled
+            time.sleep(0.01)
+        if t.backend != "file" or _lock_is_free(os.path.join(t.target, "lock")):
+            return
+        os.kill(p.pid, signal.SIGCONT)
+        time.sleep(0.05)
+    raise AssertionError("the holder kept the append lock through 200 tries")
+
+
+def _proc_state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def _lock_is_free(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    finally:
+        os.close(fd)
+
+
 def _hung_holder_and_standby(
     t: LogTarget, standby_timeout: str
 ) -> tuple[subprocess.Popen[str], subprocess.Popen[str], list[int]]:
@@ -176,7 +213,7 @@ def _hung_holder_and_standby(
     _wait_line(b, "following")
     raws += share(t, "A refreshes its lease with this one")  # A's last batch: just now
     _wait_decided(t, raws)
-    os.kill(a.pid, signal.SIGSTOP)
+    _stop_outside_the_lock(a, t)
     raws += share(t, "pending while A hangs")
     line = _wait_line(b, "standing by")
     assert "worker-A holds the lease since" in line

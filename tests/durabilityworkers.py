@@ -63,6 +63,8 @@ def one_durable_append(root: str, ack_path: str) -> None:
     ``append`` returned (the group commit's waiter in tests/test_group_commit_waiters.py)."""
     log = FileLog(root, durability="fsync", notify=False)
     e = log.append(Event(agent="waiter", type="test.event", id="the-waiter"))
-    with open(ack_path, "w") as f:
+    tmp = ack_path + ".tmp"  # renamed into place: a reader never sees it half written
+    with open(tmp, "w") as f:
         f.write(str(e.seq))
+    os.replace(tmp, ack_path)
     log.close()

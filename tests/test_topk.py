@@ -157,3 +157,28 @@ def test_kth_by_row_equals_sorting_each_row(pairs: list[tuple[int, float]], k: l
         mine = sorted((float(v) for q, v in pairs if q == r), reverse=True)
         want = mine[k[r] - 1] if 1 <= k[r] <= len(mine) else -np.inf
         assert got[r] == np.float64(np.float32(want)) if want != -np.inf else got[r] == -np.inf
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(1, 60_000),
+    distinct=st.sampled_from([1, 2, 5, 200, 0]),
+    k=st.integers(1, 700),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_kth_largest_equals_a_sort(n: int, distinct: int, k: int, seed: int) -> None:
+    """The sampled cut gives exactly the sort's k-th largest: distinct values, a few
+    values in long runs of ties (BM25 of short facts), constant and sorted arrays."""
+    rng = np.random.default_rng(seed)
+    vals = rng.random(n) if distinct == 0 else rng.integers(0, distinct, n).astype(np.float64)
+    if seed % 3 == 0:
+        vals = np.sort(vals)
+    k = min(k, n)
+    assert topk.kth_largest(vals, k) == np.sort(vals)[n - k]
+
+
+def test_kth_largest_refuses_a_rank_out_of_range() -> None:
+    with pytest.raises(ValueError, match=r"k must be in 1\.\.3"):
+        topk.kth_largest(np.zeros(3), 4)
+    with pytest.raises(ValueError, match=r"k must be in 1\.\.3"):
+        topk.kth_largest(np.zeros(3), 0)

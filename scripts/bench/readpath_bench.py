@@ -125,6 +125,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--recalls", type=int, default=200)
     ap.add_argument("--baseline", type=Path, required=True, help="a checkout of main")
+    ap.add_argument(
+        "--one-copy",
+        action="store_true",
+        help="both trees read the cached swarm itself (same file formats: no -main / -this)",
+    )
     a = ap.parse_args()
     trees: list[tuple[str, Path | None]] = [("this", None), ("main", a.baseline)]
     for n in (int(x) for x in a.sizes.split(",")):
@@ -133,8 +138,8 @@ def main() -> None:
             raise SystemExit(f"readpath_bench: no cached swarm of {n} (scale_bench --build-only)")
         main_copy, this_copy = (path.with_name(path.name + s) for s in ("-main", "-this"))
         paths = {
-            "this": this_copy if this_copy.is_dir() else path,
-            "main": main_copy if main_copy.is_dir() else path,
+            "this": this_copy if this_copy.is_dir() and not a.one_copy else path,
+            "main": main_copy if main_copy.is_dir() and not a.one_copy else path,
         }
         for name, tree in trees:
             child(tree, paths[name], 2)  # the swarm's first reader of this tree, unmeasured

@@ -30,6 +30,7 @@ from synthesizer.compat.args import LIST_OPTIONS, SEARCH_OPTIONS, options
 from synthesizer.compat.common import FacadeBase
 from synthesizer.replay import fold_into
 from synthesizer.search.embed import Embedder
+from synthesizer.search.topk import kth_largest
 from synthesizer.state.seeds import ENTRY_DEFAULTS, expired
 
 STORE_AGENT = "memstore"
@@ -183,7 +184,7 @@ def _ranked(scores: np.ndarray, rank: np.ndarray, first: int) -> Iterator[int]:
     ties with the last of them) sorted at once, the rest only if the caller reads on."""
     n = len(scores)
     if n > first:
-        cut = np.partition(scores, n - first)[n - first]
+        cut = kth_largest(scores, first)  # (np.partition crawls over runs of ties)
         top = np.flatnonzero(scores >= cut)
         yield from top[np.lexsort((rank[top], -scores[top]))].tolist()
         rest = np.flatnonzero(scores < cut)

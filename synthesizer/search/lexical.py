@@ -31,6 +31,8 @@ from typing import Any, Protocol
 import numpy as np
 import orjson
 
+from synthesizer.search.topk import kth_largest
+
 K1 = 1.2
 B = 0.75
 MIN_IDF = 0.2  # a term in more than ~4/5 of the documents is skipped (see ``scores``)
@@ -326,7 +328,7 @@ class LexicalIndex:
             return {}
         found = np.flatnonzero(acc > 0.0)
         if found.shape[0] > limit:
-            cut = np.partition(acc[found], -limit)[-limit]
+            cut = kth_largest(acc[found], limit)
             above = found[acc[found] > cut]
             tied = self._by_id(found[acc[found] == cut])
             found = np.concatenate([above, tied[: limit - above.shape[0]]])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SEED", "SLACK", "kth_by_row", "row_floors"]
+__all__ = ["SEED", "SLACK", "kth_by_row", "kth_largest", "row_floors"]
 
 SEED = 2048
 """Live facts each memory is compared with densely to find its k-th best (the newest
@@ -66,3 +66,28 @@ def kth_by_row(rows: np.ndarray, values: np.ndarray, m: int, k: int | np.ndarray
     have = np.flatnonzero((kk >= 1) & (counts >= kk))
     out[have] = vals[order[starts[have] + kk[have] - 1]]
     return out
+
+
+_SAMPLE = 4096  # values sampled to guess a cut below the k-th largest
+
+
+def kth_largest(values: np.ndarray, k: int) -> float:
+    """The ``k``-th largest of ``values`` (1 <= k <= len), exactly ``np.sort(values)[-k]``.
+
+    Why not ``np.partition``: on scores with few distinct values, where the cut falls in a
+    long run of ties (BM25 over short facts: a 160,000-score query took 12-16 ms, a sort
+    1.6 ms), its selection degrades. Here a strided sample's value a little above the
+    ``k``-th rank bounds the cut from below, and only the values at or above it are
+    sorted; when fewer than ``k`` pass (a sample off the mark), every value is."""
+    n = values.shape[0]
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in 1..{n}, got {k}")
+    if n > 4 * _SAMPLE and k * 8 < n:
+        step = n // _SAMPLE
+        sample = np.sort(values[::step])
+        m = sample.shape[0]
+        guess = sample[max(0, m - 1 - int(2 * k * m / n) - 8)]
+        above = values[values >= guess]
+        if above.shape[0] >= k:
+            return float(np.sort(above)[above.shape[0] - k])
+    return float(np.sort(values)[n - k])

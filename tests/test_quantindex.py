@@ -327,26 +327,3 @@ def test_readers_share_the_code_file_and_survive_a_new_checkpoint(
         fresh = [h.fact.id for h in sw.agent("r").recall("cache token issue", limit=10, log=False)]
     for r in seconds:
         assert r["hits"] == fresh  # the open readers recall as a fresh process on the new state
-
-
-@pytest.mark.parametrize("weights_kind", ["few", "spread", "one", "zero", "negative"])
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_estimated_rows_are_those_of_the_full_estimate(weights_kind: str, seed: int) -> None:
-    """``_best_coded`` estimates only the rows whose distance can reach the cut; the rows
-    it returns are ``_top_rows``'s over the estimate of every row (weights in three
-    values, spread, all one, all zero, some negative)."""
-    rng = np.random.default_rng(seed)
-    n, bits = 300_000, 192
-    h = rng.binomial(bits, 0.5, n).astype(np.uint16)
-    weights = {
-        "few": rng.choice(np.array([0.19, 0.475, 0.855]), n),
-        "spread": rng.random(n),
-        "one": np.ones(n),
-        "zero": np.zeros(n),
-        "negative": rng.random(n) - 0.3,
-    }[weights_kind]
-    table = quantindex._table(bits)
-    for want in (1, 2048, 62_496, n - 1, n):
-        got = quantindex._best_coded(h, weights, table, want)
-        ref = quantindex._top_rows(table.take(h.astype(np.intp)) * weights, want)
-        assert np.array_equal(got, ref), (weights_kind, want)

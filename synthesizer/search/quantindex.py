@@ -180,7 +180,7 @@ def candidates(idx: VectorIndex, query: np.ndarray, want: int) -> np.ndarray:
         first, keep = len(cols), n
     h = _hamming(cols[:first], q[:first], None, n)
     if keep < n:
-        rows = _best_coded(h, weights, _table(64 * first), keep)
+        rows = _top_rows(_table(64 * first).take(h.astype(np.intp)) * weights, keep)
         h = h[rows]
         h += _hamming(cols[first:], q[first:], rows, len(rows))
         est = _table(64 * len(cols)).take(h.astype(np.intp)) * weights[rows]
@@ -204,42 +204,6 @@ def _hamming(cols: list[np.ndarray], q: np.ndarray, rows: np.ndarray | None, n: 
     return h
 
 
-def _best_coded(h: np.ndarray, weights: np.ndarray, table: np.ndarray, want: int) -> np.ndarray:
-    """``_top_rows(table[h] * weights, want)``, estimating only the rows that can pass.
-
-    Why: at a million rows the estimate itself (an index conversion, a lookup and a
-    product over every row) cost as much as the Hamming pass. The threshold comes from
-    the same strided sample; a row whose distance is over the last one at which the
-    *largest* weight still reaches it cannot pass (the table falls as the distance
-    grows, and a rounded product of positives is monotone), so only the rows at or under
-    that distance are estimated. With a negative weight (two negatives make a positive
-    estimate) or a cut at or below zero every row is estimated: the rows returned are
-    ``_top_rows``'s, always."""
-    n = h.shape[0]
-    if want >= n:
-        return np.arange(n)
-    step = max(1, n // _SAMPLE)
-    sample = table.take(h[::step].astype(np.intp)) * weights[::step]
-    thr = _sample_cut(sample, want, n)
-    wmax = float(weights.max())
-    if thr > 0.0 and wmax > 0.0 and float(weights.min()) >= 0.0:  # (see the docstring)
-        reach = np.flatnonzero(table * wmax >= thr)  # distances 0..last that can pass
-        if reach.shape[0]:
-            near = np.flatnonzero(h <= int(reach[-1]))
-            rows = near[table.take(h[near].astype(np.intp)) * weights[near] >= thr]
-            if want <= rows.shape[0] <= 4 * want:
-                return rows
-    return _top_rows(table.take(h.astype(np.intp)) * weights, want)
-
-
-def _sample_cut(sample: np.ndarray, want: int, n: int) -> float:
-    """A threshold guessed from a strided sample of ``n`` estimates: a little below the
-    ``want``-th best (1.25x as many above it, in proportion)."""
-    m = sample.shape[0]
-    k = max(1, min(m - 1, int(want * m / n * 1.25)))
-    return float(np.sort(sample)[m - k])  # (a sort: estimates have few distinct values)
-
-
 def _top_rows(est: np.ndarray, want: int) -> np.ndarray:
     """Ascending rows of the ``want`` largest ``est`` (ties at the cut all kept)."""
     n = est.shape[0]
@@ -247,10 +211,14 @@ def _top_rows(est: np.ndarray, want: int) -> np.ndarray:
         return np.arange(n)
     # a threshold from a strided sample of ~32k rows, then one comparison pass; an exact
     # partition when the sample's guess was far off
-    thr = _sample_cut(est[:: max(1, n // _SAMPLE)], want, n)
+    step = max(1, n // _SAMPLE)
+    sample = est[::step]
+    m = sample.shape[0]
+    k = max(1, min(m - 1, int(want * m / n * 1.25)))
+    thr = np.partition(sample, m - k)[m - k]
     rows = np.flatnonzero(est >= thr)
     if rows.shape[0] < want or rows.shape[0] > 4 * want:
-        thr = kth_largest(est, want)
+        thr = kth_largest(est, want)  # (np.partition crawls over runs of tied estimates)
         rows = np.flatnonzero(est >= thr)
     return rows
 

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from synthesizer.search.embed import check_vector
+from synthesizer.search.topk import kth_largest
 
 __all__ = ["Hit", "VectorIndex", "VectorSpace"]
 
@@ -554,9 +555,8 @@ class VectorIndex:
         if n == 0:
             return np.zeros(0, dtype=np.int64)
         if k < n:
-            part = np.argpartition(score, n - k)[n - k :]
-            threshold = score[part].min()
-            above = part[score[part] > threshold]
+            threshold = kth_largest(score, k)  # (argpartition crawls over runs of ties)
+            above = np.flatnonzero(score > threshold)
             tied = np.flatnonzero(score == threshold)  # every row at the cut-off
             cand = np.concatenate([above, tied])
         else:

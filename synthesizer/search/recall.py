@@ -37,6 +37,7 @@ from synthesizer.search import quantindex
 from synthesizer.search.factindex import LIVE_STATUS_MAX, TIER_CODES, FactIndex
 from synthesizer.search.lexical import identifiers
 from synthesizer.search.prune import one_blas_thread
+from synthesizer.search.threads import run_both
 from synthesizer.search.vindex import VectorIndex
 from synthesizer.state import SwarmState
 from synthesizer.state.facts import Fact
@@ -122,18 +123,22 @@ def recall(
     idx = index.space.get(eid, int(query.shape[0]))
     if idx is None or not len(idx):
         return []
-    lex = _lexical(state, index, idx, q)
     if len(idx) >= quantindex.APPROX_MIN_ROWS and q.only is None and not q.thread_first:
         # a large index: score the estimated best rows exactly (quantindex); the exact
-        # scan below only when fewer than `limit` of them pass the filters
+        # scan below only when fewer than `limit` of them pass the filters. The words'
+        # side (BM25) runs beside the codes' scan, on another core when one is free.
         want = quantindex.candidate_count(len(idx), q.selective)
-        rows = quantindex.candidates(idx, query, want)
+        rows, lex = run_both(
+            lambda: quantindex.candidates(idx, query, want),
+            lambda: _lexical(state, index, idx, q),
+        )
         if lex is not None:
             rows = _union(rows, lex[0])
         hits = _ranked(state, index, idx, query, q, rows, lex)
         if len(hits) >= q.limit or rows.shape[0] >= len(idx):
             return hits
-    return _ranked(state, index, idx, query, q, None, lex)
+        return _ranked(state, index, idx, query, q, None, lex)
+    return _ranked(state, index, idx, query, q, None, _lexical(state, index, idx, q))
 
 
 _Lex = tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, normalised BM25, identifiers held

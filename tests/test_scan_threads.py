@@ -106,3 +106,26 @@ def test_hybrid_recall_with_threads_equals_the_callers_thread_alone(
                 alone = ids(sw, q, mode=mode)
                 monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "3")
                 assert ids(sw, q, mode=mode) == alone and len(alone) == 10
+
+
+def test_cosines_at_in_parts_equal_one_gather(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``VectorIndex.cosines_at`` cut into parts on threads gives each row's cosine bit
+    for bit as one gather and one product (each is its own dot product)."""
+    import numpy as np
+
+    from synthesizer.search import vindex
+
+    rng = np.random.default_rng(7)
+    idx = vindex.VectorIndex("test", 64)
+    rows = rng.standard_normal((6000, 64)).astype(np.float32)
+    idx.add_many([f"f{i}" for i in range(6000)], rows)
+    for _ in range(20):
+        q = rng.standard_normal(64).astype(np.float32)
+        at = np.sort(rng.choice(6000, size=int(rng.integers(1, 5000)), replace=False))
+        with monkeypatch.context() as m:
+            m.setattr(vindex, "GATHER_PART", 1 << 30)
+            m.setenv("SWARMLOG_SCAN_THREADS", "1")
+            whole = idx.cosines_at(q, at)
+        monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "3")
+        assert np.array_equal(idx.cosines_at(q, at), whole)
+        assert np.allclose(whole, idx.cosines(q)[at], atol=1e-5)

@@ -40,6 +40,7 @@ from synthesizer.merge.wordclass import (
     canon,
     number_of,
     stem,
+    unknown_base,
 )
 
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*[^\W\d_]*|[^\W\d_]+(?:[-.]?[^\W_]+)*")
@@ -77,8 +78,25 @@ def lemma(word: str, lex: Lexicon | None) -> str:
         return stem(word)
     bases = [b for p in ("v", "n", "a", "r") for b in lex.bases(word, p)]
     if not bases:
-        return _name_key(word)  # not an English word: a name, as written
+        return _unknown(word, lex)
     return min(bases, key=lambda b: (len(b), b))
+
+
+def _unknown(word: str, lex: Lexicon) -> str:
+    """The key of a word the lexicon does not know: one for its regular inflections
+    (``unknown_base``: "mislabels" / "mislabelled"), unless that base is a word the
+    lexicon knows ("sharding" is not "shard", "https" not "http"): then, like a name,
+    the word as written."""
+    base = unknown_base(word)
+    if base != word and (lex.known(base) or lex.known(base + "e")):
+        return word
+    return base
+
+
+def _unknown_past(w: str, lex: Lexicon) -> bool:
+    """``w`` is a regular past form ("-ed") of a verb the lexicon does not know
+    ("mislabelled", "requeued"), read as one."""
+    return w.endswith("ed") and not lex.pos_of(w) and _unknown(w, lex) != w
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -282,7 +300,7 @@ def _participle(w: str, lex: Lexicon | None) -> bool:
     if lex is None:
         return w.endswith(("ed", "en"))
     if w.endswith(("ed", "en")) or w in lex.exceptions("v"):
-        return any(b != w for b in lex.bases(w, "v"))
+        return any(b != w for b in lex.bases(w, "v")) or _unknown_past(w, lex)
     return False
 
 
@@ -351,9 +369,15 @@ def _is_name(raw: str, m: re.Match[str]) -> bool:
 
 
 def _name_key(w: str, original: str = "") -> str:
-    """A name as it is written (folded), less a plural "s" after capitals ("PDFs")."""
+    """A name as it is written (folded), less a plural "s" after capitals ("PDFs"). A
+    capitalised word ("Alice", "Waterlogging") is keyed as an unknown word would be
+    (``_unknown``): at the start of a sentence a name and a word are spelt alike, and
+    ``lemma`` keys an unknown word that way."""
     if len(original) > 2 and original.endswith("s") and original[-2].isupper():
         return w[:-1]
+    lex = lexicon()
+    if lex is not None and original[1:].islower() and original.isalpha() and w.isalpha():
+        return _unknown(w, lex)
     return w
 
 
@@ -363,7 +387,7 @@ def _verb_form(w: str, before: str, lex: Lexicon | None) -> bool:
     if lex is None or before in DETERMINERS or before in STOPWORDS:
         return False
     if w.endswith(("s", "ed", "en")) or w in lex.exceptions("v"):
-        return any(b != w for b in lex.bases(w, "v"))
+        return any(b != w for b in lex.bases(w, "v")) or _unknown_past(w, lex)
     # a base form after a plural subject ("the sprinklers run")
     return before.endswith("s") and not before.endswith("ss") and bool(lex.bases(w, "v"))
 

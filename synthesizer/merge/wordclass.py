@@ -240,6 +240,29 @@ NUMBER_START = frozenset([*NUMBER_WORDS, "one", *FRACTIONS, *INDEFINITE])
 """The words a quantity can start with besides digits and "twenty-one" ("a minute")."""
 
 
+def unknown_base(word: str) -> str:
+    """One key for the regular inflections of a word no lexicon knows: the suffix ("-s",
+    "-es", "-ed", "-ing") off, then a doubled last consonant made single and a final "e"
+    dropped, alike for the base form ("mislabel", "mislabels", "mislabelled",
+    "mislabeling" -> "mislabel"; "requeue", "requeues", "requeued" -> "requeu"). Why:
+    agents write their tools' and trades' verbs, which WordNet lacks, in every tense.
+    Words of fewer than four letters, or not all letters, stay as written."""
+    if len(word) < 4 or not word.isalpha():
+        return word
+    w = word
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            if suffix == "s" and w.endswith(("ss", "us", "is")):
+                break
+            if suffix == "es" and not w[:-2].endswith(("s", "x", "z", "ch", "sh")):
+                continue  # ("requeues": the "s" of "requeue"+"s")
+            w = w[: -len(suffix)]
+            break
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiousy":
+        w = w[:-1]
+    return w[:-1] if len(w) >= 4 and w.endswith("e") else w
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def stem(word: str) -> str:
     """A crude stem (the fallback when WordNet is not installed)."""

@@ -21,6 +21,7 @@ from synthesizer.merge.wordclass import (
     BARE_ONLY,
     BE,
     BOUNDS,
+    BOUNDS_AFTER,
     CALENDAR,
     CLAUSE_START,
     DETERMINERS,
@@ -151,6 +152,12 @@ def _read_grammar(r: _Reading, i: int, w: str) -> int | None:
         name, after = bound
         r.toks.append(Tok(f"^bound:{name}", " ".join(words[i:after]), False, i))
         return after
+    late = BOUNDS_AFTER.get(tuple(words[i : i + 2]))
+    at = _bounded(r.toks) if late is not None else None
+    if late is not None and at is not None:  # "three or more", "500 messages or fewer":
+        q = r.toks[at]  # read as the bound before the quantity ("at least three")
+        r.toks.insert(at, Tok(f"^bound:{late[0]}", " ".join(words[i : i + 2]), False, q.pos))
+        return i + 2
     hedge = w in HEDGES and not r.names[i]  # not "at most", "the most" (a bound, a superlative)
     hedge = hedge and not (w == "most" and i and words[i - 1] in ("at", "the"))
     if hedge and HEDGES[w][0] == "time":  # only before a word of the calendar ("last week")
@@ -183,11 +190,21 @@ def _read_grammar(r: _Reading, i: int, w: str) -> int | None:
     return None
 
 
+def _bounded(toks: list[Tok]) -> int | None:
+    """The place among ``toks`` of the quantity a bound said after it applies to: the
+    last token, or the one before a last word ("500 messages or fewer"); None when
+    neither is a quantity, or it is bounded already."""
+    for at in range(len(toks) - 1, max(-1, len(toks) - 3), -1):
+        if toks[at].key[0] == "#":
+            return None if at and toks[at - 1].key.startswith("^bound:") else at
+    return None
+
+
 def _bound_at(words: Sequence[str], i: int) -> tuple[str, int] | None:
     """(the bound, the index of its quantity) when a bound phrase (``BOUNDS``) starts at
     ``i`` and a quantity follows it ("over 20", "more than half of", "under a minute");
     None otherwise ("over the bridge", "under a bridge")."""
-    for size in (2, 1):
+    for size in (3, 2, 1):
         phrase = tuple(words[i : i + size])
         if phrase in BOUNDS and _quantity_at(words, i + size):
             return BOUNDS[phrase][0], i + size

@@ -21,6 +21,7 @@ __all__ = [
     "BARE_ONLY",
     "BE",
     "BOUNDS",
+    "BOUNDS_AFTER",
     "CALENDAR",
     "CAUSE_BEFORE",
     "CLAUSES",
@@ -226,13 +227,24 @@ BARE_ONLY = _BARE_ONLY
 NEGATIONS = _NEGATIONS
 NEGATING_VERBS = _NEGATING_VERBS
 STOPWORDS = _STOPWORDS
+_LEAST = ("at least", "no fewer than", "no less than", "not fewer than", "not less than")
+_MOST = ("at most", "no more than", "not more than")
 BOUNDS: dict[tuple[str, ...], tuple[str, int]] = {
     **{tuple(p.split()): ("more", 1) for p in ("more than", "greater than", "over", "above")},
     **{tuple(p.split()): ("less", -1) for p in ("less than", "fewer than", "under", "below")},
+    **{tuple(p.split()): ("least", 1) for p in (*_LEAST, "a minimum of")},
+    **{tuple(p.split()): ("most", -1) for p in (*_MOST, "a maximum of")},
 }
 """The words that put a bound on the quantity right after them, each phrase to its bound
-and lean ("more than half" / "over 50 percent", "fewer than 10" / "under ten"): one bound
-said either way; the two bounds lean opposite ways."""
+and lean ("more than half" / "over 50 percent", "fewer than 10" / "under ten", "at least
+three" / "no fewer than three"): one bound said either way; the bounds up and the
+bounds down lean opposite ways, and a strict bound is not an inclusive one."""
+BOUNDS_AFTER: dict[tuple[str, ...], tuple[str, int]] = {
+    **{("or", w): ("least", 1) for w in ("more", "greater", "higher", "above", "over")},
+    **{("or", w): ("most", -1) for w in ("fewer", "less", "lower", "below", "under")},
+}
+"""The words that bound the quantity right before them: "three or more" is "at least
+three", "ten or fewer" is "at most ten"."""
 FRACTIONS = {"half": 0.5, "quarter": 0.25, "quarters": 0.25, "fifth": 0.2, "fifths": 0.2}
 """The fractions of a whole that are a whole number of percent ("half of the seedlings" is
 "50 percent of the seedlings"; a third is no whole percent, and is left a word)."""

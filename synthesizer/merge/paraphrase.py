@@ -33,6 +33,7 @@ from synthesizer.merge.wordclass import (
     CAUSE_BEFORE,
     CLAUSES,
     EFFECT_BEFORE,
+    LIGHT_OBJECTS,
     LIGHT_PARTICLES,
     LIGHT_VERBS,
     NEGATIONS,
@@ -221,7 +222,7 @@ def _light(toks: tuple[Tok, ...], free: list[int], matched: set[int]) -> set[int
         if toks[i].text not in LIGHT_VERBS:
             continue
         k = i + 1
-        if k in free and toks[k].text in LIGHT_PARTICLES:
+        if k in free and toks[k].text in LIGHT_PARTICLES | LIGHT_OBJECTS:
             out.add(k)
             k += 1
         if k in matched:
@@ -259,7 +260,12 @@ def regrouped(a: str, b: str) -> str | None:
     if not pa.toks or not pb.toks:
         return None
     oa, ob = _of_as_possessive(pa), _of_as_possessive(pb)
-    for x, y in ((oa, ob), (_denominalised(pa, pb), ob), (oa, _denominalised(pb, pa))):
+    readings = [
+        (oa, ob),
+        *((x, ob) for x in _denominalised(pa, pb)),
+        *((oa, y) for y in _denominalised(pb, pa)),
+    ]
+    for x, y in readings:
         if x is None or y is None:
             continue
         got = _match(x.toks, y.toks)
@@ -273,18 +279,20 @@ def regrouped(a: str, b: str) -> str | None:
     return None
 
 
-def _denominalised(p: Parsed, other: Parsed) -> Parsed | None:
+def _denominalised(p: Parsed, other: Parsed) -> list[Parsed]:
     """``p`` with a nominalised subject read as a clause, when its head is derived from
     ``other``'s verb: "the delivery of the servers by the vendor (was late)" as "the
     vendor delivery the servers (late)", "the board's approval of the budget" as "the
     board approval the budget": the agent (after "by", or before the noun) first, the
-    noun in the verb's place, what follows "of" after it. None when there is no such
+    noun in the verb's place, what follows "of" after it. With no agent named, the
+    of-phrase may as well be the subject of a verb without an object ("the collapse of
+    the colony" as "the colony collapse"): both readings. None when there is no such
     noun, or a negation (kept out: what it denies would move)."""
     if p.negated or any(w in NEGATIONS for w in p.words):
-        return None
+        return []
     verb = next((t for t in other.toks if t.pos >= other.verb_at), None)
     if verb is None or verb.name:
-        return None
+        return []
     subject = [t for t in p.toks if t.pos < p.verb_at]
     head = next(
         (
@@ -300,16 +308,23 @@ def _denominalised(p: Parsed, other: Parsed) -> Parsed | None:
         None,
     )
     if head is None:
-        return None
+        return []
     noun = subject[head]
     words = p.words
     by = next((k for k in range(noun.pos, p.verb_at) if words[k] == "by"), p.verb_at)
     agent = [t for t in subject if t.pos > by] + subject[:head]
     patient = [t for t in subject[head + 1 :] if t.pos < by]
     rest = [t for t in p.toks if t.pos >= p.verb_at]
-    order = [*agent, noun, *patient, *rest]
+    out = [_clause([*agent, noun, *patient, *rest], len(agent))]
+    if not agent and patient:  # (no agent: the of-phrase may be the subject)
+        out.append(_clause([*patient, noun, *rest], len(patient)))
+    return out
+
+
+def _clause(order: list[Tok], verb_at: int) -> Parsed:
+    """The tokens ``order`` as a statement read in that order, its verb at ``verb_at``."""
     toks = tuple(Tok(t.key, t.text, t.name, k) for k, t in enumerate(order))
-    return Parsed(toks, tuple(t.text for t in order), False, len(agent), -1)
+    return Parsed(toks, tuple(t.text for t in order), False, verb_at, -1)
 
 
 def _read(pa: Parsed, pb: Parsed, got: Matched) -> str | None:

@@ -238,7 +238,8 @@ def _read_content(r: _Reading, i: int, w: str) -> int:
         and i + 1 < n
         and words[i + 1] in PARTICLES
         and (i + 2 >= n or words[i + 2] not in DETERMINERS)  # "builds on the branch":
-    ):  # a preposition before a noun phrase, not a particle
+        and not (i + 2 < n and (_quantity_at(words, i + 2) or words[i + 2] in CALENDAR))
+    ):  # a preposition before a noun phrase (or a date: "closed in 1998"), no particle
         pair = f"{w}_{words[i + 1]}"
         lem = lemma(pair, lex)
         if lem != stem(pair) or lex.known(pair):  # a collocation WordNet knows

@@ -33,6 +33,7 @@ __all__ = [
     "FRACTIONS",
     "HEDGES",
     "INDEFINITE",
+    "LIGHT_OBJECTS",
     "LIGHT_PARTICLES",
     "LIGHT_VERBS",
     "MULTIPLIERS",
@@ -138,6 +139,8 @@ AUX = (
 by morphology)."""
 LIGHT_PARTICLES = _set("out up")
 """The particles that complete a light verb (``LIGHT_VERBS``: "carried out", "made up")."""
+LIGHT_OBJECTS = _set("place")
+"""The nouns that complete a light verb and mean nothing of their own ("took place")."""
 PARTICLES = LIGHT_PARTICLES | _set("in on off down over back away")
 """The particles of a phrasal verb ("log in", "back up")."""
 
@@ -326,7 +329,8 @@ LIGHT_VERBS = _set(
     "make makes made making take takes took taken taking give gives gave given"
     " giving have has had do does did done perform performs performed carry"
     " carries carried conduct conducts conducted undergo undergoes underwent"
-    " stay stays stayed remain remains remained"
+    " stay stays stayed remain remains remained happen happens happened occur occurs"
+    " occurred"
 )
 """Verbs of little meaning of their own, carried by the word after them ("made a decision"
 = "decided", "stayed shut" = "did not open"): dropped when that word is matched."""

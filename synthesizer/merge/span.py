@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from synthesizer.merge.lexicon import lexicon
 from synthesizer.merge.statement import Tok, key_base, lemma
-from synthesizer.merge.wordclass import BOUNDS, HEDGES
+from synthesizer.merge.wordclass import BOUNDS, HEDGES, OCCURRENCE
 from synthesizer.merge.wordrel import relation
 
 __all__ = ["SPAN_SAME", "Span", "SpanSim", "judge_span"]
@@ -103,10 +103,13 @@ def _marked(xs: tuple[Tok, ...], ys: tuple[Tok, ...]) -> Span | None:
 
 def _added(added: list[Tok]) -> Span:
     """Words on one side only: a rewording when they are adverbs only ("currently",
-    "always"), else a word added."""
+    "always") or a verb of occurrence alone (``OCCURRENCE``: an event named happens),
+    else a word added."""
     lex = lexicon()
     if lex is not None and all(lex.pos_of(t.text) == {"r"} for t in added):
         return Span.REWORDING
+    if all(key_base(t.key) in OCCURRENCE for t in added):
+        return Span.REWORDING  # "the landslide happened" / "the landslide"
     return Span.ADDED
 
 

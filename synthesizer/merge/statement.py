@@ -272,6 +272,8 @@ def _directed(t: Tok, words: Sequence[str], names: Sequence[bool], lex: Lexicon 
         if end is not None:
             if end == "to" and k == t.pos - 1 and not names[t.pos] and _base_verb(t.text, lex):
                 return t
+            if end == "to" and k + 1 < t.pos and words[k + 1] in AUX:
+                return t  # an infinitive's auxiliary ("caused the train to be diverted")
             return Tok(f"{t.key}<{end}", t.text, t.name, t.pos)
         k -= 1
     return t

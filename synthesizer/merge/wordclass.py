@@ -41,6 +41,7 @@ __all__ = [
     "NEGATIONS",
     "NUMBER_START",
     "NUMBER_WORDS",
+    "OCCURRENCE",
     "PARTICLES",
     "PREPOSITIONS",
     "STOPWORDS",
@@ -139,6 +140,8 @@ AUX = (
 by morphology)."""
 LIGHT_PARTICLES = _set("out up")
 """The particles that complete a light verb (``LIGHT_VERBS``: "carried out", "made up")."""
+OCCURRENCE = _set("happen occur")
+"""The verbs (as lemmas) that only say an event named took place ("the outage happened")."""
 LIGHT_OBJECTS = _set("place")
 """The nouns that complete a light verb and mean nothing of their own ("took place")."""
 PARTICLES = LIGHT_PARTICLES | _set("in on off down over back away")

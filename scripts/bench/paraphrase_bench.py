@@ -1,7 +1,8 @@
 """Paraphrase merging, pair by pair and swarm-wide, under each embedder.
 
     .venv/bin/python scripts/bench/paraphrase_bench.py [--embedders hash,minilm]
-        [--sets quality_testset11.jsonl,quality_dev11.jsonl] [--json OUT]
+        [--sets quality_testset11.jsonl,quality_dev11.jsonl] [--swarm FILE] [--no-judge]
+        [--json OUT]
 
 1. The rule (``compare`` with the embedder's span similarity) on every pair of each
    labelled set: per level, how many pairs are ``same`` / ``contradicts`` / ``different``
@@ -145,9 +146,9 @@ def judge_table(name: str, sets: list[str]) -> dict:
     return out
 
 
-def swarm_table(name: str) -> dict:
-    """Part 2 for embedder ``name``."""
-    data = rows("swarm_findings.jsonl")
+def swarm_table(name: str, fname: str = "swarm_findings.jsonl") -> dict:
+    """Part 3 for embedder ``name``, on the swarm file ``fname``."""
+    data = rows(fname)
     with (
         tempfile.TemporaryDirectory() as tmp,
         Swarm.open(Path(tmp) / "s", config=SynthConfig(embedder=name)) as sw,
@@ -196,16 +197,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--embedders", default="hash,minilm")
     ap.add_argument("--sets", default="quality_testset11.jsonl,quality_dev11.jsonl")
+    ap.add_argument("--swarm", default="swarm_findings.jsonl", help="the swarm-level set")
+    ap.add_argument("--no-judge", action="store_true", help="parts 1 and 3 only")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     report = {}
     for name in args.embedders.split(","):
         sets = args.sets.split(",")
-        report[name] = {
-            "rule": rule_table(name, sets),
-            "swarm": swarm_table(name),
-            "judge": judge_table(name, sets),
-        }
+        report[name] = {"rule": rule_table(name, sets), "swarm": swarm_table(name, args.swarm)}
+        if not args.no_judge:
+            report[name]["judge"] = judge_table(name, sets)
     text = json.dumps(report, indent=1)
     print(text)
     if args.json:

@@ -49,7 +49,15 @@ from synthesizer.merge.paraphrase import (
     unfronted,
 )
 from synthesizer.merge.span import SPAN_SAME, Span, SpanSim, judge_span
-from synthesizer.merge.statement import Parsed, Tok, active, key_base, parse, path_end
+from synthesizer.merge.statement import (
+    Parsed,
+    Tok,
+    active,
+    key_base,
+    parse,
+    path_end,
+    with_value,
+)
 from synthesizer.merge.wordclass import (
     CLAUSES,
     DEFINITE,
@@ -172,7 +180,28 @@ def _restated(a: str, b: str, v: Verdict, span_sim: SpanSim | None) -> Verdict:
         return Verdict(SAME, "the same words regrouped")
     if reading == CONTRADICTS:
         return Verdict(CONTRADICTS, "the same words regrouped, one slot or the polarity apart")
-    return v
+    return _reworded_but_one_quantity(a, b, span_sim) or v
+
+
+def _reworded_but_one_quantity(a: str, b: str, span_sim: SpanSim | None) -> Verdict | None:
+    """``contradicts`` when ``b`` with its one differing quantity written as ``a``'s is
+    the same statement as ``a`` by any reading (a paraphrase, not only the words as
+    written: "the trustee made a payment of 12,000 euros" / "the trustee paid 21,000
+    euros"); ``different`` when that quantity stands in a subject; None otherwise, and
+    for a bare number (no unit: it may name the thing, as a version or a pump's does)."""
+    pa, pb = parse(a), parse(b)
+    apart = _quantities_apart(pa, pb)
+    if apart is None:
+        return None
+    at_a, at_b = apart
+    if at_a.key.partition(":")[0] == "#":
+        return None  # a bare number may as well name another thing ("kernel 6.8" / "6.6")
+    given = with_value(b, pb.words[at_b.pos : at_b.pos + len(at_b.text.split())], at_a.text)
+    if given is None or compare(a, given, span_sim).kind != SAME:
+        return None
+    if at_a.pos < pa.verb_at or at_b.pos < pb.verb_at:
+        return Verdict(DIFFERENT, "number in the subject")
+    return Verdict(CONTRADICTS, "number")
 
 
 def _compare(
@@ -197,10 +226,9 @@ def _compare(
     return Verdict(CONTRADICTS, "number")
 
 
-def _one_quantity_apart(pa: Parsed, pb: Parsed) -> tuple[Parsed, bool] | None:
-    """``pb`` with its one differing quantity given ``pa``'s value, and whether that
-    quantity stands in either subject; None unless exactly one quantity each differs, of
-    one dimension (a count against a count, a duration against a duration)."""
+def _quantities_apart(pa: Parsed, pb: Parsed) -> tuple[Tok, Tok] | None:
+    """The one quantity of each that the other lacks, when exactly one each differs and
+    both are of one dimension (a count against a count, a duration against a duration)."""
     qa = Counter(key_base(t.key) for t in pa.toks if t.key[0] == "#")
     qb = Counter(key_base(t.key) for t in pb.toks if t.key[0] == "#")
     only_a, only_b = list((qa - qb).elements()), list((qb - qa).elements())
@@ -211,6 +239,18 @@ def _one_quantity_apart(pa: Parsed, pb: Parsed) -> tuple[Parsed, bool] | None:
         return None  # another dimension: another quantity, not another value of it
     at_a = next(t for t in pa.toks if key_base(t.key) == ka)
     at_b = next(t for t in pb.toks if key_base(t.key) == kb)
+    return at_a, at_b
+
+
+def _one_quantity_apart(pa: Parsed, pb: Parsed) -> tuple[Parsed, bool] | None:
+    """``pb`` with its one differing quantity given ``pa``'s value, and whether that
+    quantity stands in either subject; None unless exactly one quantity each differs, of
+    one dimension (``_quantities_apart``)."""
+    apart = _quantities_apart(pa, pb)
+    if apart is None:
+        return None
+    at_a, at_b = apart
+    ka, kb = key_base(at_a.key), key_base(at_b.key)
     toks = tuple(
         Tok(ka + t.key[len(kb) :], t.text, t.name, t.pos) if t is at_b else t for t in pb.toks
     )

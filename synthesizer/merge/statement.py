@@ -64,6 +64,21 @@ class Parsed:
     by_at: int  # index among all words of a passive's "by" before its agent (-1: none)
 
 
+def with_value(text: str, words: Sequence[str], value: str) -> str | None:
+    """``text`` (folded as ``parse`` reads it) with the one place its ``words`` (as
+    ``parse`` split them) are written replaced by ``value``; None when they are written
+    in no place or in several."""
+    if not words:
+        return None
+    pattern = r"(?<!\w)" + r"[\W_]*".join(re.escape(w) for w in words) + r"(?!\w)"
+    folded = _fold(text)
+    found = list(re.finditer(pattern, folded, flags=re.IGNORECASE))
+    if len(found) != 1:
+        return None
+    m = found[0]
+    return folded[: m.start()] + value + folded[m.end() :]
+
+
 def _fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = re.sub(r"['\u2019]s\b", "", text)  # possessive

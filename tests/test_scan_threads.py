@@ -66,10 +66,21 @@ def test_scan_threads_reads_the_cores_and_the_setting(monkeypatch: pytest.Monkey
     n = threads.scan_threads()
     assert 1 <= n <= threads.MAX_THREADS
     assert n <= len(os.sched_getaffinity(0))
-    monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "nonsense")
-    assert threads.scan_threads() == n
     monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "2")
     assert threads.scan_threads() == 2
+    monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "nonsense")
+    with pytest.raises(ValueError, match="SWARMLOG_SCAN_THREADS must be a whole number"):
+        threads.run_all([lambda: 1, lambda: 2])
+
+
+def test_the_synthesizers_scan_and_recall_share_one_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synthesizer.worker import scan
+
+    monkeypatch.setenv("SWARMLOG_SCAN_THREADS", "3")
+    assert scan.scan_threads is threads.scan_threads
+    assert scan.run_tiles([lambda: 1, lambda: 2, lambda: 3], 3) == [1, 2, 3]
+    wide = threads.pool(3)
+    assert threads.pool(2) is wide  # (one pool, at least as wide as asked)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork")

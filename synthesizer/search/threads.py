@@ -1,4 +1,5 @@
-"""Scans shared out across cores: a fork-safe pool whose caller takes work too.
+"""Scans shared out across cores: one fork-safe pool per process, whose caller takes
+work too (the synthesizer's candidate scan, ``worker/scan.py``, and recall's passes).
 
 Why: at a million facts a recall's passes over every row (the one-bit codes' Hamming
 distances and estimates, BM25 beside them) are most of its time, and numpy lets go of
@@ -8,7 +9,7 @@ only waits: it takes every task no worker has started, and waits only for tasks 
 worker is running. The results are those of running the tasks one by one, in order
 (each task must touch nothing the others write).
 
-Set ``SWARMLOG_SCAN_THREADS=1`` to run every task in the calling thread.
+``SWARMLOG_SCAN_THREADS`` sets the width (1: every task in the calling thread).
 """
 
 from __future__ import annotations
@@ -19,36 +20,45 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
 
-__all__ = ["run_all", "run_both", "scan_threads"]
+__all__ = ["MAX_THREADS", "pool", "run_all", "run_both", "scan_threads"]
 
 T = TypeVar("T")
 A = TypeVar("A")
 B = TypeVar("B")
-MAX_THREADS = 4  # a recall's passes are memory-bound: more threads only contend
-_lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the pid that made it, the pool)
+MAX_THREADS = 8
+_POOL: ThreadPoolExecutor | None = None
+_POOL_PID = -1
+_POOL_WIDTH = 0
+_POOL_LOCK = threading.Lock()
 
 
 def scan_threads() -> int:
-    """Threads a scan may use, the caller's included (the CPUs this process may run on,
-    at most ``MAX_THREADS``; ``SWARMLOG_SCAN_THREADS`` overrides)."""
-    env = os.environ.get("SWARMLOG_SCAN_THREADS", "")
-    if env.isdigit() and int(env) >= 1:
-        return min(int(env), 64)
+    """How many threads a scan may use, the caller's included: ``SWARMLOG_SCAN_THREADS``
+    if set (>= 1), else the cores this process may run on, at most ``MAX_THREADS``."""
+    env = os.environ.get("SWARMLOG_SCAN_THREADS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(
+                f"SWARMLOG_SCAN_THREADS must be a whole number >= 1, got {env!r}"
+            ) from None
     try:
         cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # (no affinity on this platform)
+    except (AttributeError, OSError):  # not Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_THREADS))
+    return max(1, min(MAX_THREADS, cores))
 
 
-def _executor(workers: int) -> ThreadPoolExecutor:
-    """The process's pool (a new one after a fork: the parent's threads are not here)."""
-    global _pool
-    with _lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(workers, "swarmlog-scan"))
-        return _pool[1]
+def pool(threads: int) -> ThreadPoolExecutor:
+    """The process's pool, at least ``threads`` wide (made anew in a forked child: the
+    parent's threads do not exist there, and a pool taken over would never run a task)."""
+    global _POOL, _POOL_PID, _POOL_WIDTH
+    with _POOL_LOCK:
+        if _POOL is None or os.getpid() != _POOL_PID or threads > _POOL_WIDTH:
+            _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="swarmlog-scan")
+            _POOL_PID, _POOL_WIDTH = os.getpid(), threads
+        return _POOL
 
 
 def run_all(tasks: Sequence[Callable[[], T]]) -> list[T]:
@@ -80,9 +90,9 @@ def run_all(tasks: Sequence[Callable[[], T]]) -> list[T]:
                 if not state["left"]:
                     cond.notify_all()
 
-    pool = _executor(threads - 1)
+    workers = pool(threads - 1)
     for _ in range(min(threads - 1, n - 1)):
-        pool.submit(drain)
+        workers.submit(drain)
     drain()
     with cond:
         while state["left"]:

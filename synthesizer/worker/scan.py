@@ -13,20 +13,19 @@ every candidate is then scored exactly and filtered against the same floors. How
 tiles, and in which thread, only changes which extra pairs are verified and dropped.
 
 ``SWARMLOG_SCAN_THREADS`` sets the pool's width (1: the single-threaded scan); by default
-the cores this process may run on, at most ``MAX_THREADS``. BLAS runs on one thread per
+the cores this process may run on, at most ``MAX_THREADS`` (``search/threads.py`` holds
+the pool, shared with recall). BLAS runs on one thread per
 tile meanwhile (its own threads on top of ours would oversubscribe the cores).
 """
 
 from __future__ import annotations
 
 import itertools
-import os
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-MAX_THREADS = 8
+from synthesizer.search.threads import MAX_THREADS, pool, scan_threads
+
 MIN_TILE_COLS = 8192
 """A tile covers at least this many fact columns: reading them (8,192 x 65 to 384 float32,
 2-12 MB) takes a millisecond or so whatever the batch's size, far above a hand-off to a
@@ -34,29 +33,6 @@ pool thread. Why columns, not cells: a batch of a few memories (the steady state
 load) is bound by reading the fact matrix, not by arithmetic."""
 
 T = TypeVar("T")
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_PID = -1
-_POOL_WIDTH = 0
-_POOL_LOCK = threading.Lock()
-
-
-def scan_threads() -> int:
-    """The scan's width: ``SWARMLOG_SCAN_THREADS`` if set (>= 1), else the usable cores
-    (at most ``MAX_THREADS``)."""
-    env = os.environ.get("SWARMLOG_SCAN_THREADS", "").strip()
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            raise ValueError(
-                f"SWARMLOG_SCAN_THREADS must be a whole number >= 1, got {env!r}"
-            ) from None
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(MAX_THREADS, cores))
 
 
 def column_ranges(n: int, threads: int) -> list[tuple[int, int]]:
@@ -69,16 +45,6 @@ def column_ranges(n: int, threads: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
 
 
-def _pool(threads: int) -> ThreadPoolExecutor:
-    """The shared pool (re-made in a forked child: a parent's threads do not exist there)."""
-    global _POOL, _POOL_PID, _POOL_WIDTH
-    with _POOL_LOCK:
-        if _POOL is None or os.getpid() != _POOL_PID or threads > _POOL_WIDTH:
-            _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="swarmlog-scan")
-            _POOL_PID, _POOL_WIDTH = os.getpid(), threads
-        return _POOL
-
-
 def run_tiles(tiles: Sequence[Callable[[], T]], threads: int) -> list[T]:
     """Each tile's result, in the tiles' order; on the pool when there is more than one
     tile and more than one thread (BLAS on one thread meanwhile), else inline."""
@@ -87,7 +53,7 @@ def run_tiles(tiles: Sequence[Callable[[], T]], threads: int) -> list[T]:
     from synthesizer.search.prune import one_blas_thread
 
     with one_blas_thread():
-        futures = [_pool(threads).submit(tile) for tile in tiles]
+        futures = [pool(threads).submit(tile) for tile in tiles]
         return [f.result() for f in futures]
 
 

@@ -306,7 +306,9 @@ class StoreView:
             for it in items.values():
                 if not it.live(now):
                     continue
-                if filt and not all(matches(field_value(it.value, k), v) for k, v in filt.items()):
+                if filt and not all(
+                    matches(field_value(it.value, k), v) for k, v in filt.items()
+                ):
                     continue
                 yield it
 

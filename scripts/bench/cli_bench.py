@@ -70,32 +70,18 @@ def _commands(exe: str, root: str, fid: str, last: int, tag: str) -> dict[str, o
         "search": lambda i: [*exe.split(), "--root", root, "search", "cache drops keys"],
         "board FACT": lambda i: [*exe.split(), "--root", root, "board", fid],
         "board cas": lambda i: [
-            *exe.split(),
-            "--root",
-            root,
-            "board",
-            "cas",
-            f"plan-{tag}{i}",
-            "--expect",
-            "0",
-            "--content",
-            "plan",
-            "--value",
-            str(i),
+            *exe.split(), "--root", root, "board", "cas", f"plan-{tag}{i}", "--expect", "0",
+            "--content", "plan", "--value", str(i),
         ],
         "reinforce": lambda i: [
-            *exe.split(),
-            "--root",
-            root,
-            "reinforce",
-            "--agent",
-            f"r{tag}{i}",
-            fid,
+            *exe.split(), "--root", root, "reinforce", "--agent", f"r{tag}{i}", fid
         ],
     }
 
 
-def per_action(root: str, fid: str, last: int, runs: int, compare: str | None) -> list[list[str]]:
+def per_action(
+    root: str, fid: str, last: int, runs: int, compare: str | None
+) -> list[list[str]]:
     """Median start of each per-action command vs ``import orjson`` (and, with
     ``compare``, another source tree's CLI on the same swarm), interleaved."""
     # with ``compare``, both trees run the same way (``python -m dashboards`` from their
@@ -131,12 +117,8 @@ def per_action(root: str, fid: str, last: int, runs: int, compare: str | None) -
             row.append(f"{t * 1e3:.0f} ms ({t / b:.1f}x)")
         rows.append([*row, "<= 4x"])
     n = statistics.median(numpy)
-    ref = [
-        '`python -c "import orjson, numpy"` (reference)',
-        f"{n * 1e3:.0f} ms",
-        f"{b * 1e3:.0f} ms",
-        f"{n / b:.1f}x",
-    ]
+    ref = ["`python -c \"import orjson, numpy\"` (reference)", f"{n * 1e3:.0f} ms",
+           f"{b * 1e3:.0f} ms", f"{n / b:.1f}x"]
     rows.append([*ref, *(["-"] if compare else []), "-"])
     return rows
 
@@ -197,8 +179,8 @@ def main() -> None:
     notes = (
         f"Each figure is the median of {args.runs} fresh processes through the installed "
         "`swarmlog` entry point (stats: of "
-        f'{max(3, args.runs // 3)}), interleaved with the baseline `python -c "import '
-        'orjson"` (the bare interpreter plus one C extension) in the same rounds; ratio = '
+        f"{max(3, args.runs // 3)}), interleaved with the baseline `python -c \"import "
+        "orjson\"` (the bare interpreter plus one C extension) in the same rounds; ratio = "
         f"command / baseline. {os.cpu_count()} CPUs, shared with other jobs while measured. "
         f"The 100k swarm: {how}. Bytecode is cached, as in any install (this sandbox sets "
         "PYTHONDONTWRITEBYTECODE, which made every start compile every module it imports: "

@@ -63,7 +63,8 @@ def run_timed(kind: str, where: str, k: int, n: int) -> tuple[float, int, float]
     barrier = SPAWN.Barrier(k)
     out = SPAWN.Queue()
     procs = [
-        SPAWN.Process(target=timed_writer, args=(kind, where, i, n, barrier, out)) for i in range(k)
+        SPAWN.Process(target=timed_writer, args=(kind, where, i, n, barrier, out))
+        for i in range(k)
     ]
     for p in procs:
         p.start()

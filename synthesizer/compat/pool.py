@@ -257,7 +257,9 @@ class SharedMemoryPool(FacadeBase):
         VectorMemory interface over this pool (``store``/``search``/``reinforce``/``decay``)."""
         entries = VectorMemoryEntries(self)
         for f in sorted(self.refresh().facts.values(), key=lambda f: (f.created_seq, f.id)):
-            entries.append(VectorMemoryEntry(f.id, f.content, f.strength, f.strength, _metadata(f)))
+            entries.append(
+                VectorMemoryEntry(f.id, f.content, f.strength, f.strength, _metadata(f))
+            )
         return entries
 
 
